@@ -1,0 +1,19 @@
+include(GoogleTest)
+find_package(GTest CONFIG REQUIRED)
+
+# ditserve_add_gtest(NAME <target> LABEL <unit|integration|e2e>
+#                    SOURCES <files...> LIBS <targets...>)
+function(ditserve_add_gtest)
+  cmake_parse_arguments(ARG "" "NAME;LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                                               ${CMAKE_BINARY_DIR}/tests)
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} GTest::gtest
+                                            GTest::gmock GTest::gtest_main)
+  gtest_discover_tests(${ARG_NAME}
+    DISCOVERY_MODE PRE_TEST
+    PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
+endfunction()

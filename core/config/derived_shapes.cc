@@ -1,0 +1,87 @@
+#include "core/config/derived_shapes.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "core/config/model_defaults.h"
+#include "core/config/parallel_config.h"
+
+namespace ditserve::config {
+
+SequenceSplit SplitSequence(int tokens, int degree) {
+  SequenceSplit split;
+  split.shard_tokens = (tokens + degree - 1) / degree;
+  split.padded_tokens = split.shard_tokens * degree;
+  split.padding_tokens = split.padded_tokens - tokens;
+  return split;
+}
+
+std::vector<int> EvenOffsets(int items, int count) {
+  std::vector<int> offsets{0};
+  const int base = items / count;
+  const int larger = items % count;
+  for (int i = 0; i < count; ++i) {
+    offsets.push_back(offsets.back() + base + (i < larger ? 1 : 0));
+  }
+  return offsets;
+}
+
+absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
+                                               const ModelSpec& spec) {
+  const FamilyDefaults& family = DefaultsFor(spec.family);
+  const v1::ParallelConfig& parallel = config.parallel();
+  v1::DerivedShapes shapes;
+  shapes.set_latent_height(config.height() / spec.vae_scale_factor);
+  shapes.set_latent_width(config.width() / spec.vae_scale_factor);
+  shapes.set_latent_channels(spec.latent_channels);
+  shapes.set_patch_size(spec.patch_size);
+  const int patch_rows = shapes.latent_height() / spec.patch_size;
+  const int patch_cols = shapes.latent_width() / spec.patch_size;
+  shapes.set_image_tokens(patch_rows * patch_cols);
+  shapes.set_text_tokens(family.clip_sequence_tokens +
+                         config.max_sequence_length());
+  shapes.set_sequence_tokens(shapes.image_tokens() + (family.joint_attention
+                                                          ? shapes.text_tokens()
+                                                          : 0));
+
+  const SequenceSplit split =
+      SplitSequence(shapes.sequence_tokens(), SequenceParallelDegree(parallel));
+  shapes.set_padded_sequence_tokens(split.padded_tokens);
+  shapes.set_sequence_padding_tokens(split.padding_tokens);
+  shapes.set_shard_tokens(split.shard_tokens);
+
+  if (patch_rows < parallel.num_pipeline_patch()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("height ", config.height(), " gives ", patch_rows,
+                     " patch rows, fewer than the server's num_pipeline_patch ",
+                     parallel.num_pipeline_patch(), "; use height ≥ ",
+                     parallel.num_pipeline_patch() * spec.size_multiple()));
+  }
+  for (const int row : EvenOffsets(patch_rows, parallel.num_pipeline_patch())) {
+    shapes.add_pipefusion_patch_token_offsets(row * patch_cols);
+  }
+
+  const std::vector<int> dp_offsets =
+      EvenOffsets(config.prompt_size(), parallel.dp_degree());
+  int max_batch = 0;
+  for (size_t g = 0; g < dp_offsets.size(); ++g) {
+    shapes.add_dp_group_prompt_offsets(dp_offsets[g]);
+    if (g > 0)
+      max_batch = std::max(max_batch, dp_offsets[g] - dp_offsets[g - 1]);
+  }
+  shapes.set_max_batch_per_dp_group(max_batch);
+
+  const int branches = config.do_classifier_free_guidance() ? 2 : 1;
+  if (branches % parallel.cfg_degree() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "guidance_scale ", config.guidance_scale(),
+        " turns classifier-free guidance off, but the server runs cfg_degree ",
+        parallel.cfg_degree(),
+        " (one rank per guidance branch); use guidance_scale > 1"));
+  }
+  shapes.set_guidance_branches(branches);
+  shapes.set_branches_per_cfg_rank(branches / parallel.cfg_degree());
+  return shapes;
+}
+
+}  // namespace ditserve::config

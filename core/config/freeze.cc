@@ -1,0 +1,243 @@
+#include "core/config/freeze.h"
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "core/config/derived_shapes.h"
+#include "core/config/model_defaults.h"
+#include "core/config/utf8.h"
+
+namespace ditserve::config {
+namespace {
+
+absl::Status CheckModel(absl::string_view model, const FamilyDefaults& family) {
+  if (model.empty() || model == family.name) return absl::OkStatus();
+  return absl::NotFoundError(absl::StrCat("model \"", model,
+                                          "\" is not served here; this server "
+                                          "runs \"",
+                                          family.name,
+                                          "\" (or leave it empty)"));
+}
+
+absl::Status CheckText(absl::string_view field, int index,
+                       absl::string_view text, int max_bytes) {
+  if (std::optional<size_t> bad = FindInvalidUtf8(text); bad.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, "[", index,
+                     "] is not valid UTF-8 (bad byte at offset ", *bad, ")"));
+  }
+  if (text.size() > static_cast<size_t>(max_bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, "[", index, "] has ", text.size(),
+                     " bytes; the limit is ", max_bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPrompts(const v1::GenerateRequest& request,
+                          const FamilyDefaults& family,
+                          const ServerOptions& options) {
+  const int count = request.prompt_size();
+  if (count < 1 || count > options.max_batch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("prompt has ", count, " entries; allowed 1 to ",
+                     options.max_batch, " (one image per prompt)"));
+  }
+  const int negatives = request.negative_prompt_size();
+  if (negatives != 0 && !family.uses_classifier_free_guidance) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("negative_prompt is not used by ", family.name,
+                     " (no classifier-free guidance); leave it empty"));
+  }
+  if (negatives != 0 && negatives != count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("negative_prompt has ", negatives,
+                     " entries; give none or one per prompt (", count, ")"));
+  }
+  for (int i = 0; i < count; ++i) {
+    if (absl::Status s =
+            CheckText("prompt", i, request.prompt(i), options.max_prompt_bytes);
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (int i = 0; i < negatives; ++i) {
+    if (absl::Status s =
+            CheckText("negative_prompt", i, request.negative_prompt(i),
+                      options.max_prompt_bytes);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSide(absl::string_view field, int value,
+                       const ModelSpec& spec, const ServerOptions& options) {
+  const int multiple = spec.size_multiple();
+  if (value < multiple || value > options.max_side_pixels) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " ", value, " is out of range; allowed ", multiple,
+                     " to ", options.max_side_pixels, " pixels"));
+  }
+  if (value % multiple != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " ", value, " is not a multiple of ", multiple, " (VAE scale ",
+        spec.vae_scale_factor, " × patch ", spec.patch_size, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckRequestId(absl::string_view id,
+                            const ServerOptions& options) {
+  if (id.size() > static_cast<size_t>(options.max_request_id_chars)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("request_id has ", id.size(), " characters; the limit is ",
+                     options.max_request_id_chars));
+  }
+  for (const char c : id) {
+    if (c < 0x21 || c > 0x7e) {
+      return absl::InvalidArgumentError(
+          "request_id may only hold printable ASCII characters without "
+          "spaces");
+    }
+  }
+  return absl::OkStatus();
+}
+
+v1::OutputFormat ResolveOutputFormat(v1::OutputFormat format) {
+  return format == v1::OUTPUT_FORMAT_UNSPECIFIED ? v1::OUTPUT_FORMAT_PNG
+                                                 : format;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
+                                       const ModelSpec& spec,
+                                       const ServerOptions& options,
+                                       const v1::ParallelConfig& parallel,
+                                       const FreezeContext& context) {
+  const FamilyDefaults& family = DefaultsFor(spec.family);
+  if (absl::Status s = CheckModel(request.model(), family); !s.ok()) return s;
+  if (absl::Status s = CheckPrompts(request, family, options); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckRequestId(request.request_id(), options); !s.ok()) {
+    return s;
+  }
+
+  v1::InputConfig config;
+  config.set_sequence_number(context.sequence_number);
+  config.set_request_id(request.request_id().empty()
+                            ? context.generated_request_id
+                            : request.request_id());
+  config.set_model(std::string(family.name));
+  *config.mutable_prompt() = request.prompt();
+  if (family.uses_classifier_free_guidance) {
+    for (int i = 0; i < request.prompt_size(); ++i) {
+      config.add_negative_prompt(request.negative_prompt_size() == 0
+                                     ? std::string()
+                                     : request.negative_prompt(i));
+    }
+  }
+
+  config.set_height(request.has_height() ? request.height() : family.height);
+  config.set_width(request.has_width() ? request.width() : family.width);
+  if (absl::Status s = CheckSide("height", config.height(), spec, options);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckSide("width", config.width(), spec, options);
+      !s.ok()) {
+    return s;
+  }
+  const int64_t pixels = int64_t{config.height()} * config.width();
+  if (pixels > options.max_pixels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "height × width ", config.height(), " × ", config.width(), " = ",
+        pixels, " pixels exceeds the limit of ", options.max_pixels));
+  }
+  config.set_num_frames(1);
+
+  config.set_num_inference_steps(request.has_num_inference_steps()
+                                     ? request.num_inference_steps()
+                                     : family.num_inference_steps);
+  if (config.num_inference_steps() < 1 ||
+      config.num_inference_steps() > options.max_inference_steps) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_inference_steps ", config.num_inference_steps(),
+        " is out of range; allowed 1 to ", options.max_inference_steps));
+  }
+
+  config.set_guidance_scale(request.has_guidance_scale()
+                                ? request.guidance_scale()
+                                : family.guidance_scale);
+  if (!std::isfinite(config.guidance_scale()) ||
+      config.guidance_scale() < options.min_guidance_scale ||
+      config.guidance_scale() > options.max_guidance_scale) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "guidance_scale ", config.guidance_scale(),
+        " is not allowed; use a finite value from ", options.min_guidance_scale,
+        " to ", options.max_guidance_scale));
+  }
+  // diffusers enables classifier-free guidance only above 1.
+  config.set_do_classifier_free_guidance(family.uses_classifier_free_guidance &&
+                                         config.guidance_scale() > 1.0F);
+  config.set_use_guidance_embedding(family.uses_guidance_embedding);
+
+  const uint64_t first_seed =
+      request.has_seed() ? request.seed() : context.drawn_seed;
+  const auto images = static_cast<uint64_t>(request.prompt_size());
+  if (first_seed > std::numeric_limits<uint64_t>::max() - (images - 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("seed ", first_seed, " leaves no room for ", images,
+                     " consecutive per-image seeds; allowed 0 to ",
+                     std::numeric_limits<uint64_t>::max() - (images - 1)));
+  }
+  for (uint64_t i = 0; i < images; ++i) config.add_seeds(first_seed + i);
+
+  config.set_max_sequence_length(request.has_max_sequence_length()
+                                     ? request.max_sequence_length()
+                                     : family.max_sequence_length);
+  if (config.max_sequence_length() < 1 ||
+      config.max_sequence_length() > family.max_sequence_length_limit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_sequence_length ", config.max_sequence_length(),
+                     " is out of range; allowed 1 to ",
+                     family.max_sequence_length_limit, " for ", family.name));
+  }
+
+  config.set_scheduler(family.scheduler);
+  config.set_scheduler_shift(family.scheduler_shift);
+  config.set_scheduler_dynamic_shift(family.scheduler_dynamic_shift);
+  if (request.has_use_resolution_binning() &&
+      request.use_resolution_binning() && !family.use_resolution_binning) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("use_resolution_binning is not available for ",
+                     family.name, " (PixArt only)"));
+  }
+  config.set_use_resolution_binning(request.has_use_resolution_binning()
+                                        ? request.use_resolution_binning()
+                                        : family.use_resolution_binning);
+
+  if (!v1::OutputFormat_IsValid(request.output_format())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "output_format ", request.output_format(),
+        " is unknown; use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_RGB8 or "
+        "OUTPUT_FORMAT_LATENT_F32"));
+  }
+  config.set_output_format(ResolveOutputFormat(request.output_format()));
+  config.set_deadline_unix_micros(context.deadline_unix_micros);
+  *config.mutable_parallel() = parallel;
+
+  absl::StatusOr<v1::DerivedShapes> shapes = DeriveShapes(config, spec);
+  if (!shapes.ok()) return shapes.status();
+  *config.mutable_shapes() = *std::move(shapes);
+  return config;
+}
+
+}  // namespace ditserve::config

@@ -1,0 +1,32 @@
+#ifndef DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
+#define DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
+
+#include <string>
+
+#include "core/config/model_defaults.h"
+
+namespace ditserve::config {
+
+// The dimensions of a loaded model that requests and parallel degrees are
+// validated against. Read from the checkpoint's config.json files by the
+// model loader; tests build it directly.
+struct ModelSpec {
+  ModelFamily family = ModelFamily::kFluxDev;
+  // Attention heads of the transformer (Ulysses splits them).
+  int num_attention_heads = 0;
+  // Transformer blocks of all kinds (PipeFusion splits them into stages).
+  int num_layers = 0;
+  // Transformer patch size in latent pixels (FLUX's 2×2 packing counts as 2).
+  int patch_size = 0;
+  // Channels of the VAE latent (16 for FLUX/SD3, 4 for PixArt).
+  int latent_channels = 0;
+  // Pixels per latent pixel (2^(number of VAE up blocks - 1), 8 in practice).
+  int vae_scale_factor = 0;
+
+  // Height and width must be multiples of this.
+  int size_multiple() const { return vae_scale_factor * patch_size; }
+};
+
+}  // namespace ditserve::config
+
+#endif  // DITSERVE_CORE_CONFIG_MODEL_SPEC_H_

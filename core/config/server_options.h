@@ -1,0 +1,31 @@
+#ifndef DITSERVE_CORE_CONFIG_SERVER_OPTIONS_H_
+#define DITSERVE_CORE_CONFIG_SERVER_OPTIONS_H_
+
+#include <cstdint>
+
+namespace ditserve::config {
+
+// Bounds the server enforces on requests; the host's flags default to these
+// values.
+struct ServerOptions {
+  // Prompts per request (and per batched config).
+  int max_batch = 4;
+  // Requests waiting to run before new ones get RESOURCE_EXHAUSTED.
+  int max_queue = 16;
+  // Largest height or width in pixels.
+  int max_side_pixels = 2048;
+  // Largest height × width.
+  int64_t max_pixels = int64_t{2048} * 2048;
+  int max_inference_steps = 200;
+  // Largest prompt (and negative prompt) in UTF-8 bytes.
+  int max_prompt_bytes = 4096;
+  // Smallest guidance_scale accepted, and largest.
+  float min_guidance_scale = 0.0F;
+  float max_guidance_scale = 100.0F;
+  // Longest client-chosen request id.
+  int max_request_id_chars = 128;
+};
+
+}  // namespace ditserve::config
+
+#endif  // DITSERVE_CORE_CONFIG_SERVER_OPTIONS_H_

@@ -1,0 +1,462 @@
+#include "core/config/freeze.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "absl/status/status.h"
+#include "core/config/config_digest.h"
+#include "core/config/model_defaults.h"
+#include "core/config/parallel_config.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/reference_specs.h"
+
+namespace ditserve::config {
+namespace {
+
+using ::ditserve::testing::FullSizeSpec;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+v1::ParallelConfig Parallel(const ParallelFlags& flags, int world) {
+  absl::StatusOr<v1::ParallelConfig> parallel =
+      MakeParallelConfig(flags, world);
+  EXPECT_TRUE(parallel.ok()) << parallel.status();
+  return *parallel;
+}
+
+FreezeContext Context() {
+  return {.sequence_number = 3,
+          .generated_request_id = "gen-3",
+          .drawn_seed = 1234,
+          .deadline_unix_micros = 0};
+}
+
+v1::GenerateRequest OnePrompt() {
+  v1::GenerateRequest request;
+  request.add_prompt("a lighthouse at dusk");
+  return request;
+}
+
+absl::StatusOr<v1::InputConfig> FreezeFor(
+    const v1::GenerateRequest& request,
+    ModelFamily family = ModelFamily::kFluxDev,
+    const v1::ParallelConfig& parallel = Parallel({}, 1)) {
+  return Freeze(request, FullSizeSpec(family), ServerOptions{}, parallel,
+                Context());
+}
+
+// Asserts INVALID_ARGUMENT (or `code`) whose message contains `needle`.
+void ExpectRejected(
+    const v1::GenerateRequest& request, const std::string& needle,
+    ModelFamily family = ModelFamily::kFluxDev,
+    absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(request, family);
+  ASSERT_FALSE(config.ok()) << "accepted: " << config->ShortDebugString();
+  EXPECT_EQ(config.status().code(), code) << config.status();
+  EXPECT_THAT(std::string(config.status().message()), HasSubstr(needle));
+}
+
+void ExpectAccepted(const v1::GenerateRequest& request,
+                    ModelFamily family = ModelFamily::kFluxDev) {
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(request, family);
+  EXPECT_TRUE(config.ok()) << config.status();
+}
+
+class OmittedFieldsTest : public ::testing::TestWithParam<FamilyDefaults> {};
+
+TEST_P(OmittedFieldsTest, OmittedFieldsFreezeToTheTableDefaults) {
+  const FamilyDefaults& defaults = GetParam();
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(OnePrompt(), defaults.family);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->model(), defaults.name);
+  EXPECT_EQ(config->height(), defaults.height);
+  EXPECT_EQ(config->width(), defaults.width);
+  EXPECT_EQ(config->num_frames(), 1);
+  EXPECT_EQ(config->num_inference_steps(), defaults.num_inference_steps);
+  EXPECT_FLOAT_EQ(config->guidance_scale(), defaults.guidance_scale);
+  EXPECT_EQ(config->do_classifier_free_guidance(),
+            defaults.uses_classifier_free_guidance);
+  EXPECT_EQ(config->use_guidance_embedding(), defaults.uses_guidance_embedding);
+  EXPECT_EQ(config->max_sequence_length(), defaults.max_sequence_length);
+  EXPECT_EQ(config->scheduler(), defaults.scheduler);
+  EXPECT_FLOAT_EQ(config->scheduler_shift(), defaults.scheduler_shift);
+  EXPECT_EQ(config->scheduler_dynamic_shift(),
+            defaults.scheduler_dynamic_shift);
+  EXPECT_EQ(config->use_resolution_binning(), defaults.use_resolution_binning);
+  EXPECT_EQ(config->output_format(), v1::OUTPUT_FORMAT_PNG);
+  EXPECT_THAT(config->seeds(), ElementsAre(1234U));
+  EXPECT_EQ(config->request_id(), "gen-3");
+  EXPECT_EQ(config->sequence_number(), 3U);
+  EXPECT_EQ(config->negative_prompt_size(),
+            defaults.uses_classifier_free_guidance ? 1 : 0);
+  EXPECT_EQ(config->parallel().world_size(), 1);
+  EXPECT_GT(config->shapes().image_tokens(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryFamily, OmittedFieldsTest, ::testing::ValuesIn(AllFamilyDefaults()),
+    [](const ::testing::TestParamInfo<FamilyDefaults>& info) {
+      std::string name(info.param.name);
+      for (char& c : name) {
+        if (c == '-') c = '_';
+      }
+      return name;
+    });
+
+TEST(FreezeTest, ExplicitFieldsOverrideDefaults) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(512);
+  request.set_width(768);
+  request.set_num_inference_steps(8);
+  request.set_guidance_scale(2.0F);
+  request.set_seed(99);
+  request.set_max_sequence_length(256);
+  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+  request.set_request_id("client-7");
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(request);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->height(), 512);
+  EXPECT_EQ(config->width(), 768);
+  EXPECT_EQ(config->num_inference_steps(), 8);
+  EXPECT_FLOAT_EQ(config->guidance_scale(), 2.0F);
+  EXPECT_THAT(config->seeds(), ElementsAre(99U));
+  EXPECT_EQ(config->max_sequence_length(), 256);
+  EXPECT_EQ(config->output_format(), v1::OUTPUT_FORMAT_LATENT_F32);
+  EXPECT_EQ(config->request_id(), "client-7");
+}
+
+TEST(FreezeTest, ZeroIsAValueNotAnOmission) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_seed(0);
+  request.set_guidance_scale(0.0F);
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(request);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(config->seeds(), ElementsAre(0U));
+  EXPECT_FLOAT_EQ(config->guidance_scale(), 0.0F);
+}
+
+TEST(FreezeTest, EachImageGetsConsecutiveSeeds) {
+  v1::GenerateRequest request = OnePrompt();
+  request.add_prompt("b");
+  request.add_prompt("c");
+  request.set_seed(41);
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(request);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(config->seeds(), ElementsAre(41U, 42U, 43U));
+}
+
+TEST(FreezeTest, FreezingIsDeterministic) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_seed(5);
+  absl::StatusOr<v1::InputConfig> a = FreezeFor(request);
+  absl::StatusOr<v1::InputConfig> b = FreezeFor(request);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(SerializeDeterministic(*a), SerializeDeterministic(*b));
+  EXPECT_EQ(MessageDigest(*a), MessageDigest(*b));
+}
+
+TEST(FreezeTest, AnyFieldChangeChangesTheDigest) {
+  v1::GenerateRequest base = OnePrompt();
+  const uint64_t base_digest = MessageDigest(*FreezeFor(base));
+  std::vector<v1::GenerateRequest> variants(8, base);
+  variants[0].set_prompt(0, "a lighthouse at dawn");
+  variants[1].set_height(512);
+  variants[2].set_width(512);
+  variants[3].set_num_inference_steps(27);
+  variants[4].set_guidance_scale(3.0F);
+  variants[5].set_seed(1235);
+  variants[6].set_max_sequence_length(511);
+  variants[7].set_output_format(v1::OUTPUT_FORMAT_RGB8);
+  for (size_t i = 0; i < variants.size(); ++i) {
+    absl::StatusOr<v1::InputConfig> config = FreezeFor(variants[i]);
+    ASSERT_TRUE(config.ok()) << i << ": " << config.status();
+    EXPECT_NE(MessageDigest(*config), base_digest) << "variant " << i;
+  }
+}
+
+TEST(FreezeTest, FluxAt1024HasTheDocumentedShapes) {
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(OnePrompt());
+  ASSERT_TRUE(config.ok()) << config.status();
+  const v1::DerivedShapes& shapes = config->shapes();
+  EXPECT_EQ(shapes.latent_height(), 128);
+  EXPECT_EQ(shapes.latent_width(), 128);
+  EXPECT_EQ(shapes.latent_channels(), 16);
+  EXPECT_EQ(shapes.image_tokens(), 4096);
+  EXPECT_EQ(shapes.text_tokens(), 512);
+  EXPECT_EQ(shapes.sequence_tokens(), 4608);
+  EXPECT_EQ(shapes.padded_sequence_tokens(), 4608);
+  EXPECT_EQ(shapes.shard_tokens(), 4608);
+  EXPECT_THAT(shapes.pipefusion_patch_token_offsets(), ElementsAre(0, 4096));
+  EXPECT_THAT(shapes.dp_group_prompt_offsets(), ElementsAre(0, 1));
+  EXPECT_EQ(shapes.guidance_branches(), 1);
+}
+
+TEST(FreezeTest, SequenceParallelFourSplits4608Into1152PerRank) {
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(OnePrompt(), ModelFamily::kFluxDev,
+                Parallel({.ring_degree = 2, .ulysses_degree = 2}, 4));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->shapes().padded_sequence_tokens(), 4608);
+  EXPECT_EQ(config->shapes().sequence_padding_tokens(), 0);
+  EXPECT_EQ(config->shapes().shard_tokens(), 1152);
+}
+
+TEST(FreezeTest, OddJointLengthIsPaddedAndSaysSo) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(1024);
+  request.set_width(1600);  // 64 × 100 patches = 6400 image tokens
+  request.set_max_sequence_length(173);
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, ModelFamily::kFluxDev,
+                Parallel({.ring_degree = 2, .ulysses_degree = 2}, 4));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->shapes().sequence_tokens(), 6573);
+  EXPECT_EQ(config->shapes().padded_sequence_tokens(), 6576);
+  EXPECT_EQ(config->shapes().sequence_padding_tokens(), 3);
+  EXPECT_EQ(config->shapes().shard_tokens(), 1644);
+}
+
+TEST(FreezeTest, Sd3SequenceHoldsClipAndT5Tokens) {
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(OnePrompt(), ModelFamily::kSd3Medium);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->shapes().text_tokens(), 77 + 256);
+  EXPECT_EQ(config->shapes().sequence_tokens(), 4096 + 333);
+}
+
+TEST(FreezeTest, PixArtSequenceIsImageTokensOnly) {
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(OnePrompt(), ModelFamily::kPixArtAlpha);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->shapes().text_tokens(), 120);
+  EXPECT_EQ(config->shapes().sequence_tokens(), 4096);
+  EXPECT_EQ(config->shapes().latent_channels(), 4);
+  EXPECT_EQ(config->shapes().guidance_branches(), 2);
+}
+
+TEST(FreezeTest, DataParallelSplitsPromptsDeterministically) {
+  v1::GenerateRequest request = OnePrompt();
+  request.add_prompt("b");
+  request.add_prompt("c");
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, ModelFamily::kFluxDev, Parallel({.dp_degree = 2}, 2));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(config->shapes().dp_group_prompt_offsets(), ElementsAre(0, 2, 3));
+  EXPECT_EQ(config->shapes().max_batch_per_dp_group(), 2);
+}
+
+TEST(FreezeTest, PipefusionPatchesAreWholeRows) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(96);  // 6 patch rows
+  request.set_width(64);   // 4 patch columns
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(
+      request, ModelFamily::kFluxDev, Parallel({.pipefusion_degree = 4}, 4));
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(config->shapes().pipefusion_patch_token_offsets(),
+              ElementsAre(0, 8, 16, 20, 24));
+}
+
+TEST(FreezeTest, TooFewPatchRowsForPipefusionIsRejected) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(48);  // 3 patch rows
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(
+      request, ModelFamily::kFluxDev, Parallel({.pipefusion_degree = 4}, 4));
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("height 48 gives 3 patch rows, fewer than the "
+                        "server's num_pipeline_patch 4"));
+}
+
+TEST(FreezeTest, CfgParallelNeedsGuidanceAboveOne) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_guidance_scale(1.0F);
+  const v1::ParallelConfig cfg2 = Parallel({.cfg_degree = 2}, 2);
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, ModelFamily::kSd3Medium, cfg2);
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(), HasSubstr("guidance_scale 1"));
+  request.set_guidance_scale(1.5F);
+  config = FreezeFor(request, ModelFamily::kSd3Medium, cfg2);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->shapes().branches_per_cfg_rank(), 1);
+}
+
+TEST(FreezeValidationTest, Model) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_model("flux-dev");
+  ExpectAccepted(request);
+  request.set_model("sd3-medium");
+  ExpectRejected(request, "model \"sd3-medium\" is not served here",
+                 ModelFamily::kFluxDev, absl::StatusCode::kNotFound);
+}
+
+TEST(FreezeValidationTest, PromptCount) {
+  v1::GenerateRequest request;
+  ExpectRejected(request, "prompt has 0 entries; allowed 1 to 4");
+  for (int i = 0; i < 4; ++i) request.add_prompt("p");
+  ExpectAccepted(request);
+  request.add_prompt("p");
+  ExpectRejected(request, "prompt has 5 entries; allowed 1 to 4");
+}
+
+TEST(FreezeValidationTest, PromptUtf8) {
+  v1::GenerateRequest request;
+  request.add_prompt("na\xC3\xAFve caf\xC3\xA9");
+  ExpectAccepted(request);
+  request.set_prompt(0, "bad \xC3");
+  ExpectRejected(request,
+                 "prompt[0] is not valid UTF-8 (bad byte at offset 4)");
+}
+
+TEST(FreezeValidationTest, PromptLength) {
+  v1::GenerateRequest request;
+  request.add_prompt(std::string(4096, 'a'));
+  ExpectAccepted(request);
+  request.set_prompt(0, std::string(4097, 'a'));
+  ExpectRejected(request, "prompt[0] has 4097 bytes; the limit is 4096");
+}
+
+TEST(FreezeValidationTest, NegativePromptCount) {
+  v1::GenerateRequest request = OnePrompt();
+  request.add_prompt("second");
+  request.add_negative_prompt("blurry");
+  ExpectRejected(request,
+                 "negative_prompt has 1 entries; give none or one per "
+                 "prompt (2)",
+                 ModelFamily::kSd3Medium);
+  request.add_negative_prompt("");
+  ExpectAccepted(request, ModelFamily::kSd3Medium);
+}
+
+TEST(FreezeValidationTest, NegativePromptNeedsCfgFamily) {
+  v1::GenerateRequest request = OnePrompt();
+  request.add_negative_prompt("blurry");
+  ExpectRejected(request, "negative_prompt is not used by flux-dev");
+}
+
+TEST(FreezeValidationTest, NegativePromptUtf8) {
+  v1::GenerateRequest request = OnePrompt();
+  request.add_negative_prompt("\xFF");
+  ExpectRejected(request, "negative_prompt[0] is not valid UTF-8",
+                 ModelFamily::kPixArtSigma);
+}
+
+TEST(FreezeValidationTest, SizeMultiple) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(144);
+  ExpectAccepted(request);
+  request.set_height(130);
+  ExpectRejected(request,
+                 "height 130 is not a multiple of 16 (VAE scale 8 × patch 2)");
+  request.set_height(144);
+  request.set_width(100);
+  ExpectRejected(request, "width 100 is not a multiple of 16");
+}
+
+TEST(FreezeValidationTest, SizeBounds) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_width(2048);
+  ExpectAccepted(request);
+  request.set_width(2064);
+  ExpectRejected(request, "width 2064 is out of range; allowed 16 to 2048");
+  request.set_width(0);
+  ExpectRejected(request, "width 0 is out of range");
+  request.set_width(-16);
+  ExpectRejected(request, "width -16 is out of range");
+}
+
+TEST(FreezeValidationTest, PixelBudget) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(2048);
+  request.set_width(2048);
+  ExpectAccepted(request);
+  ServerOptions options;
+  options.max_pixels = 1024 * 1024;
+  absl::StatusOr<v1::InputConfig> config =
+      Freeze(request, FullSizeSpec(ModelFamily::kFluxDev), options,
+             Parallel({}, 1), Context());
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("height × width 2048 × 2048 = 4194304 pixels exceeds "
+                        "the limit of 1048576"));
+}
+
+TEST(FreezeValidationTest, Steps) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_num_inference_steps(1);
+  ExpectAccepted(request);
+  request.set_num_inference_steps(0);
+  ExpectRejected(request,
+                 "num_inference_steps 0 is out of range; allowed 1 to 200");
+  request.set_num_inference_steps(201);
+  ExpectRejected(request, "num_inference_steps 201 is out of range");
+}
+
+TEST(FreezeValidationTest, GuidanceIsFiniteAndBounded) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_guidance_scale(100.0F);
+  ExpectAccepted(request);
+  request.set_guidance_scale(std::nanf(""));
+  ExpectRejected(request, "guidance_scale nan is not allowed");
+  request.set_guidance_scale(std::numeric_limits<float>::infinity());
+  ExpectRejected(request, "guidance_scale inf is not allowed");
+  request.set_guidance_scale(-1.0F);
+  ExpectRejected(request,
+                 "guidance_scale -1 is not allowed; use a finite "
+                 "value from 0 to 100");
+}
+
+TEST(FreezeValidationTest, SeedLeavesRoomForEveryImage) {
+  v1::GenerateRequest request = OnePrompt();
+  request.add_prompt("second");
+  request.set_seed(std::numeric_limits<uint64_t>::max() - 1);
+  ExpectAccepted(request);
+  request.set_seed(std::numeric_limits<uint64_t>::max());
+  ExpectRejected(request, "seed 18446744073709551615 leaves no room for 2");
+}
+
+TEST(FreezeValidationTest, MaxSequenceLength) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_max_sequence_length(512);
+  ExpectAccepted(request);
+  request.set_max_sequence_length(513);
+  ExpectRejected(request,
+                 "max_sequence_length 513 is out of range; allowed 1 "
+                 "to 512 for flux-dev");
+  request.set_max_sequence_length(0);
+  ExpectRejected(request, "max_sequence_length 0 is out of range");
+}
+
+TEST(FreezeValidationTest, ResolutionBinningOnlyForPixArt) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_use_resolution_binning(true);
+  ExpectAccepted(request, ModelFamily::kPixArtAlpha);
+  ExpectRejected(request,
+                 "use_resolution_binning is not available for flux-dev");
+  request.set_use_resolution_binning(false);
+  ExpectAccepted(request);
+}
+
+TEST(FreezeValidationTest, OutputFormat) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
+  ExpectAccepted(request);
+  request.set_output_format(static_cast<v1::OutputFormat>(9));
+  ExpectRejected(request, "output_format 9 is unknown");
+}
+
+TEST(FreezeValidationTest, RequestId) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_request_id(std::string(128, 'r'));
+  ExpectAccepted(request);
+  request.set_request_id(std::string(129, 'r'));
+  ExpectRejected(request, "request_id has 129 characters; the limit is 128");
+  request.set_request_id("two words");
+  ExpectRejected(request, "request_id may only hold printable ASCII");
+}
+
+}  // namespace
+}  // namespace ditserve::config

@@ -1,0 +1,153 @@
+#include "core/config/parallel_config.h"
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/reference_specs.h"
+
+namespace ditserve::config {
+namespace {
+
+using ::ditserve::testing::FullSizeSpec;
+using ::testing::HasSubstr;
+
+ModelSpec TinySpec(ModelFamily family, int heads, int layers) {
+  ModelSpec spec = FullSizeSpec(family);
+  spec.num_attention_heads = heads;
+  spec.num_layers = layers;
+  return spec;
+}
+
+TEST(ParallelConfigTest, SingleRankDefaultsAreExplicit) {
+  absl::StatusOr<v1::ParallelConfig> config = MakeParallelConfig({}, 1);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->world_size(), 1);
+  EXPECT_EQ(config->dp_degree(), 1);
+  EXPECT_EQ(config->num_pipeline_patch(), 1);
+  EXPECT_EQ(config->warmup_steps(), 0);
+}
+
+TEST(ParallelConfigTest, WrongProductNamesEveryNumber) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.pipefusion_degree = 4}, 2);
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(config.status().message(),
+            "dp 1 × cfg 1 × pipefusion 4 × ring 1 × ulysses 1 = 4 ≠ world "
+            "size 2");
+}
+
+TEST(ParallelConfigTest, DegreesMustBePositive) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.ring_degree = 0}, 1);
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(), HasSubstr("--ring_degree 0"));
+}
+
+TEST(ParallelConfigTest, CfgDegreeAboveTwoIsRefused) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.cfg_degree = 4}, 4);
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(), HasSubstr("--cfg_degree 4"));
+}
+
+TEST(ParallelConfigTest, PipelinePatchesDefaultToPipefusionDegree) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.pipefusion_degree = 4}, 4);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->num_pipeline_patch(), 4);
+  EXPECT_EQ(config->warmup_steps(), 1);
+}
+
+TEST(ParallelConfigTest, FewerPatchesThanStagesAreRefused) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.pipefusion_degree = 4, .num_pipeline_patch = 2}, 4);
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("--num_pipeline_patch 2 is smaller than "
+                        "--pipefusion_degree 4"));
+}
+
+TEST(ParallelConfigTest, PatchesWithoutPipefusionAreRefused) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.num_pipeline_patch = 2}, 1);
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(), HasSubstr("--num_pipeline_patch 2"));
+}
+
+TEST(ParallelConfigTest, NegativeWarmupIsRefused) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.pipefusion_degree = 2, .warmup_steps = -1}, 2);
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(), HasSubstr("--warmup_steps -1"));
+}
+
+TEST(ParallelConfigTest, PipefusionFourOnWorldFourFitsFluxButNotThreeLayers) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.pipefusion_degree = 4}, 4);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(
+      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kFluxDev))
+          .ok());
+  absl::Status shallow = ValidateParallelForModel(
+      *config, TinySpec(ModelFamily::kFluxDev, /*heads=*/4, /*layers=*/3));
+  ASSERT_EQ(shallow.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(shallow.message(),
+              HasSubstr("--pipefusion_degree 4 exceeds the 3 transformer "
+                        "layers"));
+}
+
+TEST(ParallelConfigTest, UlyssesMustDivideHeads) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.ulysses_degree = 4}, 4);
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(
+      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kFluxDev))
+          .ok());
+  absl::Status s = ValidateParallelForModel(
+      *config, TinySpec(ModelFamily::kFluxDev, /*heads=*/6, /*layers=*/4));
+  ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("--ulysses_degree 4 does not divide the 6 attention "
+                        "heads"));
+}
+
+TEST(ParallelConfigTest, UlyssesTwoTimesRingTwoIsAccepted) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.ring_degree = 2, .ulysses_degree = 2}, 4);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(SequenceParallelDegree(*config), 4);
+  EXPECT_TRUE(
+      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kSd3Medium))
+          .ok());
+}
+
+TEST(ParallelConfigTest, CfgParallelOnlyForCfgFamilies) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.cfg_degree = 2}, 2);
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(
+      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kPixArtSigma))
+          .ok());
+  absl::Status s =
+      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kFluxDev));
+  ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("--cfg_degree 2"));
+  EXPECT_THAT(s.message(), HasSubstr("flux-dev uses a guidance embedding"));
+}
+
+TEST(ParallelConfigTest, PatchGridMustHaveARowPerPatch) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.pipefusion_degree = 2, .num_pipeline_patch = 64}, 2);
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(
+      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kFluxDev))
+          .ok());
+  config->set_num_pipeline_patch(65);
+  absl::Status s =
+      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kFluxDev));
+  ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("exceeds the 64 patch rows"));
+}
+
+}  // namespace
+}  // namespace ditserve::config
