@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <ostream>
 #include <string>
 
 #include "absl/status/status.h"
@@ -13,6 +14,12 @@
 #include "tests/support/reference_specs.h"
 
 namespace ditserve::config {
+
+// Names the family in test output instead of dumping the row's bytes.
+void PrintTo(const FamilyDefaults& defaults, std::ostream* os) {
+  *os << defaults.name;
+}
+
 namespace {
 
 using ::ditserve::testing::FullSizeSpec;
