@@ -1,0 +1,81 @@
+#include "server/admission_queue.h"
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace ditserve::server {
+
+AdmissionQueue::AdmissionQueue(int capacity,
+                               std::function<void(int)> on_depth_change)
+    : capacity_(capacity), on_depth_change_(std::move(on_depth_change)) {}
+
+absl::StatusOr<int> AdmissionQueue::Push(std::shared_ptr<Job> job) {
+  absl::MutexLock lock(&mu_);
+  if (draining_) {
+    return absl::UnavailableError(
+        "server is draining and accepts no new requests");
+  }
+  if (static_cast<int>(jobs_.size()) >= capacity_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("queue is full (", capacity_,
+                     " requests waiting, --max_queue); retry later"));
+  }
+  jobs_.push_back(std::move(job));
+  NotifyDepthLocked();
+  return static_cast<int>(jobs_.size()) - 1;
+}
+
+std::shared_ptr<Job> AdmissionQueue::Pop(absl::Duration timeout) {
+  const absl::Time give_up = absl::Now() + timeout;
+  while (true) {
+    std::shared_ptr<Job> job;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!mu_.AwaitWithDeadline(
+              absl::Condition(this, &AdmissionQueue::HasJobsLocked), give_up)) {
+        return nullptr;
+      }
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+      NotifyDepthLocked();
+    }
+    // Finish abandoned jobs outside the lock: their callbacks talk to gRPC.
+    if (job->cancelled()) {
+      job->Finish(absl::CancelledError("cancelled by the client while queued"));
+      continue;
+    }
+    if (absl::Now() >= job->deadline()) {
+      job->Finish(absl::DeadlineExceededError(
+          absl::StrCat("deadline passed after ",
+                       absl::FormatDuration(absl::Now() - job->enqueued()),
+                       " in the queue")));
+      continue;
+    }
+    return job;
+  }
+}
+
+void AdmissionQueue::StartDraining() {
+  absl::MutexLock lock(&mu_);
+  draining_ = true;
+}
+
+bool AdmissionQueue::draining() const {
+  absl::MutexLock lock(&mu_);
+  return draining_;
+}
+
+int AdmissionQueue::depth() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(jobs_.size());
+}
+
+bool AdmissionQueue::HasJobsLocked() const { return !jobs_.empty(); }
+
+void AdmissionQueue::NotifyDepthLocked() {
+  if (on_depth_change_) on_depth_change_(static_cast<int>(jobs_.size()));
+}
+
+}  // namespace ditserve::server

@@ -1,0 +1,50 @@
+#ifndef DITSERVE_SERVER_ADMISSION_QUEUE_H_
+#define DITSERVE_SERVER_ADMISSION_QUEUE_H_
+
+// Bounded FIFO between the RPC handlers and the scheduler thread.
+
+#include <deque>
+#include <functional>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/job.h"
+
+namespace ditserve::server {
+
+class AdmissionQueue {
+ public:
+  // `on_depth_change` is called with the new depth after every change.
+  AdmissionQueue(int capacity, std::function<void(int)> on_depth_change);
+
+  // Admits `job` and returns the number of jobs ahead of it.
+  // RESOURCE_EXHAUSTED when `capacity` jobs wait; UNAVAILABLE when draining.
+  absl::StatusOr<int> Push(std::shared_ptr<Job> job);
+
+  // The oldest job that still wants to run, waiting up to `timeout`; nullptr
+  // on timeout. Jobs cancelled or past their deadline while queued are
+  // finished here (CANCELLED / DEADLINE_EXCEEDED) and skipped.
+  std::shared_ptr<Job> Pop(absl::Duration timeout);
+
+  // Refuses new jobs from now on; queued jobs still run.
+  void StartDraining();
+  bool draining() const;
+  int depth() const;
+
+ private:
+  bool HasJobsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  void NotifyDepthLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const int capacity_;
+  const std::function<void(int)> on_depth_change_;
+  mutable absl::Mutex mu_;
+  std::deque<std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_ADMISSION_QUEUE_H_

@@ -1,0 +1,41 @@
+#include "server/job.h"
+
+#include <utility>
+
+namespace ditserve::server {
+
+Job::Job(v1::InputConfig config, absl::Time enqueued, ProgressFn on_progress,
+         DoneFn on_done)
+    : config_(std::move(config)),
+      enqueued_(enqueued),
+      on_progress_(std::move(on_progress)),
+      on_done_(std::move(on_done)) {}
+
+absl::Time Job::deadline() const {
+  return config_.deadline_unix_micros() == 0
+             ? absl::InfiniteFuture()
+             : absl::FromUnixMicros(config_.deadline_unix_micros());
+}
+
+void Job::ReportProgress(const v1::GenerateStreamResponse::Progress& progress) {
+  if (on_progress_ && !finished()) on_progress_(progress);
+}
+
+bool Job::Finish(absl::StatusOr<v1::GenerateResponse> outcome) {
+  DoneFn done;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!on_done_) return false;
+    done = std::move(on_done_);
+    on_done_ = nullptr;
+  }
+  done(std::move(outcome));
+  return true;
+}
+
+bool Job::finished() const {
+  absl::MutexLock lock(&mu_);
+  return on_done_ == nullptr;
+}
+
+}  // namespace ditserve::server

@@ -1,0 +1,57 @@
+#ifndef DITSERVE_SERVER_JOB_H_
+#define DITSERVE_SERVER_JOB_H_
+
+// One admitted request: its frozen config and the way back to its client.
+// Shared by the RPC reactor that made it, the admission queue and the
+// scheduler thread; whichever finishes it first wins, later attempts are
+// ignored, so a cancelled job is answered exactly once.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "ditserve/v1/generation.pb.h"
+#include "ditserve/v1/input_config.pb.h"
+
+namespace ditserve::server {
+
+class Job {
+ public:
+  using ProgressFn =
+      std::function<void(const v1::GenerateStreamResponse::Progress&)>;
+  using DoneFn = std::function<void(absl::StatusOr<v1::GenerateResponse>)>;
+
+  Job(v1::InputConfig config, absl::Time enqueued, ProgressFn on_progress,
+      DoneFn on_done);
+
+  const v1::InputConfig& config() const { return config_; }
+  absl::Time enqueued() const { return enqueued_; }
+  // absl::InfiniteFuture() when the request has no deadline.
+  absl::Time deadline() const;
+
+  // The client went away; a queued job is dropped, a running one stops at
+  // the next denoising step.
+  void Cancel() { cancelled_.store(true); }
+  bool cancelled() const { return cancelled_.load(); }
+
+  void ReportProgress(const v1::GenerateStreamResponse::Progress& progress);
+  // Delivers the outcome once; returns false if the job was already finished.
+  bool Finish(absl::StatusOr<v1::GenerateResponse> outcome);
+  bool finished() const;
+
+ private:
+  const v1::InputConfig config_;
+  const absl::Time enqueued_;
+  const ProgressFn on_progress_;
+  std::atomic<bool> cancelled_{false};
+  mutable absl::Mutex mu_;
+  DoneFn on_done_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_JOB_H_

@@ -1,0 +1,111 @@
+#include "server/metrics.h"
+
+#include <exception>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace ditserve::server {
+namespace {
+
+// Latency buckets from 1 ms to about 17 minutes, doubling.
+prometheus::Histogram::BucketBoundaries LatencyBuckets() {
+  prometheus::Histogram::BucketBoundaries bounds;
+  for (double b = 0.001; b < 1100.0; b *= 2.0) bounds.push_back(b);
+  return bounds;
+}
+
+}  // namespace
+
+Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
+    : model_(std::move(model)),
+      registry_(std::make_shared<prometheus::Registry>()),
+      stage_(prometheus::BuildHistogram()
+                 .Name(kStageDurationMetric)
+                 .Help("Wall time of each request stage on rank 0, seconds")
+                 .Register(*registry_)),
+      rank_stage_(prometheus::BuildHistogram()
+                      .Name(kRankStageDurationMetric)
+                      .Help("Wall time of each request stage per rank, seconds")
+                      .Register(*registry_)),
+      denoise_step_(prometheus::BuildHistogram()
+                        .Name(kDenoiseStepDurationMetric)
+                        .Help("Wall time of one denoising step, seconds")
+                        .Register(*registry_)
+                        .Add({{"model", model_}}, LatencyBuckets())),
+      requests_(prometheus::BuildCounter()
+                    .Name(kRequestsMetric)
+                    .Help("Finished requests by gRPC status")
+                    .Register(*registry_)),
+      queue_depth_(prometheus::BuildGauge()
+                       .Name(kQueueDepthMetric)
+                       .Help("Requests admitted and waiting to run")
+                       .Register(*registry_)
+                       .Add({})),
+      requests_running_(prometheus::BuildGauge()
+                            .Name(kRequestsRunningMetric)
+                            .Help("Requests running on the ranks")
+                            .Register(*registry_)
+                            .Add({})),
+      ranks_alive_(prometheus::BuildGauge()
+                       .Name(kRanksAliveMetric)
+                       .Help("Ranks that answered the last liveness check")
+                       .Register(*registry_)
+                       .Add({})) {
+  prometheus::BuildGauge()
+      .Name(kWorldSizeMetric)
+      .Help("Ranks in the group")
+      .Register(*registry_)
+      .Add({})
+      .Set(world_size);
+  prometheus::BuildGauge()
+      .Name(kBuildInfoMetric)
+      .Help("Build information; the value is always 1")
+      .Register(*registry_)
+      .Add({{"version", build.version},
+            {"torch", build.torch},
+            {"backend", build.backend}})
+      .Set(1);
+}
+
+absl::Status Metrics::Serve(const std::string& address) {
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(address);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", address, ": ", e.what()));
+  }
+  exposer_->RegisterCollectable(registry_);
+  return absl::OkStatus();
+}
+
+void Metrics::ObserveStage(const std::string& stage, double seconds) {
+  stage_.Add({{"model", model_}, {"stage", stage}}, LatencyBuckets())
+      .Observe(seconds);
+}
+
+void Metrics::ObserveRankStage(int rank, const std::string& stage,
+                               double seconds) {
+  rank_stage_
+      .Add({{"model", model_}, {"stage", stage}, {"rank", absl::StrCat(rank)}},
+           LatencyBuckets())
+      .Observe(seconds);
+}
+
+void Metrics::ObserveDenoiseStep(double seconds) {
+  denoise_step_.Observe(seconds);
+}
+
+void Metrics::CountRequest(const std::string& status) {
+  requests_.Add({{"model", model_}, {"status", status}}).Increment();
+}
+
+void Metrics::SetQueueDepth(int depth) { queue_depth_.Set(depth); }
+
+void Metrics::SetRequestsRunning(int running) {
+  requests_running_.Set(running);
+}
+
+void Metrics::SetRanksAlive(int alive) { ranks_alive_.Set(alive); }
+
+}  // namespace ditserve::server

@@ -1,0 +1,74 @@
+#ifndef DITSERVE_SERVER_METRICS_H_
+#define DITSERVE_SERVER_METRICS_H_
+
+// The host's Prometheus metrics (names and labels as in DESIGN.md). Labels are
+// bounded: model, stage, status and rank, never a prompt or request id.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace ditserve::server {
+
+inline constexpr char kStageDurationMetric[] =
+    "ditserve_stage_duration_seconds";
+inline constexpr char kRankStageDurationMetric[] =
+    "ditserve_rank_stage_duration_seconds";
+inline constexpr char kDenoiseStepDurationMetric[] =
+    "ditserve_denoise_step_duration_seconds";
+inline constexpr char kRequestsMetric[] = "ditserve_requests";  // + "_total"
+inline constexpr char kQueueDepthMetric[] = "ditserve_queue_depth";
+inline constexpr char kRequestsRunningMetric[] = "ditserve_requests_running";
+inline constexpr char kRanksAliveMetric[] = "ditserve_ranks_alive";
+inline constexpr char kWorldSizeMetric[] = "ditserve_world_size";
+inline constexpr char kBuildInfoMetric[] = "ditserve_build_info";
+
+struct BuildInfo {
+  std::string version;
+  std::string torch;
+  std::string backend;
+};
+
+class Metrics {
+ public:
+  Metrics(std::string model, int world_size, const BuildInfo& build);
+
+  // Serves /metrics on `address` ("0.0.0.0:9400"). Fails if the port is taken.
+  absl::Status Serve(const std::string& address);
+
+  // Stage durations measured on rank 0 (the request's own view).
+  void ObserveStage(const std::string& stage, double seconds);
+  // Stage durations gathered from every rank (slowest-rank view).
+  void ObserveRankStage(int rank, const std::string& stage, double seconds);
+  void ObserveDenoiseStep(double seconds);
+  // `status` is the lower-case gRPC code name ("ok", "invalid_argument", ...).
+  void CountRequest(const std::string& status);
+  void SetQueueDepth(int depth);
+  void SetRequestsRunning(int running);
+  void SetRanksAlive(int alive);
+
+  prometheus::Registry& registry() { return *registry_; }
+
+ private:
+  const std::string model_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  prometheus::Family<prometheus::Histogram>& stage_;
+  prometheus::Family<prometheus::Histogram>& rank_stage_;
+  prometheus::Histogram& denoise_step_;
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Gauge& queue_depth_;
+  prometheus::Gauge& requests_running_;
+  prometheus::Gauge& ranks_alive_;
+};
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_METRICS_H_

@@ -1,0 +1,118 @@
+#include "server/admission_queue.h"
+
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ditserve::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Outcome {
+  std::optional<absl::Status> status;
+};
+
+std::shared_ptr<Job> MakeJob(Outcome* outcome, int64_t deadline_micros = 0) {
+  v1::InputConfig config;
+  config.set_deadline_unix_micros(deadline_micros);
+  return std::make_shared<Job>(
+      config, absl::Now(), nullptr,
+      [outcome](absl::StatusOr<v1::GenerateResponse> result) {
+        outcome->status = result.status();
+      });
+}
+
+TEST(AdmissionQueueTest, ReportsPositionAndRefusesWhenFull) {
+  int last_depth = -1;
+  AdmissionQueue queue(2, [&](int depth) { last_depth = depth; });
+  Outcome a, b, c;
+  EXPECT_EQ(*queue.Push(MakeJob(&a)), 0);
+  EXPECT_EQ(*queue.Push(MakeJob(&b)), 1);
+  EXPECT_EQ(last_depth, 2);
+  absl::StatusOr<int> full = queue.Push(MakeJob(&c));
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(full.status().message(), HasSubstr("--max_queue"));
+}
+
+TEST(AdmissionQueueTest, PopsInArrivalOrder) {
+  AdmissionQueue queue(4, nullptr);
+  Outcome a, b;
+  std::shared_ptr<Job> first = MakeJob(&a);
+  std::shared_ptr<Job> second = MakeJob(&b);
+  ASSERT_TRUE(queue.Push(first).ok());
+  ASSERT_TRUE(queue.Push(second).ok());
+  EXPECT_EQ(queue.Pop(absl::Seconds(1)), first);
+  EXPECT_EQ(queue.Pop(absl::Seconds(1)), second);
+  EXPECT_EQ(queue.depth(), 0);
+}
+
+TEST(AdmissionQueueTest, PopTimesOutWhenEmpty) {
+  AdmissionQueue queue(1, nullptr);
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(queue.Pop(absl::Milliseconds(50)), nullptr);
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(45));
+}
+
+TEST(AdmissionQueueTest, PopWakesForAJobPushedLater) {
+  AdmissionQueue queue(1, nullptr);
+  Outcome a;
+  std::shared_ptr<Job> job = MakeJob(&a);
+  std::thread pusher([&] {
+    absl::SleepFor(absl::Milliseconds(20));
+    ASSERT_TRUE(queue.Push(job).ok());
+  });
+  EXPECT_EQ(queue.Pop(absl::Seconds(10)), job);
+  pusher.join();
+}
+
+TEST(AdmissionQueueTest, CancelledJobIsDroppedAndAnswered) {
+  AdmissionQueue queue(4, nullptr);
+  Outcome cancelled, live;
+  std::shared_ptr<Job> dropped = MakeJob(&cancelled);
+  std::shared_ptr<Job> kept = MakeJob(&live);
+  ASSERT_TRUE(queue.Push(dropped).ok());
+  ASSERT_TRUE(queue.Push(kept).ok());
+  dropped->Cancel();
+  EXPECT_EQ(queue.Pop(absl::Seconds(1)), kept);
+  ASSERT_TRUE(cancelled.status.has_value());
+  EXPECT_EQ(cancelled.status->code(), absl::StatusCode::kCancelled);
+  EXPECT_FALSE(live.status.has_value());
+}
+
+TEST(AdmissionQueueTest, ExpiredJobIsDroppedWithDeadlineExceeded) {
+  AdmissionQueue queue(4, nullptr);
+  Outcome expired;
+  ASSERT_TRUE(
+      queue.Push(MakeJob(&expired, absl::ToUnixMicros(absl::Now()) - 1)).ok());
+  EXPECT_EQ(queue.Pop(absl::Milliseconds(10)), nullptr);
+  ASSERT_TRUE(expired.status.has_value());
+  EXPECT_EQ(expired.status->code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST(AdmissionQueueTest, DrainingRefusesNewJobsButKeepsQueuedOnes) {
+  AdmissionQueue queue(4, nullptr);
+  Outcome a, b;
+  std::shared_ptr<Job> queued = MakeJob(&a);
+  ASSERT_TRUE(queue.Push(queued).ok());
+  queue.StartDraining();
+  EXPECT_EQ(queue.Push(MakeJob(&b)).status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(queue.Pop(absl::Seconds(1)), queued);
+}
+
+TEST(JobTest, FinishesExactlyOnce) {
+  Outcome outcome;
+  std::shared_ptr<Job> job = MakeJob(&outcome);
+  EXPECT_TRUE(job->Finish(absl::CancelledError("first")));
+  EXPECT_FALSE(job->Finish(absl::InternalError("second")));
+  EXPECT_EQ(outcome.status->code(), absl::StatusCode::kCancelled);
+  EXPECT_TRUE(job->finished());
+}
+
+}  // namespace
+}  // namespace ditserve::server
