@@ -1,5 +1,6 @@
 #include "server/admission_queue.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -11,7 +12,8 @@ AdmissionQueue::AdmissionQueue(int capacity,
                                std::function<void(int)> on_depth_change)
     : capacity_(capacity), on_depth_change_(std::move(on_depth_change)) {}
 
-absl::StatusOr<int> AdmissionQueue::Push(std::shared_ptr<Job> job) {
+absl::StatusOr<int> AdmissionQueue::Push(
+    std::shared_ptr<Job> job, const std::function<void(int)>& on_admitted) {
   absl::MutexLock lock(&mu_);
   if (draining_) {
     return absl::UnavailableError(
@@ -24,7 +26,18 @@ absl::StatusOr<int> AdmissionQueue::Push(std::shared_ptr<Job> job) {
   }
   jobs_.push_back(std::move(job));
   NotifyDepthLocked();
-  return static_cast<int>(jobs_.size()) - 1;
+  const int position = static_cast<int>(jobs_.size()) - 1;
+  if (on_admitted) on_admitted(position);
+  return position;
+}
+
+bool AdmissionQueue::Remove(const std::shared_ptr<Job>& job) {
+  absl::MutexLock lock(&mu_);
+  const auto it = std::find(jobs_.begin(), jobs_.end(), job);
+  if (it == jobs_.end()) return false;
+  jobs_.erase(it);
+  NotifyDepthLocked();
+  return true;
 }
 
 std::shared_ptr<Job> AdmissionQueue::Pop(absl::Duration timeout) {

@@ -22,7 +22,15 @@ class AdmissionQueue {
 
   // Admits `job` and returns the number of jobs ahead of it.
   // RESOURCE_EXHAUSTED when `capacity` jobs wait; UNAVAILABLE when draining.
-  absl::StatusOr<int> Push(std::shared_ptr<Job> job);
+  // `on_admitted(position)` runs before the job can be popped, so whatever it
+  // sends the client precedes the job's progress.
+  absl::StatusOr<int> Push(
+      std::shared_ptr<Job> job,
+      const std::function<void(int position)>& on_admitted = nullptr);
+
+  // Takes `job` out of the queue; false if it is not queued (running,
+  // finished or never admitted).
+  bool Remove(const std::shared_ptr<Job>& job);
 
   // The oldest job that still wants to run, waiting up to `timeout`; nullptr
   // on timeout. Jobs cancelled or past their deadline while queued are

@@ -25,10 +25,13 @@ class Job {
       std::function<void(const v1::GenerateStreamResponse::Progress&)>;
   using DoneFn = std::function<void(absl::StatusOr<v1::GenerateResponse>)>;
 
-  Job(v1::InputConfig config, absl::Time enqueued, ProgressFn on_progress,
-      DoneFn on_done);
+  // `received`: when the RPC arrived; `enqueued`: when it was frozen and
+  // admitted.
+  Job(v1::InputConfig config, absl::Time received, absl::Time enqueued,
+      ProgressFn on_progress, DoneFn on_done);
 
   const v1::InputConfig& config() const { return config_; }
+  absl::Time received() const { return received_; }
   absl::Time enqueued() const { return enqueued_; }
   // absl::InfiniteFuture() when the request has no deadline.
   absl::Time deadline() const;
@@ -45,6 +48,7 @@ class Job {
 
  private:
   const v1::InputConfig config_;
+  const absl::Time received_;
   const absl::Time enqueued_;
   const ProgressFn on_progress_;
   std::atomic<bool> cancelled_{false};

@@ -21,7 +21,7 @@ std::shared_ptr<Job> MakeJob(Outcome* outcome, int64_t deadline_micros = 0) {
   v1::InputConfig config;
   config.set_deadline_unix_micros(deadline_micros);
   return std::make_shared<Job>(
-      config, absl::Now(), nullptr,
+      config, absl::Now(), absl::Now(), nullptr,
       [outcome](absl::StatusOr<v1::GenerateResponse> result) {
         outcome->status = result.status();
       });
@@ -103,6 +103,29 @@ TEST(AdmissionQueueTest, DrainingRefusesNewJobsButKeepsQueuedOnes) {
   EXPECT_EQ(queue.Push(MakeJob(&b)).status().code(),
             absl::StatusCode::kUnavailable);
   EXPECT_EQ(queue.Pop(absl::Seconds(1)), queued);
+}
+
+TEST(AdmissionQueueTest, RemoveTakesOutOnlyQueuedJobs) {
+  AdmissionQueue queue(4, nullptr);
+  Outcome a, b;
+  std::shared_ptr<Job> first = MakeJob(&a);
+  std::shared_ptr<Job> second = MakeJob(&b);
+  ASSERT_TRUE(queue.Push(first).ok());
+  ASSERT_TRUE(queue.Push(second).ok());
+  EXPECT_TRUE(queue.Remove(first));
+  EXPECT_FALSE(queue.Remove(first));
+  EXPECT_EQ(queue.depth(), 1);
+  EXPECT_EQ(queue.Pop(absl::Seconds(1)), second);
+}
+
+TEST(AdmissionQueueTest, OnAdmittedRunsWithThePosition) {
+  AdmissionQueue queue(4, nullptr);
+  Outcome a, b;
+  ASSERT_TRUE(queue.Push(MakeJob(&a)).ok());
+  int seen = -1;
+  ASSERT_TRUE(
+      queue.Push(MakeJob(&b), [&](int position) { seen = position; }).ok());
+  EXPECT_EQ(seen, 1);
 }
 
 TEST(JobTest, FinishesExactlyOnce) {

@@ -1,0 +1,22 @@
+#ifndef DITSERVE_SERVER_STATUS_CONVERSION_H_
+#define DITSERVE_SERVER_STATUS_CONVERSION_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "grpcpp/support/status.h"
+
+namespace ditserve::server {
+
+// absl and gRPC share the canonical code numbers.
+inline grpc::Status ToGrpcStatus(const absl::Status& status) {
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+// "ok", "invalid_argument", ... for the requests_total{status} label.
+std::string StatusLabel(absl::StatusCode code);
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_STATUS_CONVERSION_H_
