@@ -180,8 +180,11 @@ absl::StatusOr<TensorInfo> ParseTensorInfo(const std::string& name,
     }
     uint64_t d = dim.get<uint64_t>();
     info.shape.push_back(static_cast<int64_t>(d));
-    if (d != 0 && numel > data_size / d) numel = data_size + 1;
-    numel = std::min<uint64_t>(numel * d, data_size + 1);
+    if (d != 0 && numel > data_size / d) {
+      numel = data_size + 1;  // Saturates: more than the file can hold.
+    } else {
+      numel *= d;
+    }
   }
   info.begin = (*offsets_it)[0].get<uint64_t>();
   info.end = (*offsets_it)[1].get<uint64_t>();
