@@ -1,0 +1,262 @@
+// ditctl: command-line client of a ditserve host.
+//
+//   ditctl generate "a red fox in snow" [-W 512 -H 512 --steps 8 --seed 1
+//                   -o fox.png]
+//   ditctl info
+//   ditctl health
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/optional.h"
+#include "clients/ditctl/error_messages.h"
+#include "clients/ditctl/progress_bar.h"
+#include "ditserve/v1/generation.grpc.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+ABSL_FLAG(std::string, server, "localhost:50051", "host:port of ditserve-host");
+ABSL_FLAG(double, timeout, 600, "seconds before the call is abandoned");
+ABSL_FLAG(absl::optional<int>, W, absl::nullopt, "image width in pixels");
+ABSL_FLAG(absl::optional<int>, H, absl::nullopt, "image height in pixels");
+ABSL_FLAG(absl::optional<int>, steps, absl::nullopt, "denoising steps");
+ABSL_FLAG(absl::optional<uint64_t>, seed, absl::nullopt,
+          "seed of the first image (image i uses seed + i)");
+ABSL_FLAG(absl::optional<float>, guidance, absl::nullopt, "guidance scale");
+ABSL_FLAG(absl::optional<int>, max_sequence_length, absl::nullopt,
+          "text encoder sequence length");
+ABSL_FLAG(std::vector<std::string>, negative, {},
+          "negative prompts, comma separated, one per prompt");
+ABSL_FLAG(std::string, format, "png", "png, rgb8 or latent");
+ABSL_FLAG(std::string, o, "out.png",
+          "output file; with several prompts, -0, -1, ... is added before "
+          "the extension");
+ABSL_FLAG(bool, validate_only, false,
+          "print the frozen config without generating");
+ABSL_FLAG(std::string, request_id, "", "request id for the server's logs");
+ABSL_FLAG(std::string, service, "", "service name for `health`");
+
+namespace ditserve::ditctl {
+namespace {
+
+constexpr int kMaxMessageBytes = 256 << 20;
+
+std::shared_ptr<grpc::Channel> Connect() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server),
+                                   grpc::InsecureChannelCredentials(), args);
+}
+
+void SetDeadline(grpc::ClientContext& context) {
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(static_cast<int64_t>(
+                           absl::GetFlag(FLAGS_timeout) * 1000)));
+}
+
+int Fail(const grpc::Status& status) {
+  std::cerr << "ditctl: " << DescribeError(status, absl::GetFlag(FLAGS_server))
+            << "\n";
+  return 1;
+}
+
+std::string ToJson(const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  if (!google::protobuf::util::MessageToJsonString(message, &json, options)
+           .ok()) {
+    return message.DebugString();
+  }
+  return json;
+}
+
+std::string OutputPath(const std::string& base, int index, int count) {
+  if (count == 1) return base;
+  const size_t dot = base.find_last_of('.');
+  const size_t slash = base.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return absl::StrCat(base, "-", index);
+  }
+  return absl::StrCat(base.substr(0, dot), "-", index, base.substr(dot));
+}
+
+bool ParseFormat(const std::string& name, v1::OutputFormat* format) {
+  if (name == "png") {
+    *format = v1::OUTPUT_FORMAT_PNG;
+  } else if (name == "rgb8") {
+    *format = v1::OUTPUT_FORMAT_RGB8;
+  } else if (name == "latent") {
+    *format = v1::OUTPUT_FORMAT_LATENT_F32;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+int Generate(const std::vector<std::string>& prompts) {
+  if (prompts.empty()) {
+    std::cerr << "ditctl: generate needs at least one prompt\n";
+    return 2;
+  }
+  v1::GenerateRequest request;
+  for (const std::string& prompt : prompts) request.add_prompt(prompt);
+  for (const std::string& negative : absl::GetFlag(FLAGS_negative)) {
+    request.add_negative_prompt(negative);
+  }
+  if (auto w = absl::GetFlag(FLAGS_W)) request.set_width(*w);
+  if (auto h = absl::GetFlag(FLAGS_H)) request.set_height(*h);
+  if (auto s = absl::GetFlag(FLAGS_steps)) request.set_num_inference_steps(*s);
+  if (auto s = absl::GetFlag(FLAGS_seed)) request.set_seed(*s);
+  if (auto g = absl::GetFlag(FLAGS_guidance)) request.set_guidance_scale(*g);
+  if (auto m = absl::GetFlag(FLAGS_max_sequence_length)) {
+    request.set_max_sequence_length(*m);
+  }
+  v1::OutputFormat format;
+  if (!ParseFormat(absl::GetFlag(FLAGS_format), &format)) {
+    std::cerr << "ditctl: --format " << absl::GetFlag(FLAGS_format)
+              << " is unknown; use png, rgb8 or latent\n";
+    return 2;
+  }
+  request.set_output_format(format);
+  request.set_validate_only(absl::GetFlag(FLAGS_validate_only));
+  request.set_request_id(absl::GetFlag(FLAGS_request_id));
+
+  auto stub = v1::Generation::NewStub(Connect());
+  grpc::ClientContext context;
+  SetDeadline(context);
+  auto reader = stub->GenerateStream(&context, request);
+  v1::GenerateStreamResponse message;
+  v1::GenerateResponse result;
+  std::vector<std::string> chunked;
+  bool progress_shown = false;
+  while (reader->Read(&message)) {
+    switch (message.event_case()) {
+      case v1::GenerateStreamResponse::kAccepted:
+        std::cerr << "accepted: request "
+                  << message.accepted().config().request_id()
+                  << ", queue position " << message.accepted().queue_position()
+                  << "\n";
+        break;
+      case v1::GenerateStreamResponse::kProgress:
+        std::cerr << "\r"
+                  << RenderProgress(message.progress().step(),
+                                    message.progress().total_steps(),
+                                    message.progress().elapsed_seconds())
+                  << std::flush;
+        progress_shown = true;
+        break;
+      case v1::GenerateStreamResponse::kImageChunk: {
+        const auto& chunk = message.image_chunk();
+        if (chunk.image_index() >= static_cast<int>(chunked.size())) {
+          chunked.resize(chunk.image_index() + 1);
+        }
+        std::string& data = chunked[chunk.image_index()];
+        data.resize(chunk.total_bytes());
+        data.replace(chunk.offset(), chunk.data().size(), chunk.data());
+        break;
+      }
+      case v1::GenerateStreamResponse::kResult:
+        result = message.result();
+        break;
+      default:
+        break;
+    }
+  }
+  if (progress_shown) std::cerr << "\n";
+  const grpc::Status status = reader->Finish();
+  if (!status.ok()) return Fail(status);
+  if (request.validate_only()) {
+    std::cout << ToJson(result.config()) << "\n";
+    return 0;
+  }
+  for (int i = 0; i < result.images_size(); ++i) {
+    const std::string& data =
+        result.images(i).data().empty() && i < static_cast<int>(chunked.size())
+            ? chunked[i]
+            : result.images(i).data();
+    const std::string path =
+        OutputPath(absl::GetFlag(FLAGS_o), i, result.images_size());
+    std::ofstream out(path, std::ios::binary);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!out) {
+      std::cerr << "ditctl: cannot write " << path << "\n";
+      return 1;
+    }
+    std::cout << path << " (" << result.images(i).width() << "x"
+              << result.images(i).height() << ", "
+              << result.images(i).mime_type() << ", seed "
+              << result.config().seeds(i) << ")\n";
+  }
+  for (const v1::StageTiming& timing : result.timings()) {
+    if (timing.rank() == 0) {
+      std::cerr << "  " << timing.stage() << ": " << timing.seconds() << " s\n";
+    }
+  }
+  return 0;
+}
+
+int Info() {
+  auto stub = v1::Generation::NewStub(Connect());
+  grpc::ClientContext context;
+  SetDeadline(context);
+  v1::ServerInfo info;
+  const grpc::Status status =
+      stub->GetServerInfo(&context, v1::GetServerInfoRequest(), &info);
+  if (!status.ok()) return Fail(status);
+  std::cout << ToJson(info) << "\n";
+  return 0;
+}
+
+int Health() {
+  auto stub = grpc::health::v1::Health::NewStub(Connect());
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(absl::GetFlag(FLAGS_service));
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = stub->Check(&context, request, &response);
+  if (!status.ok()) return Fail(status);
+  std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+                   response.status())
+            << "\n";
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING
+             ? 0
+             : 3;
+}
+
+}  // namespace
+}  // namespace ditserve::ditctl
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "ditctl <generate PROMPT... | info | health> [flags]\n"
+      "  generate  make one image per prompt (progress on stderr)\n"
+      "  info      print the served model, parallel config and defaults\n"
+      "  health    print SERVING / NOT_SERVING (exit 0 only when SERVING)");
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  if (args.size() < 2) {
+    std::cerr << absl::ProgramUsageMessage() << "\n";
+    return 2;
+  }
+  const std::string command = args[1];
+  if (command == "generate") {
+    return ditserve::ditctl::Generate(
+        std::vector<std::string>(args.begin() + 2, args.end()));
+  }
+  if (command == "info") return ditserve::ditctl::Info();
+  if (command == "health") return ditserve::ditctl::Health();
+  std::cerr << "ditctl: unknown command \"" << command
+            << "\"; use generate, info or health\n";
+  return 2;
+}
