@@ -1,0 +1,42 @@
+#ifndef DITSERVE_CORE_DIST_COLLECTIVE_H_
+#define DITSERVE_CORE_DIST_COLLECTIVE_H_
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace ditserve::dist {
+
+// Names the ranks (global numbering) that stopped answering; consulted only
+// after a collective failed.
+using LostRankFinder = std::function<std::vector<int>()>;
+
+// How one group's collectives are waited for and explained.
+struct CollectiveContext {
+  // "control", "world", "sp", ... for messages.
+  std::string group_name;
+  std::chrono::milliseconds timeout{30000};
+  // May be empty (then no rank is named).
+  LostRankFinder find_lost_ranks;
+};
+
+// Issues one collective through `start` and waits for it at most
+// context.timeout. Failures become a Status naming the operation and group:
+// UNAVAILABLE naming the lost rank(s) when find_lost_ranks reports any,
+// DEADLINE_EXCEEDED for a timeout with every rank alive, INTERNAL otherwise.
+absl::Status RunCollective(
+    absl::string_view operation, const CollectiveContext& context,
+    const std::function<c10::intrusive_ptr<c10d::Work>()>& start);
+
+// "rank 2" or "ranks 1, 3".
+std::string RankList(const std::vector<int>& ranks);
+
+}  // namespace ditserve::dist
+
+#endif  // DITSERVE_CORE_DIST_COLLECTIVE_H_

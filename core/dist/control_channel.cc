@@ -1,0 +1,271 @@
+#include "core/dist/control_channel.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/config/config_digest.h"
+
+namespace ditserve::dist {
+namespace {
+
+// Digest every rank reports for a payload it could not parse; no real
+// message digests to it in practice, and it never equals rank 0's, which
+// parses what it serialised itself.
+constexpr uint64_t kUnparsedDigest = 0;
+
+bool IsKnownKind(int64_t kind) {
+  return kind == v1::CONTROL_KIND_RUN || kind == v1::CONTROL_KIND_PING ||
+         kind == v1::CONTROL_KIND_SHUTDOWN;
+}
+
+const google::protobuf::MessageLite& BodyOf(const ControlMessage& message) {
+  switch (message.kind) {
+    case v1::CONTROL_KIND_RUN:
+      return message.run;
+    case v1::CONTROL_KIND_PING:
+      return message.ping;
+    default:
+      return message.shutdown;
+  }
+}
+
+google::protobuf::MessageLite& MutableBodyOf(ControlMessage& message) {
+  switch (message.kind) {
+    case v1::CONTROL_KIND_RUN:
+      return message.run;
+    case v1::CONTROL_KIND_PING:
+      return message.ping;
+    default:
+      return message.shutdown;
+  }
+}
+
+// What a mismatch message says about the message, e.g. `RunConfig
+// (request_id "r1", sequence 4)`.
+std::string Describe(const ControlMessage& message) {
+  std::string text = ControlKindName(message.kind);
+  if (message.kind == v1::CONTROL_KIND_RUN) {
+    absl::StrAppend(&text, " (request_id \"", message.run.config().request_id(),
+                    "\", sequence ", message.run.config().sequence_number(),
+                    ")");
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string ControlKindName(v1::ControlKind kind) {
+  switch (kind) {
+    case v1::CONTROL_KIND_RUN:
+      return "RunConfig";
+    case v1::CONTROL_KIND_PING:
+      return "Ping";
+    case v1::CONTROL_KIND_SHUTDOWN:
+      return "Shutdown";
+    default:
+      return absl::StrCat("control kind ", static_cast<int>(kind));
+  }
+}
+
+ControlChannel::ControlChannel(ProcessGroupPtr group, int rank, int world_size,
+                               LostRankFinder find_lost_ranks,
+                               ControlChannelOptions options)
+    : group_(std::move(group)),
+      rank_(rank),
+      world_size_(world_size),
+      collective_{.group_name = "control",
+                  .timeout = options.timeout,
+                  .find_lost_ranks = std::move(find_lost_ranks)},
+      options_(std::move(options)) {}
+
+absl::StatusOr<ControlMessage> ControlChannel::Send(
+    const ControlMessage& message) {
+  if (rank_ != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("rank ", rank_, " cannot send control messages; only "
+                     "rank 0 does"));
+  }
+  if (!IsKnownKind(message.kind)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot send ", ControlKindName(message.kind)));
+  }
+  return Exchange(&message);
+}
+
+absl::StatusOr<ControlMessage> ControlChannel::Receive() {
+  if (rank_ == 0) {
+    return absl::FailedPreconditionError(
+        "rank 0 sends control messages; it cannot receive them");
+  }
+  return Exchange(nullptr);
+}
+
+absl::StatusOr<ControlMessage> ControlChannel::Exchange(
+    const ControlMessage* outgoing) {
+  std::string payload;
+  at::Tensor header = at::zeros({2}, at::kLong);
+  if (outgoing != nullptr) {
+    payload = config::SerializeDeterministic(BodyOf(*outgoing));
+    header[0] = static_cast<int64_t>(outgoing->kind);
+    header[1] = static_cast<int64_t>(payload.size());
+  }
+  std::vector<at::Tensor> header_tensors = {header};
+  absl::Status status =
+      RunCollective("broadcast of a control frame header", collective_, [&] {
+        return group_->broadcast(header_tensors);
+      });
+  if (!status.ok()) return status;
+
+  const int64_t kind = header[0].item<int64_t>();
+  const int64_t length = header[1].item<int64_t>();
+  // Every rank sees the same header, so every rank refuses it alike and
+  // none is left waiting for the payload.
+  if (!IsKnownKind(kind)) {
+    return absl::InternalError(absl::StrCat(
+        "control frame header names unknown kind ", kind, " (length ",
+        length, ")"));
+  }
+  if (length < 0 || length > options_.max_message_bytes) {
+    return absl::InternalError(absl::StrCat(
+        "control frame for ", ControlKindName(static_cast<v1::ControlKind>(kind)),
+        " announces ", length, " bytes; expected 0..",
+        options_.max_message_bytes));
+  }
+
+  ControlMessage message;
+  message.kind = static_cast<v1::ControlKind>(kind);
+  if (length > 0) {
+    at::Tensor bytes = at::empty({length}, at::kByte);
+    if (outgoing != nullptr) {
+      std::memcpy(bytes.data_ptr<uint8_t>(), payload.data(), payload.size());
+    }
+    std::vector<at::Tensor> payload_tensors = {bytes};
+    status = RunCollective(
+        absl::StrCat("broadcast of a ", ControlKindName(message.kind),
+                     " payload of ", length, " bytes"),
+        collective_, [&] { return group_->broadcast(payload_tensors); });
+    if (!status.ok()) return status;
+    message.payload.assign(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()),
+                           static_cast<size_t>(length));
+  }
+
+  google::protobuf::MessageLite& body = MutableBodyOf(message);
+  if (body.ParseFromString(message.payload)) {
+    if (message.kind == v1::CONTROL_KIND_RUN &&
+        options_.alter_parsed_run_config) {
+      options_.alter_parsed_run_config(message.run);
+    }
+    message.digest = config::MessageDigest(body);
+  } else {
+    message.digest = kUnparsedDigest;
+  }
+  status = AgreeOnDigest(message);
+  if (!status.ok()) return status;
+  return message;
+}
+
+absl::Status ControlChannel::AgreeOnDigest(const ControlMessage& message) {
+  at::Tensor local = at::empty({1}, at::kLong);
+  local[0] = static_cast<int64_t>(message.digest);
+  std::vector<std::vector<at::Tensor>> gathered(1);
+  for (int rank = 0; rank < world_size_; ++rank) {
+    gathered[0].push_back(at::empty({1}, at::kLong));
+  }
+  std::vector<at::Tensor> inputs = {local};
+  absl::Status status = RunCollective(
+      absl::StrCat("digest all-gather after ", ControlKindName(message.kind)),
+      collective_, [&] { return group_->allgather(gathered, inputs); });
+  if (!status.ok()) return status;
+
+  std::vector<uint64_t> digests;
+  for (const at::Tensor& tensor : gathered[0]) {
+    digests.push_back(static_cast<uint64_t>(tensor.item<int64_t>()));
+  }
+  std::vector<std::string> mismatches;
+  for (int rank = 1; rank < world_size_; ++rank) {
+    if (digests[rank] == digests[0]) continue;
+    mismatches.push_back(absl::StrCat(
+        "rank ", rank,
+        digests[rank] == kUnparsedDigest ? " could not parse the payload"
+                                         : " parsed digest ",
+        digests[rank] == kUnparsedDigest ? ""
+                                         : config::DigestHex(digests[rank])));
+  }
+  if (mismatches.empty()) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(
+      "digest mismatch after broadcast of ", Describe(message), ": rank 0 sent ",
+      config::DigestHex(digests[0]), " but ", absl::StrJoin(mismatches, "; "),
+      " (reported on rank ", rank_, ")"));
+}
+
+absl::StatusOr<v1::StepDecision> ControlChannel::BroadcastStepDecision(
+    v1::StepDecision decision) {
+  at::Tensor value = at::empty({1}, at::kLong);
+  value[0] = static_cast<int64_t>(decision);
+  std::vector<at::Tensor> tensors = {value};
+  absl::Status status =
+      RunCollective("broadcast of a step decision", collective_,
+                    [&] { return group_->broadcast(tensors); });
+  if (!status.ok()) return status;
+  const int64_t received = value.item<int64_t>();
+  if (!v1::StepDecision_IsValid(static_cast<int>(received))) {
+    return absl::InternalError(
+        absl::StrCat("step decision ", received, " is not a StepDecision"));
+  }
+  return static_cast<v1::StepDecision>(received);
+}
+
+absl::StatusOr<std::vector<std::string>> ControlChannel::AllGatherBytes(
+    absl::string_view operation, const std::string& bytes) {
+  // Lengths first, so every rank can size the padded byte buffers.
+  at::Tensor length = at::empty({1}, at::kLong);
+  length[0] = static_cast<int64_t>(bytes.size());
+  std::vector<std::vector<at::Tensor>> lengths(1);
+  for (int rank = 0; rank < world_size_; ++rank) {
+    lengths[0].push_back(at::empty({1}, at::kLong));
+  }
+  std::vector<at::Tensor> length_input = {length};
+  absl::Status status = RunCollective(
+      absl::StrCat("length all-gather of ", operation), collective_,
+      [&] { return group_->allgather(lengths, length_input); });
+  if (!status.ok()) return status;
+  int64_t longest = 1;
+  for (const at::Tensor& tensor : lengths[0]) {
+    longest = std::max(longest, tensor.item<int64_t>());
+  }
+  if (longest > options_.max_message_bytes) {
+    return absl::InternalError(absl::StrCat(operation, " of ", longest,
+                                            " bytes exceeds the limit of ",
+                                            options_.max_message_bytes));
+  }
+
+  at::Tensor padded = at::zeros({longest}, at::kByte);
+  std::memcpy(padded.data_ptr<uint8_t>(), bytes.data(), bytes.size());
+  std::vector<std::vector<at::Tensor>> gathered(1);
+  for (int rank = 0; rank < world_size_; ++rank) {
+    gathered[0].push_back(at::empty({longest}, at::kByte));
+  }
+  std::vector<at::Tensor> input = {padded};
+  status = RunCollective(absl::StrCat("all-gather of ", operation),
+                         collective_,
+                         [&] { return group_->allgather(gathered, input); });
+  if (!status.ok()) return status;
+  std::vector<std::string> result;
+  for (int rank = 0; rank < world_size_; ++rank) {
+    result.emplace_back(
+        reinterpret_cast<const char*>(gathered[0][rank].data_ptr<uint8_t>()),
+        static_cast<size_t>(lengths[0][rank].item<int64_t>()));
+  }
+  return result;
+}
+
+}  // namespace ditserve::dist

@@ -1,0 +1,90 @@
+#ifndef DITSERVE_CORE_DIST_CONTROL_CHANNEL_H_
+#define DITSERVE_CORE_DIST_CONTROL_CHANNEL_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/dist/collective.h"
+#include "core/dist/process_group.h"
+#include "ditserve/v1/control.pb.h"
+
+namespace ditserve::dist {
+
+struct ControlChannelOptions {
+  // Longest wait of any one collective; idle ranks wait in a broadcast, so
+  // this must exceed the host's ping interval.
+  std::chrono::milliseconds timeout{30000};
+  // Frames announcing more bytes than this are refused on every rank.
+  int64_t max_message_bytes = int64_t{64} << 20;
+  // Test-only fault injection: when set, called with the RunConfig this rank
+  // parsed, before its digest is computed.
+  std::function<void(v1::RunConfig&)> alter_parsed_run_config;
+};
+
+// One control message as this rank parsed it.
+struct ControlMessage {
+  v1::ControlKind kind = v1::CONTROL_KIND_UNSPECIFIED;
+  // The body named by `kind`; the others stay empty.
+  v1::RunConfig run;
+  v1::Ping ping;
+  v1::Shutdown shutdown;
+  // The bytes rank 0 broadcast.
+  std::string payload;
+  // config::MessageDigest of the parsed body, equal on every rank.
+  uint64_t digest = 0;
+};
+
+// Rank 0 broadcasts framed control messages over the CPU control group: an
+// int64 tensor {kind, length}, then `length` bytes. Every rank, rank 0
+// included, parses the bytes, digests the parsed message and all-gathers the
+// digests, so each message either reaches every rank identically or fails on
+// every rank. Not thread-safe: one caller per rank at a time.
+class ControlChannel {
+ public:
+  // `group` spans all `world_size` ranks; `find_lost_ranks` names dead ranks
+  // after a failed collective (may be empty).
+  ControlChannel(ProcessGroupPtr group, int rank, int world_size,
+                 LostRankFinder find_lost_ranks,
+                 ControlChannelOptions options);
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+
+  // Rank 0: serialises `message` deterministically (its `kind` and the
+  // matching body) and sends it. Other ranks: Receive().
+  absl::StatusOr<ControlMessage> Send(const ControlMessage& message);
+  absl::StatusOr<ControlMessage> Receive();
+
+  // At a denoising-step boundary: every rank returns rank 0's `decision`
+  // (the value passed on other ranks is ignored).
+  absl::StatusOr<v1::StepDecision> BroadcastStepDecision(
+      v1::StepDecision decision);
+
+  // Every rank's `bytes`, indexed by rank; `operation` names it in errors.
+  absl::StatusOr<std::vector<std::string>> AllGatherBytes(
+      absl::string_view operation, const std::string& bytes);
+
+ private:
+  // Send (outgoing set, rank 0) or Receive (outgoing null).
+  absl::StatusOr<ControlMessage> Exchange(const ControlMessage* outgoing);
+  // All-gathers `digest` and fails on every rank if any differs from rank 0's.
+  absl::Status AgreeOnDigest(const ControlMessage& message);
+
+  ProcessGroupPtr group_;
+  int rank_;
+  int world_size_;
+  CollectiveContext collective_;
+  ControlChannelOptions options_;
+};
+
+// "RunConfig", "Ping", "Shutdown" (or the number of an unknown kind).
+std::string ControlKindName(v1::ControlKind kind);
+
+}  // namespace ditserve::dist
+
+#endif  // DITSERVE_CORE_DIST_CONTROL_CHANNEL_H_

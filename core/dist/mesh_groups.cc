@@ -1,0 +1,29 @@
+#include "core/dist/mesh_groups.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace ditserve::dist {
+
+absl::StatusOr<MeshGroups> MeshGroups::Create(const Mesh& mesh,
+                                              Rendezvous& rendezvous) {
+  const int rank = rendezvous.env().rank;
+  MeshGroups groups;
+  // Every rank walks the axes in the same order, so the members of a group
+  // are all forming that group at the same time.
+  for (Axis axis : kAllAxes) {
+    std::vector<int> members = mesh.GroupOf(axis, rank);
+    const std::string prefix =
+        absl::StrCat("mesh/", AxisName(axis), "/", members.front());
+    absl::StatusOr<ProcessGroupPtr> group = rendezvous.NewGlooGroup(
+        prefix, mesh.IndexInGroup(axis, rank), static_cast<int>(members.size()));
+    if (!group.ok()) return group.status();
+    groups.groups_[axis] = *group;
+    groups.ranks_[axis] = std::move(members);
+  }
+  return groups;
+}
+
+}  // namespace ditserve::dist

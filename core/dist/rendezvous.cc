@@ -1,0 +1,135 @@
+#include "core/dist/rendezvous.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef DITSERVE_WITH_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+
+namespace ditserve::dist {
+namespace {
+
+std::string FirstLine(const std::exception& error) {
+  std::string what = error.what();
+  return what.substr(0, what.find('\n'));
+}
+
+bool IsLoopback(const std::string& address) {
+  return address == "localhost" || absl::StartsWith(address, "127.") ||
+         address == "::1";
+}
+
+// Gloo binds each rank to one interface: GLOO_SOCKET_IFNAME as in PyTorch,
+// loopback when rank 0 is on loopback (one machine), else the address the
+// hostname resolves to.
+std::shared_ptr<::gloo::transport::Device> CreateGlooDevice(
+    const std::string& master_addr) {
+  const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
+  if (interface != nullptr && interface[0] != '\0') {
+    return c10d::ProcessGroupGloo::createDeviceForInterface(interface);
+  }
+  if (IsLoopback(master_addr)) {
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  }
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+c10::intrusive_ptr<c10d::Store> ConnectStore(const RankEnv& env,
+                                             bool is_server,
+                                             std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<std::uint16_t>(env.master_port);
+  store_options.isServer = is_server;
+  store_options.waitWorkers = false;
+  store_options.timeout = timeout;
+  return c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
+    const RankEnv& env, const RendezvousOptions& options) {
+  std::unique_ptr<Rendezvous> rendezvous(new Rendezvous(env, options));
+  const std::string where =
+      absl::StrCat(env.master_addr, ":", env.master_port);
+  try {
+    rendezvous->store_ =
+        ConnectStore(env, /*is_server=*/env.rank == 0, options.connect_timeout);
+  } catch (const std::exception& error) {
+    return absl::UnavailableError(absl::StrCat(
+        "rank ", env.rank, " could not ",
+        env.rank == 0 ? "serve" : "reach", " the store at MASTER_ADDR:PORT ",
+        where, " within ", options.connect_timeout.count(),
+        " ms: ", FirstLine(error)));
+  }
+  absl::StatusOr<ProcessGroupPtr> world =
+      rendezvous->NewGlooGroup("world", env.rank, env.world_size);
+  if (!world.ok()) return world.status();
+  rendezvous->world_ = *world;
+  absl::StatusOr<ProcessGroupPtr> control =
+      rendezvous->NewGlooGroup("control", env.rank, env.world_size);
+  if (!control.ok()) return control.status();
+  rendezvous->control_ = *control;
+  rendezvous->data_ = rendezvous->world_;
+#ifdef DITSERVE_WITH_NCCL
+  try {
+    auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+    nccl_options->timeout = options.collective_timeout;
+    rendezvous->data_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+        c10::make_intrusive<c10d::PrefixStore>("data", rendezvous->store_),
+        env.rank, env.world_size, nccl_options);
+  } catch (const std::exception& error) {
+    return absl::UnavailableError(
+        absl::StrCat("rank ", env.rank, " could not form the NCCL data group: ",
+                     FirstLine(error)));
+  }
+#endif
+  try {
+    // A connection of its own, so heartbeats never queue behind a collective's
+    // store traffic.
+    rendezvous->watchdog_ = std::make_unique<Watchdog>(
+        ConnectStore(env, /*is_server=*/false, options.connect_timeout),
+        env.rank, env.world_size, options.watchdog);
+  } catch (const std::exception& error) {
+    return absl::UnavailableError(
+        absl::StrCat("rank ", env.rank, " could not open the watchdog's store "
+                     "connection to ", where, ": ", FirstLine(error)));
+  }
+  spdlog::info("rank {}: joined a group of {} ranks via {}", env.rank,
+               env.world_size, where);
+  return rendezvous;
+}
+
+absl::StatusOr<ProcessGroupPtr> Rendezvous::NewGlooGroup(
+    absl::string_view prefix, int rank_in_group, int size) {
+  try {
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create(
+        options_.collective_timeout);
+    gloo_options->devices.push_back(CreateGlooDevice(env_.master_addr));
+    // Control messages and the gathers here are small; one thread per group
+    // keeps a rank's thread count low.
+    gloo_options->threads = 1;
+    return ProcessGroupPtr(c10::make_intrusive<c10d::ProcessGroupGloo>(
+        c10::make_intrusive<c10d::PrefixStore>(std::string(prefix), store_),
+        rank_in_group, size, gloo_options));
+  } catch (const std::exception& error) {
+    return absl::UnavailableError(absl::StrCat(
+        "rank ", env_.rank, " could not form the Gloo group \"", prefix,
+        "\" (rank ", rank_in_group, " of ", size, ") within ",
+        options_.connect_timeout.count(), " ms: ", FirstLine(error)));
+  }
+}
+
+}  // namespace ditserve::dist
