@@ -11,6 +11,9 @@ function(ditserve_add_gtest)
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY
                                                ${CMAKE_BINARY_DIR}/tests)
+  target_compile_definitions(${ARG_NAME} PRIVATE
+    DITSERVE_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data"
+    DITSERVE_BIN_DIR="${CMAKE_BINARY_DIR}/bin")
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} GTest::gtest
                                             GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${ARG_NAME}

@@ -1,0 +1,113 @@
+#include "core/config/checkpoint_spec.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ditserve::config {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string GoldenPipeline(const std::string& name) {
+  return std::string(DITSERVE_TEST_DATA_DIR) + "/golden/pipelines/" + name;
+}
+
+TEST(CheckpointSpecTest, FluxDevCountsBothBlockKindsAndThePacking) {
+  absl::StatusOr<ModelSpec> spec =
+      ReadCheckpointSpec(GoldenPipeline("flux_dev"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->family, ModelFamily::kFluxDev);
+  EXPECT_EQ(spec->num_layers, 3);  // 1 double-stream + 2 single-stream
+  EXPECT_EQ(spec->num_attention_heads, 2);
+  EXPECT_EQ(spec->patch_size, 2);
+  EXPECT_EQ(spec->latent_channels, 16);
+  EXPECT_EQ(spec->vae_scale_factor, 4);  // three VAE blocks
+}
+
+TEST(CheckpointSpecTest, FluxWithoutGuidanceEmbedsIsSchnell) {
+  absl::StatusOr<ModelSpec> spec =
+      ReadCheckpointSpec(GoldenPipeline("flux_schnell"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->family, ModelFamily::kFluxSchnell);
+}
+
+TEST(CheckpointSpecTest, Sd3AndPixArtSigmaAreDetected) {
+  absl::StatusOr<ModelSpec> sd3 = ReadCheckpointSpec(GoldenPipeline("sd3"));
+  ASSERT_TRUE(sd3.ok()) << sd3.status();
+  EXPECT_EQ(sd3->family, ModelFamily::kSd3Medium);
+  EXPECT_EQ(sd3->num_layers, 2);
+  EXPECT_EQ(sd3->patch_size, 2);
+  absl::StatusOr<ModelSpec> pixart =
+      ReadCheckpointSpec(GoldenPipeline("pixart_sigma"));
+  ASSERT_TRUE(pixart.ok()) << pixart.status();
+  EXPECT_EQ(pixart->family, ModelFamily::kPixArtSigma);
+  EXPECT_EQ(pixart->latent_channels, 4);
+}
+
+class BrokenCheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ditserve_spec_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_ / "transformer");
+    std::filesystem::create_directories(dir_ / "vae");
+    Write("model_index.json", R"({"_class_name": "StableDiffusion3Pipeline"})");
+    Write("transformer/config.json",
+          R"({"num_layers": 2, "num_attention_heads": 2, "patch_size": 2})");
+    Write("vae/config.json",
+          R"({"latent_channels": 16, "block_out_channels": [8, 8, 8, 8]})");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(BrokenCheckpointTest, WellFormedFolderIsRead) {
+  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->vae_scale_factor, 8);
+}
+
+TEST_F(BrokenCheckpointTest, MissingFileIsNamed) {
+  std::filesystem::remove(dir_ / "vae/config.json");
+  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(spec.status().message(), HasSubstr("vae/config.json"));
+}
+
+TEST_F(BrokenCheckpointTest, UnknownPipelineIsNamed) {
+  Write("model_index.json", R"({"_class_name": "KandinskyPipeline"})");
+  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(), HasSubstr("\"KandinskyPipeline\""));
+}
+
+TEST_F(BrokenCheckpointTest, BadJsonIsNamed) {
+  Write("transformer/config.json", "{not json");
+  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("transformer/config.json is not a JSON object"));
+}
+
+TEST_F(BrokenCheckpointTest, NonPositiveDimensionIsNamed) {
+  Write("transformer/config.json",
+        R"({"num_layers": 0, "num_attention_heads": 2, "patch_size": 2})");
+  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("\"num_layers\" must be a positive integer, got 0"));
+}
+
+}  // namespace
+}  // namespace ditserve::config
