@@ -11,7 +11,7 @@ packages=(
   libtorch-dev libopenblas0-pthread
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
-  libsentencepiece-dev sentencepiece libpng-dev libre2-dev
+  libsentencepiece-dev sentencepiece libpng-dev libre2-dev libicu-dev
   libgtest-dev libgmock-dev
   # end-to-end tests: a real Prometheus and a real gRPC reflection client (Node.js)
   prometheus curl
