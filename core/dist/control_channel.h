@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/dist/collective.h"
@@ -35,15 +36,20 @@ struct ControlMessage {
   v1::Shutdown shutdown;
   // The bytes rank 0 broadcast.
   std::string payload;
-  // config::MessageDigest of the parsed body, equal on every rank.
+  // config::MessageDigest of the body as this rank parsed it.
   uint64_t digest = 0;
+  // OK when every rank parsed a body with rank 0's digest; otherwise
+  // INTERNAL naming the differing ranks and digests, identical on every
+  // rank. The group stays usable either way.
+  absl::Status agreement;
 };
 
 // Rank 0 broadcasts framed control messages over the CPU control group: an
 // int64 tensor {kind, length}, then `length` bytes. Every rank, rank 0
 // included, parses the bytes, digests the parsed message and all-gathers the
-// digests, so each message either reaches every rank identically or fails on
-// every rank. Not thread-safe: one caller per rank at a time.
+// digests, so every rank learns whether all ranks hold the same message
+// before any tensor collective runs. Not thread-safe: one caller per rank at
+// a time.
 class ControlChannel {
  public:
   // `group` spans all `world_size` ranks; `find_lost_ranks` names dead ranks
@@ -56,7 +62,9 @@ class ControlChannel {
   int world_size() const { return world_size_; }
 
   // Rank 0: serialises `message` deterministically (its `kind` and the
-  // matching body) and sends it. Other ranks: Receive().
+  // matching body) and sends it. Other ranks: Receive(). Errors mean the
+  // group is broken (a lost rank, a timeout, a malformed frame); a digest
+  // mismatch is reported in ControlMessage::agreement instead.
   absl::StatusOr<ControlMessage> Send(const ControlMessage& message);
   absl::StatusOr<ControlMessage> Receive();
 
@@ -72,8 +80,9 @@ class ControlChannel {
  private:
   // Send (outgoing set, rank 0) or Receive (outgoing null).
   absl::StatusOr<ControlMessage> Exchange(const ControlMessage* outgoing);
-  // All-gathers `digest` and fails on every rank if any differs from rank 0's.
-  absl::Status AgreeOnDigest(const ControlMessage& message);
+  // All-gathers the digests into message.agreement; fails only when the
+  // all-gather does.
+  absl::Status AgreeOnDigest(ControlMessage& message);
 
   ProcessGroupPtr group_;
   int rank_;

@@ -1,0 +1,107 @@
+#include "core/engine/buffer_plan.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ditserve::engine {
+
+const BufferSpec* BufferPlan::Find(absl::string_view name) const {
+  for (const BufferSpec& buffer : buffers) {
+    if (buffer.name == name) return &buffer;
+  }
+  return nullptr;
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
+                                       const dist::MeshCoordinates& coordinates,
+                                       const ModelDimensions& dimensions) {
+  const v1::DerivedShapes& shapes = config.shapes();
+  const v1::ParallelConfig& parallel = config.parallel();
+  if (dimensions.hidden_size <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model hidden_size ", dimensions.hidden_size, " must be positive"));
+  }
+  if (shapes.dp_group_prompt_offsets_size() != parallel.dp_degree() + 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shapes.dp_group_prompt_offsets has ",
+        shapes.dp_group_prompt_offsets_size(), " entries; dp_degree ",
+        parallel.dp_degree(), " needs ", parallel.dp_degree() + 1));
+  }
+  const int64_t positive[] = {shapes.max_batch_per_dp_group(),
+                              shapes.branches_per_cfg_rank(),
+                              shapes.shard_tokens(),
+                              shapes.latent_channels(),
+                              shapes.latent_height(),
+                              shapes.latent_width()};
+  const char* names[] = {"max_batch_per_dp_group", "branches_per_cfg_rank",
+                         "shard_tokens",           "latent_channels",
+                         "latent_height",          "latent_width"};
+  for (int i = 0; i < 6; ++i) {
+    if (positive[i] <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shapes.", names[i], " ", positive[i], " must be positive"));
+    }
+  }
+
+  const int64_t rows = int64_t{shapes.max_batch_per_dp_group()} *
+                       shapes.branches_per_cfg_rank();
+  const int64_t sp =
+      int64_t{parallel.ring_degree()} * parallel.ulysses_degree();
+  const std::string rows_by = absl::StrCat(
+      "shapes.max_batch_per_dp_group ", shapes.max_batch_per_dp_group(),
+      " × shapes.branches_per_cfg_rank ", shapes.branches_per_cfg_rank());
+  const std::string tokens_by = absl::StrCat(
+      "shapes.shard_tokens ", shapes.shard_tokens(), " (from height ",
+      config.height(), ", width ", config.width(), ", max_sequence_length ",
+      config.max_sequence_length(), ", ring ", parallel.ring_degree(),
+      " × ulysses ", parallel.ulysses_degree(), ")");
+  const std::string hidden_by =
+      absl::StrCat("model hidden_size ", dimensions.hidden_size);
+  const std::string latent_by = absl::StrCat(
+      "shapes.latent_channels ", shapes.latent_channels(),
+      ", shapes.latent_height ", shapes.latent_height(),
+      ", shapes.latent_width ", shapes.latent_width(), " (from height ",
+      config.height(), ", width ", config.width(), ")");
+
+  BufferPlan plan;
+  plan.buffers.push_back(
+      {std::string(kSequenceShard),
+       {rows, shapes.shard_tokens(), dimensions.hidden_size},
+       absl::StrCat(rows_by, "; ", tokens_by, "; ", hidden_by)});
+  plan.buffers.push_back(
+      {std::string(kSequenceGather),
+       {sp, rows, shapes.shard_tokens(), dimensions.hidden_size},
+       absl::StrCat("ring ", parallel.ring_degree(), " × ulysses ",
+                    parallel.ulysses_degree(), "; ", rows_by, "; ", tokens_by,
+                    "; ", hidden_by)});
+  const bool is_rank_zero = coordinates == dist::MeshCoordinates{};
+  if (is_rank_zero) {
+    plan.buffers.push_back(
+        {std::string(kDpLatentsGather),
+         {parallel.dp_degree(), shapes.max_batch_per_dp_group(),
+          shapes.latent_channels(), shapes.latent_height(),
+          shapes.latent_width()},
+         absl::StrCat("dp_degree ", parallel.dp_degree(), "; ",
+                      "shapes.max_batch_per_dp_group ",
+                      shapes.max_batch_per_dp_group(), "; ", latent_by)});
+    const int prompts = shapes.dp_group_prompt_offsets(parallel.dp_degree());
+    plan.buffers.push_back(
+        {std::string(kOutputLatents),
+         {prompts, shapes.latent_channels(), shapes.latent_height(),
+          shapes.latent_width()},
+         absl::StrCat("shapes.dp_group_prompt_offsets last entry ", prompts,
+                      "; ", latent_by)});
+  }
+  return plan;
+}
+
+}  // namespace ditserve::engine

@@ -1,0 +1,66 @@
+#ifndef DITSERVE_CORE_ENGINE_BUFFER_PLAN_H_
+#define DITSERVE_CORE_ENGINE_BUFFER_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/dist/mesh.h"
+#include "ditserve/v1/input_config.pb.h"
+
+namespace ditserve::engine {
+
+// Buffer names, shared by the plan and the pipelines that receive into them.
+// Sequence-parallel shard: [rows, shard_tokens, hidden] with rows =
+// max_batch_per_dp_group × branches_per_cfg_rank.
+inline constexpr absl::string_view kSequenceShard = "sequence_shard";
+// The sp group's shards gathered on every sp rank: [sp, rows, shard_tokens,
+// hidden].
+inline constexpr absl::string_view kSequenceGather = "sequence_gather";
+// Rank 0 only: each dp group's latents, [dp, max_batch_per_dp_group,
+// channels, latent_height, latent_width].
+inline constexpr absl::string_view kDpLatentsGather = "dp_latents_gather";
+// Rank 0 only: the final latents of every prompt in request order,
+// [prompts, channels, latent_height, latent_width].
+inline constexpr absl::string_view kOutputLatents = "output_latents";
+
+// Model dimensions that size buffers but are not part of the config (they
+// are fixed by the loaded checkpoint).
+struct ModelDimensions {
+  // Width of the transformer's hidden states.
+  int hidden_size = 0;
+};
+
+// One buffer a rank receives into.
+struct BufferSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  // The config fields (with their values) that determined `shape`, for
+  // error messages.
+  std::string sized_by;
+};
+
+// Every receive buffer of one rank for one shape key.
+struct BufferPlan {
+  std::vector<BufferSpec> buffers;
+
+  // nullptr when this rank has no buffer of that name.
+  const BufferSpec* Find(absl::string_view name) const;
+};
+
+// The plan of the rank at `coordinates`: a pure function of its arguments.
+// INVALID_ARGUMENT when the config's derived shapes are inconsistent with
+// the mesh (e.g. a dp offset table of the wrong length) or a dimension is
+// not positive.
+absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
+                                       const dist::MeshCoordinates& coordinates,
+                                       const ModelDimensions& dimensions);
+
+// "[2, 144, 8]".
+std::string ShapeString(const std::vector<int64_t>& shape);
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_BUFFER_PLAN_H_

@@ -1,0 +1,158 @@
+#include "core/engine/engine.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace ditserve::engine {
+namespace {
+
+// Empty when `config` runs on `mesh`, else what differs.
+std::string MeshMismatch(const v1::ParallelConfig& parallel,
+                         const dist::Mesh& mesh) {
+  std::vector<std::string> differing;
+  const std::pair<const char*, std::pair<int, int>> degrees[] = {
+      {"world_size", {parallel.world_size(), mesh.world_size()}},
+      {"dp_degree", {parallel.dp_degree(), mesh.Degree(dist::Axis::kDp)}},
+      {"cfg_degree", {parallel.cfg_degree(), mesh.Degree(dist::Axis::kCfg)}},
+      {"pipefusion_degree",
+       {parallel.pipefusion_degree(), mesh.Degree(dist::Axis::kPp)}},
+      {"ring_degree", {parallel.ring_degree(), mesh.Degree(dist::Axis::kRing)}},
+      {"ulysses_degree",
+       {parallel.ulysses_degree(), mesh.Degree(dist::Axis::kUlysses)}},
+  };
+  for (const auto& [name, values] : degrees) {
+    if (values.first != values.second) {
+      differing.push_back(absl::StrCat("parallel.", name, " ", values.first,
+                                       " (mesh ", values.second, ")"));
+    }
+  }
+  return absl::StrJoin(differing, ", ");
+}
+
+}  // namespace
+
+Engine::Engine(int rank, const dist::Mesh& mesh,
+               const dist::MeshGroups& groups, dist::ControlChannel& channel,
+               dist::LostRankFinder find_lost_ranks, Pipeline& pipeline,
+               EngineOptions options)
+    : rank_(rank),
+      mesh_(mesh),
+      groups_(groups),
+      channel_(channel),
+      find_lost_ranks_(std::move(find_lost_ranks)),
+      pipeline_(pipeline),
+      options_(std::move(options)) {}
+
+const BufferPlan* Engine::plan() const {
+  return buffers_.has_value() ? &buffers_->plan() : nullptr;
+}
+
+absl::Status Engine::Prepare(const v1::InputConfig& config,
+                             StageTimings& timings) {
+  ScopedStageTimer timer(timings, Stage::kPrepare);
+  const std::string mismatch = MeshMismatch(config.parallel(), mesh_);
+  if (!mismatch.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("config ", config.request_id(),
+                     " was frozen for another mesh: ", mismatch));
+  }
+  ShapeKey key = ShapeKey::Of(config);
+  if (prepared_key_.has_value() && *prepared_key_ == key) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(config, mesh_.CoordinatesOf(rank_), options_.dimensions);
+  if (!plan.ok()) return plan.status();
+  // Drop the old buffers first so peak memory is one plan, not two.
+  buffers_.reset();
+  prepared_key_.reset();
+  absl::StatusOr<ReceiveBuffers> buffers =
+      ReceiveBuffers::Allocate(*plan, options_.tensor_options);
+  if (!buffers.ok()) return buffers.status();
+  buffers_ = std::move(*buffers);
+  prepared_key_ = std::move(key);
+  ++allocations_;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
+                                       RunObserver* observer,
+                                       StageTimings& timings) {
+  if (!prepared_key_.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "config ", config.request_id(), " run before any Prepare"));
+  }
+  const std::vector<std::string> differing =
+      prepared_key_->DifferingFields(ShapeKey::Of(config));
+  if (!differing.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "config ", config.request_id(),
+        " does not match the prepared shapes (prepared → requested): ",
+        absl::StrJoin(differing, ", ")));
+  }
+  PipelineContext context{
+      .config = config,
+      .rank = rank_,
+      .mesh = mesh_,
+      .groups = groups_,
+      .buffers = *buffers_,
+      .step_boundary =
+          [this, &config, observer](int step) {
+            return StepBoundary(config, observer, step);
+          },
+      .timings = timings,
+      .collective_on =
+          [this](dist::Axis axis) {
+            return dist::CollectiveContext{
+                .group_name = std::string(dist::AxisName(axis)),
+                .timeout = options_.collective_timeout,
+                .find_lost_ranks = find_lost_ranks_};
+          },
+  };
+  return pipeline_.Run(context);
+}
+
+absl::Status Engine::StepBoundary(const v1::InputConfig& config,
+                                  RunObserver* observer, int step) {
+  const int steps = config.num_inference_steps();
+  v1::StepDecision decision = v1::STEP_DECISION_CONTINUE;
+  if (rank_ == 0) {
+    if (observer != nullptr) decision = observer->DecideAfterStep(step, steps);
+    if (decision == v1::STEP_DECISION_CONTINUE &&
+        config.deadline_unix_micros() != 0 &&
+        absl::ToUnixMicros(absl::Now()) >= config.deadline_unix_micros()) {
+      decision = v1::STEP_DECISION_DEADLINE;
+    }
+  }
+  absl::StatusOr<v1::StepDecision> agreed =
+      channel_.BroadcastStepDecision(decision);
+  if (!agreed.ok()) return agreed.status();
+  const std::string where =
+      absl::StrCat("request ", config.request_id(), " after step ", step + 1,
+                   " of ", steps);
+  switch (*agreed) {
+    case v1::STEP_DECISION_CONTINUE:
+      return absl::OkStatus();
+    case v1::STEP_DECISION_CANCEL:
+      return absl::CancelledError(
+          absl::StrCat("client cancelled ", where));
+    case v1::STEP_DECISION_DEADLINE:
+      return absl::DeadlineExceededError(
+          absl::StrCat("deadline passed for ", where));
+    case v1::STEP_DECISION_ABORT:
+      return absl::UnavailableError(
+          absl::StrCat("host shutting down; stopped ", where));
+    default:
+      return absl::InternalError(absl::StrCat(
+          "unknown step decision ", static_cast<int>(*agreed), " for ", where));
+  }
+}
+
+}  // namespace ditserve::engine

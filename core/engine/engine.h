@@ -1,0 +1,91 @@
+#ifndef DITSERVE_CORE_ENGINE_ENGINE_H_
+#define DITSERVE_CORE_ENGINE_ENGINE_H_
+
+#include <chrono>
+#include <optional>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/TensorOptions.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/dist/collective.h"
+#include "core/dist/control_channel.h"
+#include "core/dist/mesh.h"
+#include "core/dist/mesh_groups.h"
+#include "core/engine/buffer_plan.h"
+#include "core/engine/pipeline.h"
+#include "core/engine/receive_buffers.h"
+#include "core/engine/shape_key.h"
+#include "core/engine/stage_timings.h"
+#include "ditserve/v1/control.pb.h"
+#include "ditserve/v1/input_config.pb.h"
+
+namespace ditserve::engine {
+
+// Watches one request on rank 0; the server implements it.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  // Asked on rank 0 after each denoising step (0-based) of `steps`; its
+  // answer is broadcast to every rank. CONTINUE, CANCEL (client cancelled)
+  // or ABORT (host stopping); the engine itself adds DEADLINE.
+  virtual v1::StepDecision DecideAfterStep(int step, int steps) = 0;
+};
+
+struct EngineOptions {
+  ModelDimensions dimensions;
+  // dtype and device of the receive buffers.
+  c10::TensorOptions tensor_options;
+  // Longest wait of a data-plane collective.
+  std::chrono::milliseconds collective_timeout{30000};
+};
+
+// Runs frozen configs on one rank. Prepare sizes the receive buffers from
+// the config (reallocating only when its shape key changes); Run refuses a
+// config whose shape key differs from the prepared one. Every rank calls
+// both with the same config. Not thread-safe.
+class Engine {
+ public:
+  Engine(int rank, const dist::Mesh& mesh, const dist::MeshGroups& groups,
+         dist::ControlChannel& channel, dist::LostRankFinder find_lost_ranks,
+         Pipeline& pipeline, EngineOptions options);
+
+  // FAILED_PRECONDITION when the config's parallel degrees are not this
+  // mesh's; INVALID_ARGUMENT from PlanBuffers; RESOURCE_EXHAUSTED when
+  // allocation fails.
+  absl::Status Prepare(const v1::InputConfig& config, StageTimings& timings);
+
+  // FAILED_PRECONDITION (listing the differing fields) when `config` was not
+  // the prepared shape; CANCELLED / DEADLINE_EXCEEDED / UNAVAILABLE when rank
+  // 0 stopped the run at a step boundary; otherwise the pipeline's result.
+  // `observer` is used on rank 0 only and may be null.
+  absl::StatusOr<at::Tensor> Run(const v1::InputConfig& config,
+                                 RunObserver* observer, StageTimings& timings);
+
+  // The prepared plan; nullptr before the first successful Prepare.
+  const BufferPlan* plan() const;
+  // How many times buffers were (re)allocated.
+  int allocations() const { return allocations_; }
+
+ private:
+  // Rank 0's decision after `step`, broadcast; the Status all ranks stop
+  // with, or OK to continue.
+  absl::Status StepBoundary(const v1::InputConfig& config,
+                            RunObserver* observer, int step);
+
+  const int rank_;
+  const dist::Mesh& mesh_;
+  const dist::MeshGroups& groups_;
+  dist::ControlChannel& channel_;
+  dist::LostRankFinder find_lost_ranks_;
+  Pipeline& pipeline_;
+  EngineOptions options_;
+  std::optional<ShapeKey> prepared_key_;
+  std::optional<ReceiveBuffers> buffers_;
+  int allocations_ = 0;
+};
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_ENGINE_H_

@@ -1,0 +1,52 @@
+#ifndef DITSERVE_CORE_ENGINE_PIPELINE_H_
+#define DITSERVE_CORE_ENGINE_PIPELINE_H_
+
+#include <chrono>
+#include <functional>
+
+#include <ATen/core/Tensor.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/dist/collective.h"
+#include "core/dist/mesh.h"
+#include "core/dist/mesh_groups.h"
+#include "core/engine/receive_buffers.h"
+#include "core/engine/stage_timings.h"
+#include "ditserve/v1/input_config.pb.h"
+
+namespace ditserve::engine {
+
+// Everything one run of a pipeline may use on one rank.
+struct PipelineContext {
+  // The frozen config, identical on every rank.
+  const v1::InputConfig& config;
+  int rank;
+  const dist::Mesh& mesh;
+  const dist::MeshGroups& groups;
+  // Sized by the plan of `config`; receive only through ForIncoming.
+  ReceiveBuffers& buffers;
+  // Call after each denoising step (0-based) on every rank: it broadcasts
+  // rank 0's continue/cancel decision. Stop and return its error when it is
+  // not OK (CANCELLED, DEADLINE_EXCEEDED, UNAVAILABLE), so all ranks stop at
+  // the same step.
+  std::function<absl::Status(int step)> step_boundary;
+  StageTimings& timings;
+  // How to wait for and explain a collective on the `axis` group.
+  std::function<dist::CollectiveContext(dist::Axis axis)> collective_on;
+};
+
+// What a model family implements: run one frozen config on this rank.
+class Pipeline {
+ public:
+  virtual ~Pipeline() = default;
+
+  // Returns the gathered output on rank 0 (for now the final latents,
+  // [prompts, channels, latent_height, latent_width]) and an undefined
+  // tensor on other ranks.
+  virtual absl::StatusOr<at::Tensor> Run(PipelineContext& context) = 0;
+};
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_PIPELINE_H_

@@ -1,0 +1,166 @@
+#include "core/engine/rank_loop.h"
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "core/config/config_digest.h"
+#include "core/engine/rank_report.h"
+#include "spdlog/spdlog.h"
+
+namespace ditserve::engine {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+}  // namespace
+
+RankLoop::RankLoop(dist::ControlChannel& channel, Engine& engine,
+                   RankLoopOptions options)
+    : channel_(channel), engine_(engine), options_(std::move(options)) {}
+
+absl::Status RankLoop::Run(JobQueue* queue) {
+  if (channel_.rank() == 0) {
+    if (queue == nullptr) {
+      return absl::InvalidArgumentError("rank 0's rank loop needs a job queue");
+    }
+    absl::Status status = RunHost(*queue);
+    if (!status.ok()) {
+      queue->Close(absl::StrCat("the group broke: ", status.message()));
+      for (Job& job : queue->TakeAll()) {
+        RequestOutcome outcome;
+        outcome.config = std::move(job.config);
+        outcome.status = status;
+        job.done(outcome);
+      }
+    }
+    return status;
+  }
+  return RunWorker();
+}
+
+absl::Status RankLoop::RunHost(JobQueue& queue) {
+  while (true) {
+    JobQueue::Popped popped = queue.Pop(absl::FromChrono(options_.ping_interval));
+    if (popped.closed) {
+      dist::ControlMessage shutdown;
+      shutdown.kind = v1::CONTROL_KIND_SHUTDOWN;
+      shutdown.shutdown.set_reason(queue.close_reason());
+      absl::StatusOr<dist::ControlMessage> sent = channel_.Send(shutdown);
+      if (!sent.ok()) return sent.status();
+      spdlog::info("rank 0: group shut down: {}", queue.close_reason());
+      return absl::OkStatus();
+    }
+    if (!popped.job.has_value()) {
+      dist::ControlMessage ping;
+      ping.kind = v1::CONTROL_KIND_PING;
+      ping.ping.set_sequence(++ping_sequence_);
+      ping.ping.set_sent_unix_micros(absl::ToUnixMicros(absl::Now()));
+      absl::StatusOr<dist::ControlMessage> sent = channel_.Send(ping);
+      if (!sent.ok()) return sent.status();
+      continue;
+    }
+
+    Job job = std::move(*popped.job);
+    StageTimings timings;
+    timings.Add(Stage::kQueue, SecondsSince(job.enqueued));
+    dist::ControlMessage run;
+    run.kind = v1::CONTROL_KIND_RUN;
+    *run.run.mutable_config() = job.config;
+    absl::StatusOr<dist::ControlMessage> sent;
+    {
+      ScopedStageTimer timer(timings, Stage::kBroadcast);
+      sent = channel_.Send(run);
+    }
+    // Serve adds the time from Prepare to the report; rank 0's total also
+    // covers the wait in the queue and the broadcast.
+    timings.Add(Stage::kTotal, timings.seconds(Stage::kQueue) +
+                                   timings.seconds(Stage::kBroadcast));
+    RequestOutcome outcome;
+    absl::Status group = sent.status();
+    if (group.ok()) group = Serve(*sent, job.observer, timings, outcome);
+    if (!group.ok()) {
+      outcome.config = std::move(job.config);
+      outcome.status = group;
+      job.done(outcome);
+      return group;
+    }
+    job.done(outcome);
+  }
+}
+
+absl::Status RankLoop::RunWorker() {
+  while (true) {
+    absl::StatusOr<dist::ControlMessage> message = channel_.Receive();
+    if (!message.ok()) return message.status();
+    switch (message->kind) {
+      case v1::CONTROL_KIND_PING:
+        break;
+      case v1::CONTROL_KIND_SHUTDOWN:
+        spdlog::info("rank {}: shutting down: {}", channel_.rank(),
+                     message->shutdown.reason());
+        return absl::OkStatus();
+      case v1::CONTROL_KIND_RUN: {
+        StageTimings timings;
+        RequestOutcome outcome;
+        absl::Status group = Serve(*message, nullptr, timings, outcome);
+        if (!group.ok()) return group;
+        break;
+      }
+      default:
+        return absl::InternalError(absl::StrCat(
+            "rank ", channel_.rank(), " received ",
+            dist::ControlKindName(message->kind), " it cannot handle"));
+    }
+  }
+}
+
+absl::Status RankLoop::Serve(const dist::ControlMessage& message,
+                             RunObserver* observer, StageTimings& timings,
+                             RequestOutcome& outcome) {
+  const auto started = std::chrono::steady_clock::now();
+  const v1::InputConfig& config = message.run.config();
+  outcome.config = config;
+  outcome.payload_digest = config::StableDigest(message.payload);
+  outcome.digest = message.digest;
+  if (!message.agreement.ok()) {
+    // Every rank saw the same mismatch; no tensor collective has run.
+    outcome.status = message.agreement;
+    spdlog::error("rank {}: request {} refused: {}", channel_.rank(),
+                  config.request_id(), std::string(message.agreement.message()));
+  } else {
+    absl::Status status = engine_.Prepare(config, timings);
+    if (status.ok()) {
+      absl::StatusOr<at::Tensor> output =
+          engine_.Run(config, observer, timings);
+      status = output.status();
+      if (output.ok()) outcome.output = *std::move(output);
+    }
+    timings.Add(Stage::kTotal, SecondsSince(started));
+    absl::StatusOr<std::vector<std::string>> reports = channel_.AllGatherBytes(
+        absl::StrCat("rank reports of request ", config.request_id()),
+        SerializeRankReport({status, timings}));
+    if (!reports.ok()) return reports.status();
+    std::vector<RankReport> parsed;
+    for (const std::string& text : *reports) {
+      absl::StatusOr<RankReport> report = ParseRankReport(text);
+      if (!report.ok()) return report.status();
+      parsed.push_back(std::move(*report));
+      outcome.rank_timings.push_back(parsed.back().timings);
+    }
+    outcome.status = CombineRankStatuses(parsed);
+    if (!outcome.status.ok()) outcome.output = at::Tensor();
+  }
+  if (options_.on_outcome) options_.on_outcome(outcome);
+  return absl::OkStatus();
+}
+
+}  // namespace ditserve::engine

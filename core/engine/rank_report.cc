@@ -1,0 +1,76 @@
+#include "core/engine/rank_report.h"
+
+#include <exception>
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/dist/collective.h"
+#include "nlohmann/json.hpp"
+
+namespace ditserve::engine {
+
+std::string SerializeRankReport(const RankReport& report) {
+  nlohmann::json json;
+  json["code"] = static_cast<int>(report.status.code());
+  json["message"] = std::string(report.status.message());
+  nlohmann::json seconds = nlohmann::json::object();
+  for (Stage stage : kAllStages) {
+    seconds[std::string(StageName(stage))] = report.timings.seconds(stage);
+  }
+  json["seconds"] = std::move(seconds);
+  return json.dump();
+}
+
+absl::StatusOr<RankReport> ParseRankReport(absl::string_view text) {
+  try {
+    const nlohmann::json json =
+        nlohmann::json::parse(text.begin(), text.end());
+    RankReport report;
+    report.status = absl::Status(
+        static_cast<absl::StatusCode>(json.at("code").get<int>()),
+        json.at("message").get<std::string>());
+    const nlohmann::json& seconds = json.at("seconds");
+    for (Stage stage : kAllStages) {
+      report.timings.Add(
+          stage, seconds.at(std::string(StageName(stage))).get<double>());
+    }
+    return report;
+  } catch (const std::exception& error) {
+    return absl::InternalError(absl::StrCat("malformed rank report \"",
+                                            text.substr(0, 200),
+                                            "\": ", error.what()));
+  }
+}
+
+absl::Status CombineRankStatuses(const std::vector<RankReport>& reports) {
+  absl::StatusCode code = absl::StatusCode::kOk;
+  // Failing ranks per distinct error, in order of the lowest rank.
+  std::vector<std::pair<std::string, std::vector<int>>> errors;
+  for (int rank = 0; rank < static_cast<int>(reports.size()); ++rank) {
+    const absl::Status& status = reports[rank].status;
+    if (status.ok()) continue;
+    if (code == absl::StatusCode::kOk) code = status.code();
+    const std::string error = status.ToString();
+    auto same = std::find_if(errors.begin(), errors.end(),
+                             [&](const auto& entry) {
+                               return entry.first == error;
+                             });
+    if (same == errors.end()) {
+      errors.push_back({error, {rank}});
+    } else {
+      same->second.push_back(rank);
+    }
+  }
+  if (code == absl::StatusCode::kOk) return absl::OkStatus();
+  std::vector<std::string> parts;
+  for (const auto& [error, ranks] : errors) {
+    parts.push_back(absl::StrCat(dist::RankList(ranks), ": ", error));
+  }
+  return absl::Status(code, absl::StrJoin(parts, "; "));
+}
+
+}  // namespace ditserve::engine

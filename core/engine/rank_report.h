@@ -1,0 +1,33 @@
+#ifndef DITSERVE_CORE_ENGINE_RANK_REPORT_H_
+#define DITSERVE_CORE_ENGINE_RANK_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/engine/stage_timings.h"
+
+namespace ditserve::engine {
+
+// What one rank says about one request after running it; gathered to every
+// rank so the group agrees on the outcome.
+struct RankReport {
+  absl::Status status;
+  StageTimings timings;
+};
+
+// JSON {"code": int, "message": str, "seconds": {stage name: s}}.
+std::string SerializeRankReport(const RankReport& report);
+// INTERNAL naming the problem when `text` is not such a report.
+absl::StatusOr<RankReport> ParseRankReport(absl::string_view text);
+
+// OK when every report is OK; otherwise the code of the lowest failing rank
+// and a message naming each failing rank with its error (ranks failing with
+// the same error share one entry: "ranks 1, 2: ...").
+absl::Status CombineRankStatuses(const std::vector<RankReport>& reports);
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_RANK_REPORT_H_
