@@ -1,0 +1,101 @@
+#ifndef DITSERVE_CORE_MODELS_FLUX_FLUX_TRANSFORMER_2D_MODEL_H_
+#define DITSERVE_CORE_MODELS_FLUX_FLUX_TRANSFORMER_2D_MODEL_H_
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/models/flux/flux_transformer_block.h"
+#include "core/models/flux/flux_transformer_config.h"
+#include "core/models/layers/ada_layer_norm.h"
+#include "core/models/layers/timestep_embeddings.h"
+#include "core/parallel/attention.h"
+
+namespace ditserve::models {
+
+// Half-open range of transformer blocks in execution order: double-stream
+// blocks are 0 .. num_layers - 1, single-stream blocks follow. A PipeFusion
+// stage builds and loads only its range.
+struct FluxBlockRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+
+  static FluxBlockRange All(const FluxTransformerConfig& config) {
+    return {0, config.total_blocks()};
+  }
+};
+
+// The inputs of one forward, as diffusers' FluxTransformer2DModel takes them.
+struct FluxTransformerInputs {
+  // [B, S_img, in_channels]: 2x2-packed latents.
+  at::Tensor hidden_states;
+  // [B, S_txt, joint_attention_dim]: T5 embeddings.
+  at::Tensor encoder_hidden_states;
+  // [B, pooled_projection_dim]: pooled CLIP embedding.
+  at::Tensor pooled_projections;
+  // [B]: t / 1000 (the model scales it back by 1000).
+  at::Tensor timestep;
+  // [S_img, n_axes] and [S_txt, n_axes] RoPE position ids.
+  at::Tensor img_ids;
+  at::Tensor txt_ids;
+  // [B], required exactly when config.guidance_embeds (same scale as
+  // timestep: guidance_scale, multiplied by 1000 inside).
+  std::optional<at::Tensor> guidance;
+};
+
+// diffusers FluxTransformer2DModel. Submodules carry the diffusers attribute
+// names, so checkpoint keys are module paths; blocks keep their index in the
+// whole model even when this instance holds only a range of them.
+class FluxTransformer2DModel : public torch::nn::Module {
+ public:
+  // INVALID_ARGUMENT when `blocks` is not a non-empty range inside
+  // [0, config.total_blocks()].
+  static absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> Create(
+      const FluxTransformerConfig& config,
+      std::shared_ptr<parallel::Attention> attention, FluxBlockRange blocks);
+
+  const FluxTransformerConfig& config() const { return config_; }
+  FluxBlockRange blocks() const { return blocks_; }
+
+  // Whether a checkpoint tensor belongs to this instance: every non-block
+  // tensor, and block tensors inside the range (io::LoadOptions::include).
+  bool HoldsTensor(absl::string_view name) const;
+
+  // Output [B, S_img, patch_size^2 * out_channels]. Needs every block
+  // (FAILED_PRECONDITION otherwise); inputs are checked against the config
+  // (INVALID_ARGUMENT naming the input and its shape); LibTorch errors come
+  // back as INTERNAL.
+  absl::StatusOr<at::Tensor> Forward(const FluxTransformerInputs& inputs);
+
+ private:
+  FluxTransformer2DModel(const FluxTransformerConfig& config,
+                         std::shared_ptr<parallel::Attention> attention,
+                         FluxBlockRange blocks);
+
+  absl::Status CheckInputs(const FluxTransformerInputs& inputs) const;
+  at::Tensor Conditioning(const FluxTransformerInputs& inputs,
+                          c10::ScalarType dtype);
+  at::Tensor ForwardUnchecked(const FluxTransformerInputs& inputs);
+
+  FluxTransformerConfig config_;
+  FluxBlockRange blocks_;
+  CombinedTimestepTextProjEmbeddings time_text_embed_{nullptr};
+  CombinedTimestepGuidanceTextProjEmbeddings time_guidance_text_embed_{nullptr};
+  torch::nn::Linear context_embedder_{nullptr};
+  torch::nn::Linear x_embedder_{nullptr};
+  std::vector<FluxTransformerBlock> transformer_blocks_;
+  std::vector<FluxSingleTransformerBlock> single_transformer_blocks_;
+  AdaLayerNormContinuous norm_out_{nullptr};
+  torch::nn::Linear proj_out_{nullptr};
+};
+
+}  // namespace ditserve::models
+
+#endif  // DITSERVE_CORE_MODELS_FLUX_FLUX_TRANSFORMER_2D_MODEL_H_

@@ -1,0 +1,29 @@
+#include "core/models/flux/flux_transformer_loader.h"
+
+#include <utility>
+
+namespace ditserve::models {
+
+absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>>
+LoadFluxTransformer2DModel(const std::string& component_dir,
+                           std::shared_ptr<parallel::Attention> attention,
+                           const Placement& placement,
+                           std::optional<FluxBlockRange> blocks) {
+  absl::StatusOr<FluxTransformerConfig> config =
+      ReadFluxTransformerConfig(component_dir + "/config.json");
+  if (!config.ok()) return config.status();
+  absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> model =
+      FluxTransformer2DModel::Create(
+          *config, std::move(attention),
+          blocks.value_or(FluxBlockRange::All(*config)));
+  if (!model.ok()) return model.status();
+  FluxTransformer2DModel& module = **model;
+  absl::Status loaded = LoadComponentWeights(
+      module, component_dir, placement,
+      [&module](absl::string_view name) { return module.HoldsTensor(name); });
+  if (!loaded.ok()) return loaded;
+  module.eval();
+  return model;
+}
+
+}  // namespace ditserve::models

@@ -1,0 +1,32 @@
+#ifndef DITSERVE_CORE_MODELS_LAYERS_ATTENTION_H_
+#define DITSERVE_CORE_MODELS_LAYERS_ATTENTION_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+
+namespace ditserve::models {
+
+struct AttentionResult {
+  // [B, H, S_q, D] in the dtype of q.
+  at::Tensor output;
+  // [B, H, S_q] float32: log(sum(exp(scores))) over the keys, what a ring of
+  // partial attentions needs to merge its pieces. Undefined unless requested.
+  at::Tensor log_sum_exp;
+};
+
+// softmax(q k^T * scale + mask) v for q [B, H, S_q, D], k and v [B, H, S_k, D].
+// `mask` broadcasts to [B, H, S_q, S_k]: bool (true = attend) or an additive
+// float bias. Scores and softmax are computed in float32 whatever the input
+// dtype. On LibTorch >= 2.1, when the log-sum-exp is not requested, this is
+// the fused scaled_dot_product_attention.
+AttentionResult ScaledDotProductAttention(const at::Tensor& q,
+                                          const at::Tensor& k,
+                                          const at::Tensor& v,
+                                          const std::optional<at::Tensor>& mask,
+                                          double scale,
+                                          bool return_log_sum_exp);
+
+}  // namespace ditserve::models
+
+#endif  // DITSERVE_CORE_MODELS_LAYERS_ATTENTION_H_

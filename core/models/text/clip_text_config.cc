@@ -1,0 +1,80 @@
+#include "core/models/text/clip_text_config.h"
+
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/models/json_fields.h"
+
+namespace ditserve::models {
+namespace {
+
+// CLIPTextConfig defaults.
+constexpr int64_t kDefaultProjectionDim = 512;
+constexpr int64_t kDefaultMaxPositions = 77;
+constexpr int64_t kDefaultEosTokenId = 2;
+constexpr double kDefaultLayerNormEps = 1e-5;
+constexpr char kDefaultHiddenAct[] = "quick_gelu";
+
+}  // namespace
+
+absl::StatusOr<CLIPTextConfig> CLIPTextConfig::FromJson(
+    const nlohmann::json& json, const std::string& source) {
+  const JsonFields fields(json, source);
+  CLIPTextConfig config;
+  for (auto [field, target] :
+       {std::pair{"vocab_size", &config.vocab_size},
+        std::pair{"hidden_size", &config.hidden_size},
+        std::pair{"intermediate_size", &config.intermediate_size},
+        std::pair{"num_hidden_layers", &config.num_hidden_layers},
+        std::pair{"num_attention_heads", &config.num_attention_heads}}) {
+    absl::StatusOr<int64_t> value = fields.PositiveInt(field);
+    if (!value.ok()) return value.status();
+    *target = *value;
+  }
+  for (auto [field, target, fallback] :
+       {std::tuple{"max_position_embeddings", &config.max_position_embeddings,
+                   kDefaultMaxPositions},
+        std::tuple{"projection_dim", &config.projection_dim,
+                   kDefaultProjectionDim}}) {
+    absl::StatusOr<std::optional<int64_t>> value =
+        fields.OptionalPositiveInt(field);
+    if (!value.ok()) return value.status();
+    *target = value->value_or(fallback);
+  }
+  // eos_token_id may be 0 in principle, so it is not a PositiveInt.
+  config.eos_token_id = kDefaultEosTokenId;
+  if (auto eos = json.find("eos_token_id"); eos != json.end()) {
+    if (!eos->is_number_integer() || eos->get<int64_t>() < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ": field \"eos_token_id\" is ", eos->dump(),
+                       "; expected a non-negative integer"));
+    }
+    config.eos_token_id = eos->get<int64_t>();
+  }
+  absl::StatusOr<std::optional<double>> eps =
+      fields.OptionalNumber("layer_norm_eps");
+  if (!eps.ok()) return eps.status();
+  config.layer_norm_eps = eps->value_or(kDefaultLayerNormEps);
+  std::string act_name = kDefaultHiddenAct;
+  if (json.contains("hidden_act")) {
+    absl::StatusOr<std::string> value = fields.String("hidden_act");
+    if (!value.ok()) return value.status();
+    act_name = *value;
+  }
+  absl::StatusOr<TextActivation> activation =
+      ParseTextActivation(act_name, source);
+  if (!activation.ok()) return activation.status();
+  config.hidden_act = *activation;
+  if (config.hidden_size % config.num_attention_heads != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": hidden_size ", config.hidden_size,
+        " is not a multiple of num_attention_heads ",
+        config.num_attention_heads));
+  }
+  return config;
+}
+
+}  // namespace ditserve::models

@@ -1,0 +1,44 @@
+#include "core/models/vae/vae_attention.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "core/models/layers/attention.h"
+#include "core/models/vae/resnet_block_2d.h"
+
+namespace ditserve::models {
+
+VaeAttentionImpl::VaeAttentionImpl(int64_t channels, int64_t groups)
+    : group_norm_(
+          register_module("group_norm", VaeGroupNorm(groups, channels))),
+      to_q_(register_module("to_q", torch::nn::Linear(channels, channels))),
+      to_k_(register_module("to_k", torch::nn::Linear(channels, channels))),
+      to_v_(register_module("to_v", torch::nn::Linear(channels, channels))),
+      to_out_(torch::nn::Linear(channels, channels)) {
+  // to_out is a ModuleList in diffusers (index 1 is a training dropout).
+  torch::nn::ModuleList to_out;
+  to_out->push_back(to_out_);
+  to_out->push_back(torch::nn::Dropout(0.0));
+  register_module("to_out", to_out);
+}
+
+at::Tensor VaeAttentionImpl::Forward(const at::Tensor& x) {
+  const int64_t batch = x.size(0);
+  const int64_t channels = x.size(1);
+  // [B, C, H, W] -> [B, H*W, C] pixels as tokens.
+  const at::Tensor tokens =
+      group_norm_->forward(x).view({batch, channels, -1}).transpose(1, 2);
+  // One head: [B, 1, H*W, C].
+  const at::Tensor q = to_q_->forward(tokens).unsqueeze(1);
+  const at::Tensor k = to_k_->forward(tokens).unsqueeze(1);
+  const at::Tensor v = to_v_->forward(tokens).unsqueeze(1);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(channels));
+  const at::Tensor attended =
+      ScaledDotProductAttention(q, k, v, std::nullopt, scale,
+                                /*return_log_sum_exp=*/false)
+          .output.squeeze(1);
+  return to_out_->forward(attended).transpose(1, 2).reshape(x.sizes()) + x;
+}
+
+}  // namespace ditserve::models
