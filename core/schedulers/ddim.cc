@@ -1,0 +1,164 @@
+#include "core/schedulers/ddim.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/schedulers/numpy_compat.h"
+#include "core/schedulers/scheduler_config.h"
+
+namespace ditserve::schedulers {
+
+absl::StatusOr<DdimConfig> ParseDdimConfig(const nlohmann::json& json,
+                                           const std::string& source) {
+  ConfigReader reader(json, source);
+  DdimConfig config;
+  config.betas = ReadBetaSchedule(reader);
+  config.clip_sample = reader.Bool("clip_sample", config.clip_sample);
+  config.clip_sample_range =
+      reader.Number("clip_sample_range", config.clip_sample_range);
+  config.set_alpha_to_one =
+      reader.Bool("set_alpha_to_one", config.set_alpha_to_one);
+  config.steps_offset = reader.Int("steps_offset", config.steps_offset);
+  config.prediction_type =
+      reader.Choice("prediction_type", config.prediction_type,
+                    {"epsilon", "sample", "v_prediction"});
+  config.timestep_spacing =
+      reader.Choice("timestep_spacing", config.timestep_spacing,
+                    {"leading", "trailing", "linspace"});
+  reader.RequireBool("thresholding", false);
+  if (!reader.status().ok()) return reader.status();
+  return config;
+}
+
+DDIMScheduler::DDIMScheduler(DdimConfig config)
+    : config_(std::move(config)),
+      alphas_cumprod_(AlphasCumprod(config_.betas)),
+      final_alpha_cumprod_(config_.set_alpha_to_one
+                               ? torch::scalar_tensor(1.0, torch::kFloat32)
+                               : alphas_cumprod_[0]) {}
+
+absl::Status DDIMScheduler::SetTimesteps(int num_inference_steps,
+                                         const TimestepOptions& options) {
+  const int64_t n_train = config_.betas.num_train_timesteps;
+  if (num_inference_steps < 1 || num_inference_steps > n_train) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DDIMScheduler: num_inference_steps ", num_inference_steps,
+                     " must be between 1 and num_train_timesteps ", n_train));
+  }
+  if (!options.sigmas.empty()) {
+    return absl::InvalidArgumentError("DDIMScheduler takes no custom sigmas");
+  }
+  std::vector<int64_t> steps;
+  if (config_.timestep_spacing == "linspace") {
+    std::vector<double> points =
+        Linspace(0, static_cast<double>(n_train - 1), num_inference_steps);
+    for (int i = num_inference_steps - 1; i >= 0; --i) {
+      steps.push_back(static_cast<int64_t>(RoundHalfToEven(points[i])));
+    }
+  } else if (config_.timestep_spacing == "leading") {
+    const int64_t ratio = n_train / num_inference_steps;
+    for (int i = num_inference_steps - 1; i >= 0; --i) {
+      steps.push_back(i * ratio + config_.steps_offset);
+    }
+  } else {
+    const double ratio = static_cast<double>(n_train) / num_inference_steps;
+    for (int64_t i = 0; static_cast<double>(n_train) - i * ratio > 0; ++i) {
+      steps.push_back(static_cast<int64_t>(RoundHalfToEven(
+                          static_cast<double>(n_train) - i * ratio)) -
+                      1);
+    }
+  }
+  for (int64_t t : steps) {
+    if (t < 0 || t >= n_train) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("DDIMScheduler: timestep ", t, " (steps_offset ",
+                       config_.steps_offset, ", ", num_inference_steps,
+                       " steps) is outside 0..", n_train - 1));
+    }
+  }
+  timestep_values_ = steps;
+  timesteps_ = torch::tensor(steps, torch::kInt64);
+  step_index_ = 0;
+  return absl::OkStatus();
+}
+
+at::Tensor DDIMScheduler::AlphaProd(int64_t timestep) const {
+  return timestep >= 0 ? alphas_cumprod_[timestep] : final_alpha_cumprod_;
+}
+
+absl::StatusOr<StepOutput> DDIMScheduler::Step(const at::Tensor& model_output,
+                                               const at::Tensor& sample,
+                                               const StepOptions& options) {
+  if (step_index_ >= num_steps()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "DDIMScheduler: step ", step_index_, " requested but the schedule has ",
+        num_steps(), " steps (call SetTimesteps first)"));
+  }
+  if (model_output.sizes() != sample.sizes()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DDIMScheduler: model output shape ", c10::str(model_output.sizes()),
+        " differs from sample shape ", c10::str(sample.sizes())));
+  }
+  if (options.eta < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DDIMScheduler: eta ", options.eta, " must be >= 0"));
+  }
+  if (options.eta > 0 && (!options.variance_noise.defined() ||
+                          options.variance_noise.sizes() != sample.sizes())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DDIMScheduler: eta ", options.eta,
+                     " needs variance_noise shaped like the sample ",
+                     c10::str(sample.sizes())));
+  }
+  // diffusers steps back by the training stride, whatever the spacing.
+  const int64_t timestep = timestep_values_[step_index_];
+  const int64_t prev_timestep =
+      timestep - config_.betas.num_train_timesteps / num_steps();
+  StepOutput out;
+  try {
+    const at::Tensor alpha_prod_t = AlphaProd(timestep);
+    const at::Tensor alpha_prod_t_prev = AlphaProd(prev_timestep);
+    const at::Tensor beta_prod_t = 1 - alpha_prod_t;
+    at::Tensor pred_original_sample;
+    at::Tensor pred_epsilon;
+    if (config_.prediction_type == "epsilon") {
+      pred_original_sample = (sample - beta_prod_t.pow(0.5) * model_output) /
+                             alpha_prod_t.pow(0.5);
+      pred_epsilon = model_output;
+    } else if (config_.prediction_type == "sample") {
+      pred_original_sample = model_output;
+      pred_epsilon = (sample - alpha_prod_t.pow(0.5) * pred_original_sample) /
+                     beta_prod_t.pow(0.5);
+    } else {  // v_prediction
+      pred_original_sample =
+          alpha_prod_t.pow(0.5) * sample - beta_prod_t.pow(0.5) * model_output;
+      pred_epsilon =
+          alpha_prod_t.pow(0.5) * model_output + beta_prod_t.pow(0.5) * sample;
+    }
+    if (config_.clip_sample) {
+      pred_original_sample = pred_original_sample.clamp(
+          -config_.clip_sample_range, config_.clip_sample_range);
+    }
+    const at::Tensor beta_prod_t_prev = 1 - alpha_prod_t_prev;
+    const at::Tensor variance = (beta_prod_t_prev / beta_prod_t) *
+                                (1 - alpha_prod_t / alpha_prod_t_prev);
+    const at::Tensor std_dev_t = options.eta * variance.pow(0.5);
+    const at::Tensor direction =
+        (1 - alpha_prod_t_prev - std_dev_t.pow(2)).pow(0.5) * pred_epsilon;
+    at::Tensor prev =
+        alpha_prod_t_prev.pow(0.5) * pred_original_sample + direction;
+    if (options.eta > 0) prev = prev + std_dev_t * options.variance_noise;
+    out.prev_sample = prev;
+    out.pred_original_sample = pred_original_sample;
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat("DDIMScheduler::Step ", step_index_, ": ", e.what()));
+  }
+  ++step_index_;
+  return out;
+}
+
+}  // namespace ditserve::schedulers

@@ -1,0 +1,72 @@
+#ifndef DITSERVE_CORE_SCHEDULERS_DDIM_H_
+#define DITSERVE_CORE_SCHEDULERS_DDIM_H_
+
+// diffusers' DDIMScheduler: deterministic (eta 0) or stochastic DDIM steps on
+// a DDPM beta schedule, with leading / trailing / linspace spacing.
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/schedulers/betas.h"
+#include "core/schedulers/scheduler.h"
+#include "nlohmann/json.hpp"
+
+namespace ditserve::schedulers {
+
+struct DdimConfig {
+  BetaSchedule betas;
+  bool clip_sample = true;
+  double clip_sample_range = 1.0;
+  // The "previous" alpha of the last step: 1, or alphas_cumprod[0].
+  bool set_alpha_to_one = true;
+  int64_t steps_offset = 0;
+  // "epsilon", "sample" or "v_prediction".
+  std::string prediction_type = "epsilon";
+  // "leading", "trailing" or "linspace".
+  std::string timestep_spacing = "leading";
+};
+
+// Reads a scheduler_config.json object (DDIM's own defaults for absent keys,
+// so a PixArt / SD config converted with from_config reads as diffusers reads
+// it); thresholding and zero-SNR rescaling are errors.
+absl::StatusOr<DdimConfig> ParseDdimConfig(const nlohmann::json& json,
+                                           const std::string& source);
+
+class DDIMScheduler : public Scheduler {
+ public:
+  explicit DDIMScheduler(DdimConfig config);
+
+  absl::string_view class_name() const override { return "DDIMScheduler"; }
+  // options.sigmas must be empty; options.mu is ignored.
+  absl::Status SetTimesteps(int num_inference_steps,
+                            const TimestepOptions& options = {}) override;
+  const at::Tensor& timesteps() const override { return timesteps_; }
+  int step_index() const override { return step_index_; }
+  // With options.eta > 0, options.variance_noise is required.
+  absl::StatusOr<StepOutput> Step(const at::Tensor& model_output,
+                                  const at::Tensor& sample,
+                                  const StepOptions& options = {}) override;
+
+  const at::Tensor& alphas_cumprod() const { return alphas_cumprod_; }
+  const DdimConfig& config() const { return config_; }
+
+ private:
+  // alphas_cumprod at `timestep`, or the final alpha below timestep 0.
+  at::Tensor AlphaProd(int64_t timestep) const;
+
+  DdimConfig config_;
+  at::Tensor alphas_cumprod_;
+  at::Tensor final_alpha_cumprod_;
+  at::Tensor timesteps_;
+  std::vector<int64_t> timestep_values_;
+  int step_index_ = 0;
+};
+
+}  // namespace ditserve::schedulers
+
+#endif  // DITSERVE_CORE_SCHEDULERS_DDIM_H_

@@ -1,0 +1,53 @@
+#include "core/schedulers/load_scheduler.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/schedulers/ddim.h"
+#include "core/schedulers/dpm_solver_multistep.h"
+#include "core/schedulers/flow_match_euler.h"
+#include "core/schedulers/scheduler_config.h"
+
+namespace ditserve::schedulers {
+
+absl::StatusOr<std::unique_ptr<Scheduler>> MakeScheduler(
+    const nlohmann::json& config, const std::string& source) {
+  auto class_it = config.find("_class_name");
+  if (!config.is_object() || class_it == config.end() ||
+      !class_it->is_string()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, " has no \"_class_name\" string"));
+  }
+  const std::string& name = class_it->get_ref<const std::string&>();
+  if (name == "FlowMatchEulerDiscreteScheduler") {
+    absl::StatusOr<FlowMatchEulerConfig> parsed =
+        ParseFlowMatchEulerConfig(config, source);
+    if (!parsed.ok()) return parsed.status();
+    return std::make_unique<FlowMatchEulerDiscreteScheduler>(
+        *std::move(parsed));
+  }
+  if (name == "DPMSolverMultistepScheduler") {
+    absl::StatusOr<DpmSolverMultistepConfig> parsed =
+        ParseDpmSolverMultistepConfig(config, source);
+    if (!parsed.ok()) return parsed.status();
+    return std::make_unique<DPMSolverMultistepScheduler>(*std::move(parsed));
+  }
+  if (name == "DDIMScheduler") {
+    absl::StatusOr<DdimConfig> parsed = ParseDdimConfig(config, source);
+    if (!parsed.ok()) return parsed.status();
+    return std::make_unique<DDIMScheduler>(*std::move(parsed));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      source, ": scheduler class \"", name,
+      "\" is not supported (expected FlowMatchEulerDiscreteScheduler, "
+      "DPMSolverMultistepScheduler or DDIMScheduler)"));
+}
+
+absl::StatusOr<std::unique_ptr<Scheduler>> LoadScheduler(
+    const std::string& path_or_dir) {
+  absl::StatusOr<nlohmann::json> config = ReadSchedulerConfig(path_or_dir);
+  if (!config.ok()) return config.status();
+  return MakeScheduler(*config, path_or_dir);
+}
+
+}  // namespace ditserve::schedulers

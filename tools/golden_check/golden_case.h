@@ -1,0 +1,35 @@
+#ifndef DITSERVE_TOOLS_GOLDEN_CHECK_GOLDEN_CASE_H_
+#define DITSERVE_TOOLS_GOLDEN_CHECK_GOLDEN_CASE_H_
+
+// One case folder in the format of shared/golden/README.md: case.json says
+// what was computed ("kind"), with which inputs, and how close a
+// re-implementation must come to the stored outputs.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/io/safetensors.h"
+#include "nlohmann/json.hpp"
+
+namespace ditserve::golden {
+
+struct GoldenCase {
+  std::string dir;
+  std::string name;     // case.json "name", else the folder name.
+  std::string kind;     // e.g. "diffusers.FluxTransformer2DModel".
+  nlohmann::json spec;  // All of case.json.
+
+  // `dir`/`file_name`.
+  std::string Path(const std::string& file_name) const;
+  // The safetensors file case.json names under `file_key` (e.g.
+  // "inputs_file"), or `default_name` when it names none.
+  absl::StatusOr<io::TensorMap> ReadTensors(
+      const std::string& file_key, const std::string& default_name) const;
+};
+
+// Reads `dir`/case.json; errors name the folder.
+absl::StatusOr<GoldenCase> ReadGoldenCase(const std::string& dir);
+
+}  // namespace ditserve::golden
+
+#endif  // DITSERVE_TOOLS_GOLDEN_CHECK_GOLDEN_CASE_H_
