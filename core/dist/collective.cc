@@ -46,19 +46,18 @@ absl::Status RunCollective(
   std::vector<int> lost;
   if (context.find_lost_ranks) lost = context.find_lost_ranks();
   if (!lost.empty()) {
-    return absl::UnavailableError(absl::StrCat(
-        RankList(lost), " lost during ", operation, " on the ",
-        context.group_name, " group: ", cause));
+    return absl::UnavailableError(
+        absl::StrCat(RankList(lost), " lost during ", operation, " on the ",
+                     context.group_name, " group: ", cause));
   }
   if (absl::StrContains(absl::AsciiStrToLower(cause), "timed out")) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        operation, " on the ", context.group_name,
-        " group did not complete within ", context.timeout.count(),
-        " ms: ", cause));
+    return absl::DeadlineExceededError(
+        absl::StrCat(operation, " on the ", context.group_name,
+                     " group did not complete within ", context.timeout.count(),
+                     " ms: ", cause));
   }
-  return absl::InternalError(absl::StrCat(operation, " on the ",
-                                          context.group_name,
-                                          " group failed: ", cause));
+  return absl::InternalError(absl::StrCat(
+      operation, " on the ", context.group_name, " group failed: ", cause));
 }
 
 }  // namespace ditserve::dist

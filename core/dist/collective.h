@@ -4,9 +4,8 @@
 #include <chrono>
 #include <functional>
 #include <string>
-#include <vector>
-
 #include <torch/csrc/distributed/c10d/Work.hpp>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"

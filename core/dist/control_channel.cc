@@ -91,7 +91,8 @@ absl::StatusOr<ControlMessage> ControlChannel::Send(
     const ControlMessage& message) {
   if (rank_ != 0) {
     return absl::FailedPreconditionError(
-        absl::StrCat("rank ", rank_, " cannot send control messages; only "
+        absl::StrCat("rank ", rank_,
+                     " cannot send control messages; only "
                      "rank 0 does"));
   }
   if (!IsKnownKind(message.kind)) {
@@ -120,9 +121,8 @@ absl::StatusOr<ControlMessage> ControlChannel::Exchange(
   }
   std::vector<at::Tensor> header_tensors = {header};
   absl::Status status =
-      RunCollective("broadcast of a control frame header", collective_, [&] {
-        return group_->broadcast(header_tensors);
-      });
+      RunCollective("broadcast of a control frame header", collective_,
+                    [&] { return group_->broadcast(header_tensors); });
   if (!status.ok()) return status;
 
   const int64_t kind = header[0].item<int64_t>();
@@ -130,15 +130,15 @@ absl::StatusOr<ControlMessage> ControlChannel::Exchange(
   // Every rank sees the same header, so every rank refuses it alike and
   // none is left waiting for the payload.
   if (!IsKnownKind(kind)) {
-    return absl::InternalError(absl::StrCat(
-        "control frame header names unknown kind ", kind, " (length ",
-        length, ")"));
+    return absl::InternalError(
+        absl::StrCat("control frame header names unknown kind ", kind,
+                     " (length ", length, ")"));
   }
   if (length < 0 || length > options_.max_message_bytes) {
     return absl::InternalError(absl::StrCat(
-        "control frame for ", ControlKindName(static_cast<v1::ControlKind>(kind)),
-        " announces ", length, " bytes; expected 0..",
-        options_.max_message_bytes));
+        "control frame for ",
+        ControlKindName(static_cast<v1::ControlKind>(kind)), " announces ",
+        length, " bytes; expected 0..", options_.max_message_bytes));
   }
 
   ControlMessage message;
@@ -154,8 +154,9 @@ absl::StatusOr<ControlMessage> ControlChannel::Exchange(
                      " payload of ", length, " bytes"),
         collective_, [&] { return group_->broadcast(payload_tensors); });
     if (!status.ok()) return status;
-    message.payload.assign(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()),
-                           static_cast<size_t>(length));
+    message.payload.assign(
+        reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()),
+        static_cast<size_t>(length));
   }
 
   google::protobuf::MessageLite& body = MutableBodyOf(message);
@@ -201,9 +202,10 @@ absl::Status ControlChannel::AgreeOnDigest(ControlMessage& message) {
                                          : config::DigestHex(digests[rank])));
   }
   if (mismatches.empty()) return absl::OkStatus();
-  message.agreement = absl::InternalError(absl::StrCat(
-      "digest mismatch after broadcast of ", Describe(message), ": rank 0 sent ",
-      config::DigestHex(digests[0]), " but ", absl::StrJoin(mismatches, "; ")));
+  message.agreement = absl::InternalError(
+      absl::StrCat("digest mismatch after broadcast of ", Describe(message),
+                   ": rank 0 sent ", config::DigestHex(digests[0]), " but ",
+                   absl::StrJoin(mismatches, "; ")));
   return absl::OkStatus();
 }
 
@@ -255,8 +257,7 @@ absl::StatusOr<std::vector<std::string>> ControlChannel::AllGatherBytes(
     gathered[0].push_back(at::empty({longest}, at::kByte));
   }
   std::vector<at::Tensor> input = {padded};
-  status = RunCollective(absl::StrCat("all-gather of ", operation),
-                         collective_,
+  status = RunCollective(absl::StrCat("all-gather of ", operation), collective_,
                          [&] { return group_->allgather(gathered, input); });
   if (!status.ok()) return status;
   std::vector<std::string> result;

@@ -55,8 +55,7 @@ class ControlChannel {
   // `group` spans all `world_size` ranks; `find_lost_ranks` names dead ranks
   // after a failed collective (may be empty).
   ControlChannel(ProcessGroupPtr group, int rank, int world_size,
-                 LostRankFinder find_lost_ranks,
-                 ControlChannelOptions options);
+                 LostRankFinder find_lost_ranks, ControlChannelOptions options);
 
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }

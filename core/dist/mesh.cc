@@ -50,9 +50,9 @@ absl::StatusOr<Mesh> Mesh::Create(const v1::ParallelConfig& parallel) {
   }
   if (product != parallel.world_size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "dp ", degrees[0], " × cfg ", degrees[1], " × pipefusion ",
-        degrees[2], " × ring ", degrees[3], " × ulysses ", degrees[4], " = ",
-        product, " ≠ world size ", parallel.world_size()));
+        "dp ", degrees[0], " × cfg ", degrees[1], " × pipefusion ", degrees[2],
+        " × ring ", degrees[3], " × ulysses ", degrees[4], " = ", product,
+        " ≠ world size ", parallel.world_size()));
   }
   return Mesh(parallel);
 }

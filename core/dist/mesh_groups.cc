@@ -17,8 +17,9 @@ absl::StatusOr<MeshGroups> MeshGroups::Create(const Mesh& mesh,
     std::vector<int> members = mesh.GroupOf(axis, rank);
     const std::string prefix =
         absl::StrCat("mesh/", AxisName(axis), "/", members.front());
-    absl::StatusOr<ProcessGroupPtr> group = rendezvous.NewGlooGroup(
-        prefix, mesh.IndexInGroup(axis, rank), static_cast<int>(members.size()));
+    absl::StatusOr<ProcessGroupPtr> group =
+        rendezvous.NewGlooGroup(prefix, mesh.IndexInGroup(axis, rank),
+                                static_cast<int>(members.size()));
     if (!group.ok()) return group.status();
     groups.groups_[axis] = *group;
     groups.ranks_[axis] = std::move(members);

@@ -1,8 +1,9 @@
 #ifndef DITSERVE_CORE_DIST_PROCESS_GROUP_H_
 #define DITSERVE_CORE_DIST_PROCESS_GROUP_H_
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/version.h>
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 namespace ditserve::dist {
 

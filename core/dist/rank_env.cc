@@ -39,8 +39,7 @@ absl::StatusOr<RankEnv> ResolveRankEnv(const RankEnvOverrides& overrides,
   absl::StatusOr<int> world_size =
       ResolveInt("WORLD_SIZE", "world_size", overrides.world_size, lookup);
   if (!world_size.ok()) return world_size.status();
-  absl::StatusOr<int> rank =
-      ResolveInt("RANK", "rank", overrides.rank, lookup);
+  absl::StatusOr<int> rank = ResolveInt("RANK", "rank", overrides.rank, lookup);
   if (!rank.ok()) return rank.status();
   // torchrun always sets LOCAL_RANK; a hand-written launch for one process
   // per machine may omit it, where it equals the rank.
@@ -60,14 +59,14 @@ absl::StatusOr<RankEnv> ResolveRankEnv(const RankEnvOverrides& overrides,
         "WORLD_SIZE (--world_size) ", *world_size, " must be at least 1"));
   }
   if (*rank < 0 || *rank >= *world_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "RANK (--rank) ", *rank, " must be in [0, ", *world_size,
-        ") for WORLD_SIZE ", *world_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("RANK (--rank) ", *rank, " must be in [0, ", *world_size,
+                     ") for WORLD_SIZE ", *world_size));
   }
   if (*local_rank < 0 || *local_rank > *rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "LOCAL_RANK (--local_rank) ", *local_rank, " must be in [0, ", *rank,
-        "] for RANK ", *rank));
+    return absl::InvalidArgumentError(
+        absl::StrCat("LOCAL_RANK (--local_rank) ", *local_rank,
+                     " must be in [0, ", *rank, "] for RANK ", *rank));
   }
   if (*port < 1 || *port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -91,12 +90,12 @@ absl::StatusOr<RankEnv> ResolveRankEnv(const RankEnvOverrides& overrides,
 
 absl::StatusOr<RankEnv> ResolveRankEnvFromProcess(
     const RankEnvOverrides& overrides) {
-  return ResolveRankEnv(
-      overrides, [](const char* name) -> std::optional<std::string> {
-        const char* value = std::getenv(name);
-        if (value == nullptr) return std::nullopt;
-        return std::string(value);
-      });
+  return ResolveRankEnv(overrides,
+                        [](const char* name) -> std::optional<std::string> {
+                          const char* value = std::getenv(name);
+                          if (value == nullptr) return std::nullopt;
+                          return std::string(value);
+                        });
 }
 
 }  // namespace ditserve::dist

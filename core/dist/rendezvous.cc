@@ -5,7 +5,6 @@
 #include <exception>
 #include <memory>
 #include <string>
-
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -46,9 +45,8 @@ std::shared_ptr<::gloo::transport::Device> CreateGlooDevice(
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
-c10::intrusive_ptr<c10d::Store> ConnectStore(const RankEnv& env,
-                                             bool is_server,
-                                             std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<c10d::Store> ConnectStore(
+    const RankEnv& env, bool is_server, std::chrono::milliseconds timeout) {
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<std::uint16_t>(env.master_port);
   store_options.isServer = is_server;
@@ -62,17 +60,15 @@ c10::intrusive_ptr<c10d::Store> ConnectStore(const RankEnv& env,
 absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
     const RankEnv& env, const RendezvousOptions& options) {
   std::unique_ptr<Rendezvous> rendezvous(new Rendezvous(env, options));
-  const std::string where =
-      absl::StrCat(env.master_addr, ":", env.master_port);
+  const std::string where = absl::StrCat(env.master_addr, ":", env.master_port);
   try {
     rendezvous->store_ =
         ConnectStore(env, /*is_server=*/env.rank == 0, options.connect_timeout);
   } catch (const std::exception& error) {
     return absl::UnavailableError(absl::StrCat(
-        "rank ", env.rank, " could not ",
-        env.rank == 0 ? "serve" : "reach", " the store at MASTER_ADDR:PORT ",
-        where, " within ", options.connect_timeout.count(),
-        " ms: ", FirstLine(error)));
+        "rank ", env.rank, " could not ", env.rank == 0 ? "serve" : "reach",
+        " the store at MASTER_ADDR:PORT ", where, " within ",
+        options.connect_timeout.count(), " ms: ", FirstLine(error)));
   }
   absl::StatusOr<ProcessGroupPtr> world =
       rendezvous->NewGlooGroup("world", env.rank, env.world_size);
@@ -91,9 +87,9 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
         c10::make_intrusive<c10d::PrefixStore>("data", rendezvous->store_),
         env.rank, env.world_size, nccl_options);
   } catch (const std::exception& error) {
-    return absl::UnavailableError(
-        absl::StrCat("rank ", env.rank, " could not form the NCCL data group: ",
-                     FirstLine(error)));
+    return absl::UnavailableError(absl::StrCat(
+        "rank ", env.rank,
+        " could not form the NCCL data group: ", FirstLine(error)));
   }
 #endif
   try {
@@ -104,8 +100,10 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
         env.rank, env.world_size, options.watchdog);
   } catch (const std::exception& error) {
     return absl::UnavailableError(
-        absl::StrCat("rank ", env.rank, " could not open the watchdog's store "
-                     "connection to ", where, ": ", FirstLine(error)));
+        absl::StrCat("rank ", env.rank,
+                     " could not open the watchdog's store "
+                     "connection to ",
+                     where, ": ", FirstLine(error)));
   }
   spdlog::info("rank {}: joined a group of {} ranks via {}", env.rank,
                env.world_size, where);
@@ -115,8 +113,8 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
 absl::StatusOr<ProcessGroupPtr> Rendezvous::NewGlooGroup(
     absl::string_view prefix, int rank_in_group, int size) {
   try {
-    auto gloo_options = c10d::ProcessGroupGloo::Options::create(
-        options_.collective_timeout);
+    auto gloo_options =
+        c10d::ProcessGroupGloo::Options::create(options_.collective_timeout);
     gloo_options->devices.push_back(CreateGlooDevice(env_.master_addr));
     // Control messages and the gathers here are small; one thread per group
     // keeps a rank's thread count low.

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <memory>
 #include <string>
-
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "absl/status/statusor.h"

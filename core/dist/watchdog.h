@@ -5,9 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <thread>
-#include <vector>
-
 #include <torch/csrc/distributed/c10d/Store.hpp>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"

@@ -36,12 +36,10 @@ absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
         shapes.dp_group_prompt_offsets_size(), " entries; dp_degree ",
         parallel.dp_degree(), " needs ", parallel.dp_degree() + 1));
   }
-  const int64_t positive[] = {shapes.max_batch_per_dp_group(),
-                              shapes.branches_per_cfg_rank(),
-                              shapes.shard_tokens(),
-                              shapes.latent_channels(),
-                              shapes.latent_height(),
-                              shapes.latent_width()};
+  const int64_t positive[] = {
+      shapes.max_batch_per_dp_group(), shapes.branches_per_cfg_rank(),
+      shapes.shard_tokens(),           shapes.latent_channels(),
+      shapes.latent_height(),          shapes.latent_width()};
   const char* names[] = {"max_batch_per_dp_group", "branches_per_cfg_rank",
                          "shard_tokens",           "latent_channels",
                          "latent_height",          "latent_width"};
@@ -52,8 +50,8 @@ absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
     }
   }
 
-  const int64_t rows = int64_t{shapes.max_batch_per_dp_group()} *
-                       shapes.branches_per_cfg_rank();
+  const int64_t rows =
+      int64_t{shapes.max_batch_per_dp_group()} * shapes.branches_per_cfg_rank();
   const int64_t sp =
       int64_t{parallel.ring_degree()} * parallel.ulysses_degree();
   const std::string rows_by = absl::StrCat(

@@ -38,8 +38,8 @@ std::string MeshMismatch(const v1::ParallelConfig& parallel,
 
 }  // namespace
 
-Engine::Engine(int rank, const dist::Mesh& mesh,
-               const dist::MeshGroups& groups, dist::ControlChannel& channel,
+Engine::Engine(int rank, const dist::Mesh& mesh, const dist::MeshGroups& groups,
+               dist::ControlChannel& channel,
                dist::LostRankFinder find_lost_ranks, Pipeline& pipeline,
                EngineOptions options)
     : rank_(rank),
@@ -134,15 +134,13 @@ absl::Status Engine::StepBoundary(const v1::InputConfig& config,
   absl::StatusOr<v1::StepDecision> agreed =
       channel_.BroadcastStepDecision(decision);
   if (!agreed.ok()) return agreed.status();
-  const std::string where =
-      absl::StrCat("request ", config.request_id(), " after step ", step + 1,
-                   " of ", steps);
+  const std::string where = absl::StrCat(
+      "request ", config.request_id(), " after step ", step + 1, " of ", steps);
   switch (*agreed) {
     case v1::STEP_DECISION_CONTINUE:
       return absl::OkStatus();
     case v1::STEP_DECISION_CANCEL:
-      return absl::CancelledError(
-          absl::StrCat("client cancelled ", where));
+      return absl::CancelledError(absl::StrCat("client cancelled ", where));
     case v1::STEP_DECISION_DEADLINE:
       return absl::DeadlineExceededError(
           absl::StrCat("deadline passed for ", where));

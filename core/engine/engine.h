@@ -1,11 +1,11 @@
 #ifndef DITSERVE_CORE_ENGINE_ENGINE_H_
 #define DITSERVE_CORE_ENGINE_ENGINE_H_
 
-#include <chrono>
-#include <optional>
-
 #include <ATen/core/Tensor.h>
 #include <c10/core/TensorOptions.h>
+
+#include <chrono>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

@@ -11,9 +11,9 @@ namespace ditserve::engine {
 absl::Status JobQueue::Push(Job job) {
   absl::MutexLock lock(&mutex_);
   if (closed_) {
-    return absl::UnavailableError(absl::StrCat(
-        "not accepting request ", job.config.request_id(), ": ",
-        close_reason_));
+    return absl::UnavailableError(absl::StrCat("not accepting request ",
+                                               job.config.request_id(), ": ",
+                                               close_reason_));
   }
   if (static_cast<int>(jobs_.size()) >= capacity_) {
     return absl::ResourceExhaustedError(

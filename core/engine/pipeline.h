@@ -1,10 +1,10 @@
 #ifndef DITSERVE_CORE_ENGINE_PIPELINE_H_
 #define DITSERVE_CORE_ENGINE_PIPELINE_H_
 
+#include <ATen/core/Tensor.h>
+
 #include <chrono>
 #include <functional>
-
-#include <ATen/core/Tensor.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

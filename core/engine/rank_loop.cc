@@ -16,8 +16,7 @@ namespace ditserve::engine {
 namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -49,7 +48,8 @@ absl::Status RankLoop::Run(JobQueue* queue) {
 
 absl::Status RankLoop::RunHost(JobQueue& queue) {
   while (true) {
-    JobQueue::Popped popped = queue.Pop(absl::FromChrono(options_.ping_interval));
+    JobQueue::Popped popped =
+        queue.Pop(absl::FromChrono(options_.ping_interval));
     if (popped.closed) {
       dist::ControlMessage shutdown;
       shutdown.kind = v1::CONTROL_KIND_SHUTDOWN;
@@ -135,7 +135,8 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
     // Every rank saw the same mismatch; no tensor collective has run.
     outcome.status = message.agreement;
     spdlog::error("rank {}: request {} refused: {}", channel_.rank(),
-                  config.request_id(), std::string(message.agreement.message()));
+                  config.request_id(),
+                  std::string(message.agreement.message()));
   } else {
     absl::Status status = engine_.Prepare(config, timings);
     if (status.ok()) {

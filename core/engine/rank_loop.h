@@ -43,9 +43,8 @@ class RankLoop {
   absl::Status RunWorker();
   // Prepares, runs and reports one RunConfig on this rank. Returns an error
   // only when the group broke; request failures go into `outcome`.
-  absl::Status Serve(const dist::ControlMessage& message,
-                     RunObserver* observer, StageTimings& timings,
-                     RequestOutcome& outcome);
+  absl::Status Serve(const dist::ControlMessage& message, RunObserver* observer,
+                     StageTimings& timings, RequestOutcome& outcome);
 
   dist::ControlChannel& channel_;
   Engine& engine_;

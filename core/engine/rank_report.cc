@@ -1,7 +1,7 @@
 #include "core/engine/rank_report.h"
 
-#include <exception>
 #include <algorithm>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,12 +27,11 @@ std::string SerializeRankReport(const RankReport& report) {
 
 absl::StatusOr<RankReport> ParseRankReport(absl::string_view text) {
   try {
-    const nlohmann::json json =
-        nlohmann::json::parse(text.begin(), text.end());
+    const nlohmann::json json = nlohmann::json::parse(text.begin(), text.end());
     RankReport report;
-    report.status = absl::Status(
-        static_cast<absl::StatusCode>(json.at("code").get<int>()),
-        json.at("message").get<std::string>());
+    report.status =
+        absl::Status(static_cast<absl::StatusCode>(json.at("code").get<int>()),
+                     json.at("message").get<std::string>());
     const nlohmann::json& seconds = json.at("seconds");
     for (Stage stage : kAllStages) {
       report.timings.Add(
@@ -40,9 +39,8 @@ absl::StatusOr<RankReport> ParseRankReport(absl::string_view text) {
     }
     return report;
   } catch (const std::exception& error) {
-    return absl::InternalError(absl::StrCat("malformed rank report \"",
-                                            text.substr(0, 200),
-                                            "\": ", error.what()));
+    return absl::InternalError(absl::StrCat(
+        "malformed rank report \"", text.substr(0, 200), "\": ", error.what()));
   }
 }
 
@@ -55,10 +53,9 @@ absl::Status CombineRankStatuses(const std::vector<RankReport>& reports) {
     if (status.ok()) continue;
     if (code == absl::StatusCode::kOk) code = status.code();
     const std::string error = status.ToString();
-    auto same = std::find_if(errors.begin(), errors.end(),
-                             [&](const auto& entry) {
-                               return entry.first == error;
-                             });
+    auto same =
+        std::find_if(errors.begin(), errors.end(),
+                     [&](const auto& entry) { return entry.first == error; });
     if (same == errors.end()) {
       errors.push_back({error, {rank}});
     } else {

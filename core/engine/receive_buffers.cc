@@ -32,9 +32,9 @@ absl::StatusOr<at::Tensor> ReceiveBuffers::ForIncoming(
     absl::string_view name, const std::vector<int64_t>& incoming_shape) {
   const BufferSpec* spec = plan_.Find(name);
   if (spec == nullptr) {
-    return absl::InternalError(absl::StrCat(
-        "received ", ShapeString(incoming_shape), " for buffer ", name,
-        ", which this rank's plan does not have"));
+    return absl::InternalError(
+        absl::StrCat("received ", ShapeString(incoming_shape), " for buffer ",
+                     name, ", which this rank's plan does not have"));
   }
   if (spec->shape != incoming_shape) {
     return absl::InternalError(absl::StrCat(

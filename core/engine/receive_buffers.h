@@ -1,13 +1,13 @@
 #ifndef DITSERVE_CORE_ENGINE_RECEIVE_BUFFERS_H_
 #define DITSERVE_CORE_ENGINE_RECEIVE_BUFFERS_H_
 
+#include <ATen/core/Tensor.h>
+#include <c10/core/TensorOptions.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <ATen/core/Tensor.h>
-#include <c10/core/TensorOptions.h>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"

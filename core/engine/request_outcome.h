@@ -1,10 +1,10 @@
 #ifndef DITSERVE_CORE_ENGINE_REQUEST_OUTCOME_H_
 #define DITSERVE_CORE_ENGINE_REQUEST_OUTCOME_H_
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <vector>
-
-#include <ATen/core/Tensor.h>
 
 #include "absl/status/status.h"
 #include "core/engine/stage_timings.h"

@@ -31,9 +31,9 @@ void AppendScalarFields(const google::protobuf::Message& message,
       const int size = reflection->FieldSize(message, field);
       fields.emplace_back(absl::StrCat(name, " count"), size);
       for (int index = 0; index < size; ++index) {
-        fields.emplace_back(absl::StrCat(name, "[", index, "]"),
-                            reflection->GetRepeatedInt32(message, field,
-                                                         index));
+        fields.emplace_back(
+            absl::StrCat(name, "[", index, "]"),
+            reflection->GetRepeatedInt32(message, field, index));
       }
       continue;
     }

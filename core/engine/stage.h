@@ -25,9 +25,9 @@ enum class Stage {
 inline constexpr int kStageCount = 10;
 
 inline constexpr std::array<Stage, kStageCount> kAllStages = {
-    Stage::kQueue,   Stage::kFreeze,    Stage::kBroadcast, Stage::kPrepare,
+    Stage::kQueue,      Stage::kFreeze,  Stage::kBroadcast, Stage::kPrepare,
     Stage::kTextEncode, Stage::kDenoise, Stage::kVaeDecode, Stage::kGather,
-    Stage::kEncode,  Stage::kTotal};
+    Stage::kEncode,     Stage::kTotal};
 
 // "queue", "freeze", "broadcast", "prepare", "text_encode", "denoise",
 // "vae_decode", "gather", "encode", "total".

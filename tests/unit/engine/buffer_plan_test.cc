@@ -1,0 +1,118 @@
+#include "core/engine/buffer_plan.h"
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "core/engine/receive_buffers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/frozen_test_config.h"
+
+namespace ditserve::engine {
+namespace {
+
+using ::ditserve::testing::FreezeTestConfig;
+using ::ditserve::testing::TestConfigRequest;
+using ::ditserve::testing::TestParallelConfig;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr ModelDimensions kDimensions{.hidden_size = 8};
+
+v1::InputConfig Frozen(int world, int prompts, int max_sequence_length) {
+  absl::StatusOr<v1::ParallelConfig> parallel = TestParallelConfig(world);
+  EXPECT_TRUE(parallel.ok()) << parallel.status();
+  TestConfigRequest request;
+  request.prompts = prompts;
+  request.max_sequence_length = max_sequence_length;
+  absl::StatusOr<v1::InputConfig> config = FreezeTestConfig(request, *parallel);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+TEST(BufferPlanTest, RankZeroReceivesTheDpLatentsAndTheOutput) {
+  const v1::InputConfig config = Frozen(4, 3, 256);
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(config, dist::MeshCoordinates{}, kDimensions);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const v1::DerivedShapes& shapes = config.shapes();
+  ASSERT_EQ(shapes.max_batch_per_dp_group(), 2);
+  EXPECT_THAT(plan->Find(kSequenceShard)->shape,
+              ElementsAre(2, shapes.shard_tokens(), 8));
+  EXPECT_THAT(plan->Find(kSequenceGather)->shape,
+              ElementsAre(2, 2, shapes.shard_tokens(), 8));
+  EXPECT_THAT(
+      plan->Find(kDpLatentsGather)->shape,
+      ElementsAre(2, 2, 16, shapes.latent_height(), shapes.latent_width()));
+  EXPECT_THAT(
+      plan->Find(kOutputLatents)->shape,
+      ElementsAre(3, 16, shapes.latent_height(), shapes.latent_width()));
+}
+
+TEST(BufferPlanTest, OtherRanksHaveNoOutputBuffers) {
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(Frozen(4, 2, 256), {.dp = 1, .ulysses = 1}, kDimensions);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_NE(plan->Find(kSequenceShard), nullptr);
+  EXPECT_EQ(plan->Find(kOutputLatents), nullptr);
+  EXPECT_EQ(plan->Find(kDpLatentsGather), nullptr);
+}
+
+TEST(BufferPlanTest, ShardTokensFollowTheSequenceLength) {
+  absl::StatusOr<BufferPlan> short_plan =
+      PlanBuffers(Frozen(2, 1, 256), {}, kDimensions);
+  absl::StatusOr<BufferPlan> long_plan =
+      PlanBuffers(Frozen(2, 1, 512), {}, kDimensions);
+  ASSERT_TRUE(short_plan.ok() && long_plan.ok());
+  // 128 px → 8 × 8 patches = 64 image tokens; ulysses 2 halves the sequence.
+  EXPECT_THAT(short_plan->Find(kSequenceShard)->shape,
+              ElementsAre(1, (256 + 64) / 2, 8));
+  EXPECT_THAT(long_plan->Find(kSequenceShard)->shape,
+              ElementsAre(1, (512 + 64) / 2, 8));
+}
+
+TEST(BufferPlanTest, NonPositiveHiddenSizeIsRejected) {
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(Frozen(1, 1, 256), {}, {.hidden_size = 0});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(plan.status().message()),
+              HasSubstr("hidden_size 0 must be positive"));
+}
+
+TEST(ReceiveBuffersTest, IncomingSizeOtherThanPlannedNamesTheConfigFields) {
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(Frozen(1, 1, 256), {}, kDimensions);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<ReceiveBuffers> buffers =
+      ReceiveBuffers::Allocate(*plan, at::TensorOptions(at::kFloat));
+  ASSERT_TRUE(buffers.ok()) << buffers.status();
+  // What a rank that froze max_sequence_length 512 would send.
+  absl::StatusOr<at::Tensor> received =
+      buffers->ForIncoming(kSequenceShard, {1, 512 + 64, 8});
+  ASSERT_FALSE(received.ok());
+  EXPECT_EQ(received.status().code(), absl::StatusCode::kInternal);
+  const std::string message(received.status().message());
+  EXPECT_THAT(message, HasSubstr("received [1, 576, 8] into sequence_shard, "
+                                 "planned as [1, 320, 8]"));
+  EXPECT_THAT(message, HasSubstr("shapes.shard_tokens 320"));
+  EXPECT_THAT(message, HasSubstr("max_sequence_length 256"));
+}
+
+TEST(ReceiveBuffersTest, PlannedSizeIsAccepted) {
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(Frozen(1, 1, 256), {}, kDimensions);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<ReceiveBuffers> buffers =
+      ReceiveBuffers::Allocate(*plan, at::TensorOptions(at::kFloat));
+  ASSERT_TRUE(buffers.ok()) << buffers.status();
+  absl::StatusOr<at::Tensor> received =
+      buffers->ForIncoming(kSequenceShard, {1, 320, 8});
+  ASSERT_TRUE(received.ok()) << received.status();
+  EXPECT_THAT(received->sizes().vec(), ElementsAre(1, 320, 8));
+}
+
+}  // namespace
+}  // namespace ditserve::engine

@@ -1,0 +1,226 @@
+#include "core/engine/engine.h"
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/dist/control_channel.h"
+#include "core/dist/mesh.h"
+#include "core/dist/mesh_groups.h"
+#include "core/dist/rendezvous.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/frozen_test_config.h"
+#include "tests/support/rank_launcher.h"
+
+namespace ditserve::engine {
+namespace {
+
+using ::ditserve::testing::FreezeTestConfig;
+using ::ditserve::testing::TestConfigRequest;
+using ::ditserve::testing::TestParallelConfig;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int kHiddenSize = 8;
+
+// Walks the steps through the engine's step boundary and receives into the
+// plan's gather buffer, recording what it saw.
+class StepCountingPipeline : public Pipeline {
+ public:
+  absl::StatusOr<at::Tensor> Run(PipelineContext& context) override {
+    steps_seen = 0;
+    for (int step = 0; step < context.config.num_inference_steps(); ++step) {
+      ++steps_seen;
+      absl::Status status = context.step_boundary(step);
+      if (!status.ok()) return status;
+    }
+    absl::StatusOr<at::Tensor> shard = context.buffers.Get(kSequenceShard);
+    if (!shard.ok()) return shard.status();
+    std::vector<int64_t> gathered_shape = {1};
+    for (int64_t size : shard->sizes()) gathered_shape.push_back(size);
+    absl::StatusOr<at::Tensor> gathered =
+        context.buffers.ForIncoming(kSequenceGather, gathered_shape);
+    if (!gathered.ok()) return gathered.status();
+    return context.buffers.Get(kOutputLatents);
+  }
+
+  int steps_seen = 0;
+};
+
+class CancelAtFirstStep : public RunObserver {
+ public:
+  v1::StepDecision DecideAfterStep(int step, int steps) override {
+    return v1::STEP_DECISION_CANCEL;
+  }
+};
+
+// One rank on loopback: a real TCPStore, Gloo groups and control channel.
+class EngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<int> port = testing::PickFreePort();
+    ASSERT_TRUE(port.ok()) << port.status();
+    dist::RendezvousOptions options;
+    options.connect_timeout = std::chrono::seconds(10);
+    options.collective_timeout = std::chrono::seconds(5);
+    absl::StatusOr<std::unique_ptr<dist::Rendezvous>> rendezvous =
+        dist::Rendezvous::Connect({.rank = 0,
+                                   .world_size = 1,
+                                   .local_rank = 0,
+                                   .master_addr = "127.0.0.1",
+                                   .master_port = *port},
+                                  options);
+    ASSERT_TRUE(rendezvous.ok()) << rendezvous.status();
+    rendezvous_ = std::move(*rendezvous).release();
+    absl::StatusOr<dist::Mesh> mesh = dist::Mesh::Create(Parallel());
+    ASSERT_TRUE(mesh.ok()) << mesh.status();
+    mesh_ = new dist::Mesh(*mesh);
+    absl::StatusOr<dist::MeshGroups> groups =
+        dist::MeshGroups::Create(*mesh_, *rendezvous_);
+    ASSERT_TRUE(groups.ok()) << groups.status();
+    groups_ = new dist::MeshGroups(*std::move(groups));
+    channel_ = new dist::ControlChannel(rendezvous_->control(), 0, 1, {},
+                                        {.timeout = std::chrono::seconds(5)});
+  }
+
+  static void TearDownTestSuite() {
+    delete channel_;
+    delete groups_;
+    delete mesh_;
+    delete rendezvous_;
+  }
+
+  static v1::ParallelConfig Parallel() {
+    absl::StatusOr<v1::ParallelConfig> parallel = TestParallelConfig(1);
+    EXPECT_TRUE(parallel.ok()) << parallel.status();
+    return *parallel;
+  }
+
+  static v1::InputConfig Config(int max_sequence_length,
+                                const std::string& request_id = "req") {
+    TestConfigRequest request;
+    request.max_sequence_length = max_sequence_length;
+    request.request_id = request_id;
+    absl::StatusOr<v1::InputConfig> config =
+        FreezeTestConfig(request, Parallel());
+    EXPECT_TRUE(config.ok()) << config.status();
+    return *config;
+  }
+
+  Engine MakeEngine() {
+    return Engine(0, *mesh_, *groups_, *channel_, {}, pipeline_,
+                  {.dimensions = {.hidden_size = kHiddenSize},
+                   .tensor_options = at::TensorOptions(at::kFloat),
+                   .collective_timeout = std::chrono::seconds(5)});
+  }
+
+  static dist::Rendezvous* rendezvous_;
+  static dist::Mesh* mesh_;
+  static dist::MeshGroups* groups_;
+  static dist::ControlChannel* channel_;
+  StepCountingPipeline pipeline_;
+  StageTimings timings_;
+};
+
+dist::Rendezvous* EngineTest::rendezvous_ = nullptr;
+dist::Mesh* EngineTest::mesh_ = nullptr;
+dist::MeshGroups* EngineTest::groups_ = nullptr;
+dist::ControlChannel* EngineTest::channel_ = nullptr;
+
+TEST_F(EngineTest, PrepareReallocatesOnlyWhenTheShapeKeyChanges) {
+  Engine engine = MakeEngine();
+  const v1::InputConfig short_text = Config(256, "a");
+  ASSERT_TRUE(engine.Prepare(short_text, timings_).ok());
+  EXPECT_EQ(engine.allocations(), 1);
+  ASSERT_TRUE(engine.Prepare(Config(256, "b"), timings_).ok());
+  EXPECT_EQ(engine.allocations(), 1);
+
+  const v1::InputConfig long_text = Config(512, "c");
+  ASSERT_TRUE(engine.Prepare(long_text, timings_).ok());
+  EXPECT_EQ(engine.allocations(), 2);
+  ASSERT_NE(engine.plan(), nullptr);
+  const BufferSpec* shard = engine.plan()->Find(kSequenceShard);
+  ASSERT_NE(shard, nullptr);
+  EXPECT_GT(long_text.shapes().shard_tokens(),
+            short_text.shapes().shard_tokens());
+  EXPECT_THAT(shard->shape,
+              ElementsAre(1, long_text.shapes().shard_tokens(), kHiddenSize));
+}
+
+TEST_F(EngineTest, RunOfAConfigThatWasNotPreparedIsRefusedListingTheFields) {
+  Engine engine = MakeEngine();
+  ASSERT_TRUE(engine.Prepare(Config(256), timings_).ok());
+  absl::StatusOr<at::Tensor> output =
+      engine.Run(Config(512, "unprepared"), nullptr, timings_);
+  ASSERT_FALSE(output.ok());
+  EXPECT_EQ(output.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(
+      std::string(output.status().message()),
+      HasSubstr("config unprepared does not match the prepared shapes"));
+  EXPECT_THAT(std::string(output.status().message()),
+              HasSubstr("max_sequence_length 256 → 512"));
+  EXPECT_EQ(pipeline_.steps_seen, 0);
+}
+
+TEST_F(EngineTest, RunBeforeAnyPrepareIsRefused) {
+  Engine engine = MakeEngine();
+  absl::StatusOr<at::Tensor> output =
+      engine.Run(Config(256), nullptr, timings_);
+  ASSERT_FALSE(output.ok());
+  EXPECT_EQ(output.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(EngineTest, PreparedConfigRunsEveryStepAndReturnsThePlannedOutput) {
+  Engine engine = MakeEngine();
+  const v1::InputConfig config = Config(256);
+  ASSERT_TRUE(engine.Prepare(config, timings_).ok());
+  absl::StatusOr<at::Tensor> output = engine.Run(config, nullptr, timings_);
+  ASSERT_TRUE(output.ok()) << output.status();
+  EXPECT_EQ(pipeline_.steps_seen, config.num_inference_steps());
+  EXPECT_THAT(output->sizes().vec(),
+              ElementsAre(1, config.shapes().latent_channels(),
+                          config.shapes().latent_height(),
+                          config.shapes().latent_width()));
+  EXPECT_GT(timings_.seconds(Stage::kPrepare), 0.0);
+}
+
+TEST_F(EngineTest, ObserverCancelStopsTheRunAtTheFirstStepBoundary) {
+  Engine engine = MakeEngine();
+  const v1::InputConfig config = Config(256, "cancelled");
+  ASSERT_TRUE(engine.Prepare(config, timings_).ok());
+  CancelAtFirstStep observer;
+  absl::StatusOr<at::Tensor> output = engine.Run(config, &observer, timings_);
+  ASSERT_FALSE(output.ok());
+  EXPECT_EQ(output.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(std::string(output.status().message()),
+              HasSubstr("request cancelled after step 1 of 2"));
+  EXPECT_EQ(pipeline_.steps_seen, 1);
+}
+
+TEST_F(EngineTest, PassedDeadlineStopsTheRun) {
+  Engine engine = MakeEngine();
+  v1::InputConfig config = Config(256, "late");
+  config.set_deadline_unix_micros(1);
+  ASSERT_TRUE(engine.Prepare(config, timings_).ok());
+  absl::StatusOr<at::Tensor> output = engine.Run(config, nullptr, timings_);
+  ASSERT_FALSE(output.ok());
+  EXPECT_EQ(output.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(EngineTest, ConfigFrozenForAnotherMeshIsRefused) {
+  Engine engine = MakeEngine();
+  v1::InputConfig config = Config(256);
+  config.mutable_parallel()->set_ulysses_degree(2);
+  config.mutable_parallel()->set_world_size(2);
+  absl::Status status = engine.Prepare(config, timings_);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("parallel.ulysses_degree 2 (mesh 1)"));
+}
+
+}  // namespace
+}  // namespace ditserve::engine

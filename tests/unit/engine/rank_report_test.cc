@@ -1,0 +1,52 @@
+#include "core/engine/rank_report.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ditserve::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(RankReportTest, SerialisedReportParsesBackToTheSameStatusAndTimings) {
+  RankReport report;
+  report.status = absl::CancelledError("client cancelled request r");
+  report.timings.Add(Stage::kDenoise, 1.5);
+  report.timings.Add(Stage::kTotal, 2.25);
+  absl::StatusOr<RankReport> parsed =
+      ParseRankReport(SerializeRankReport(report));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->status, report.status);
+  EXPECT_DOUBLE_EQ(parsed->timings.seconds(Stage::kDenoise), 1.5);
+  EXPECT_DOUBLE_EQ(parsed->timings.seconds(Stage::kTotal), 2.25);
+  EXPECT_DOUBLE_EQ(parsed->timings.seconds(Stage::kQueue), 0.0);
+}
+
+TEST(RankReportTest, MalformedReportIsAnError) {
+  absl::StatusOr<RankReport> parsed = ParseRankReport("{\"code\": 0}");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInternal);
+}
+
+TEST(RankReportTest, AllOkReportsCombineToOk) {
+  EXPECT_TRUE(CombineRankStatuses({{}, {}, {}}).ok());
+}
+
+TEST(RankReportTest, FailuresNameEachRankAndTakeTheLowestRanksCode) {
+  std::vector<RankReport> reports(4);
+  reports[1].status = absl::InternalError("size mismatch");
+  reports[2].status = absl::CancelledError("stopped");
+  reports[3].status = absl::CancelledError("stopped");
+  absl::Status combined = CombineRankStatuses(reports);
+  EXPECT_EQ(combined.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(combined.message()),
+              HasSubstr("rank 1: INTERNAL: size mismatch; ranks 2, 3: "
+                        "CANCELLED: stopped"));
+}
+
+}  // namespace
+}  // namespace ditserve::engine
