@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/engine/stage.h"
 
 namespace ditserve::server {
 namespace {
@@ -52,6 +53,11 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
                        .Help("Ranks that answered the last liveness check")
                        .Register(*registry_)
                        .Add({})) {
+  // Every stage series exists from the start, so dashboards and alerts see
+  // zero counts rather than missing series.
+  for (const engine::Stage stage : engine::kAllStages) {
+    StageSeries(std::string(engine::StageName(stage)));
+  }
   prometheus::BuildGauge()
       .Name(kWorldSizeMetric)
       .Help("Ranks in the group")
@@ -79,9 +85,12 @@ absl::Status Metrics::Serve(const std::string& address) {
   return absl::OkStatus();
 }
 
+prometheus::Histogram& Metrics::StageSeries(const std::string& stage) {
+  return stage_.Add({{"model", model_}, {"stage", stage}}, LatencyBuckets());
+}
+
 void Metrics::ObserveStage(const std::string& stage, double seconds) {
-  stage_.Add({{"model", model_}, {"stage", stage}}, LatencyBuckets())
-      .Observe(seconds);
+  StageSeries(stage).Observe(seconds);
 }
 
 void Metrics::ObserveRankStage(int rank, const std::string& stage,

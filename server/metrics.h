@@ -57,6 +57,8 @@ class Metrics {
   prometheus::Registry& registry() { return *registry_; }
 
  private:
+  prometheus::Histogram& StageSeries(const std::string& stage);
+
   const std::string model_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<prometheus::Exposer> exposer_;

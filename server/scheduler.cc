@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/engine/stage.h"
 #include "server/status_conversion.h"
 #include "spdlog/spdlog.h"
 
@@ -12,10 +13,10 @@ namespace {
 
 constexpr absl::Duration kPollInterval = absl::Milliseconds(100);
 
-void AddTiming(v1::GenerateResponse& response, const char* stage,
+void AddTiming(v1::GenerateResponse& response, engine::Stage stage,
                absl::Duration duration) {
   v1::StageTiming* timing = response.add_timings();
-  timing->set_stage(stage);
+  timing->set_stage(std::string(engine::StageName(stage)));
   timing->set_seconds(absl::ToDoubleSeconds(duration));
   timing->set_rank(0);
 }
@@ -86,9 +87,10 @@ void Scheduler::RunOne(const std::shared_ptr<Job>& job) {
   metrics_->SetRequestsRunning(0);
   const absl::Time finished = absl::Now();
   if (outcome.ok()) {
-    AddTiming(*outcome, "freeze", job->enqueued() - job->received());
-    AddTiming(*outcome, "queue", started - job->enqueued());
-    AddTiming(*outcome, "total", finished - job->received());
+    AddTiming(*outcome, engine::Stage::kFreeze,
+              job->enqueued() - job->received());
+    AddTiming(*outcome, engine::Stage::kQueue, started - job->enqueued());
+    AddTiming(*outcome, engine::Stage::kTotal, finished - job->received());
     *outcome->mutable_config() = config;
     for (const v1::StageTiming& timing : outcome->timings()) {
       if (timing.rank() == 0) {

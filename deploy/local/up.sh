@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Starts a ditserve cluster on this machine and proves it with one image.
+#
+#   deploy/local/up.sh [--world N] [--grpc_port P] [--metrics_port P]
+#                      [--run_dir DIR] [any rank flag, e.g. --model_dir=DIR]
+#
+# Installs dependencies and builds if needed, starts N ranks (default 2;
+# rank 0 = ditserve-host, the others ditserve-worker) with the torchrun
+# variables, waits until the host reports SERVING, generates one image with
+# ditctl, prints where it is, then serves until Ctrl-C, which stops every rank.
+# Flags it does not know are passed to every rank. Without --model_dir the
+# ranks use the built-in default model (a tiny FLUX.1-dev checkpoint with
+# random weights, made once into a cache folder).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+
+world=2
+grpc_port=50051
+metrics_port=9400
+run_dir=""
+rank_flags=()
+while (($# > 0)); do
+  case "$1" in
+    --world) world=$2; shift 2 ;;
+    --world=*) world=${1#*=}; shift ;;
+    --grpc_port) grpc_port=$2; shift 2 ;;
+    --grpc_port=*) grpc_port=${1#*=}; shift ;;
+    --metrics_port) metrics_port=$2; shift 2 ;;
+    --metrics_port=*) metrics_port=${1#*=}; shift ;;
+    --run_dir) run_dir=$2; shift 2 ;;
+    --run_dir=*) run_dir=${1#*=}; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) rank_flags+=("$1"); shift ;;
+  esac
+done
+if ! [[ "$world" =~ ^[1-9][0-9]*$ ]]; then
+  echo "up.sh: --world $world must be a positive integer" >&2
+  exit 2
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+  deploy/install-deps.sh
+fi
+build_dir=${DITSERVE_BUILD_DIR:-build}
+cmake -S . -B "$build_dir" -G Ninja >/dev/null
+cmake --build "$build_dir" -j "$(nproc)" --target ditserve-host \
+  ditserve-worker ditctl ditserve-make-checkpoint
+bin="$root/$build_dir/bin"
+
+# Without parallel flags, split the prompts of each request over the ranks.
+if ! printf '%s\n' "${rank_flags[@]+"${rank_flags[@]}"}" | grep -q -- '_degree'; then
+  rank_flags+=("--dp_degree=$world")
+fi
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for port in "$grpc_port" "$metrics_port"; do
+  if port_in_use "$port"; then
+    echo "up.sh: port $port is already in use (pass --grpc_port/--metrics_port)" >&2
+    exit 1
+  fi
+done
+master_port=$((29500 + RANDOM % 20000))
+while port_in_use "$master_port"; do master_port=$((master_port + 1)); done
+
+run_dir=${run_dir:-$(mktemp -d /tmp/ditserve-run.XXXXXX)}
+mkdir -p "$run_dir"
+pids=()
+stop_all() {
+  trap - INT TERM EXIT
+  echo
+  echo "up.sh: stopping ${#pids[@]} ranks"
+  # The host drains, then shuts the workers down; anything left is killed.
+  kill -TERM "${pids[0]}" 2>/dev/null || true
+  for _ in $(seq 1 150); do
+    alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    ((alive == 0)) && break
+    sleep 0.2
+  done
+  for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap stop_all INT TERM EXIT
+
+threads=$(( $(nproc) / world ))
+((threads >= 1)) || threads=1
+for ((rank = 0; rank < world; rank++)); do
+  if ((rank == 0)); then
+    binary=("$bin/ditserve-host" "--grpc_port=$grpc_port"
+            "--metrics_port=$metrics_port")
+  else
+    binary=("$bin/ditserve-worker")
+  fi
+  RANK=$rank WORLD_SIZE=$world LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 \
+    MASTER_PORT=$master_port \
+    "${binary[@]}" "--threads=$threads" "${rank_flags[@]}" \
+    >"$run_dir/rank-$rank.log" 2>&1 &
+  pids+=($!)
+done
+echo "up.sh: started $world ranks (logs in $run_dir/rank-*.log)"
+
+ditctl=("$bin/ditctl" "--server=127.0.0.1:$grpc_port")
+for _ in $(seq 1 600); do
+  if "${ditctl[@]}" --timeout=2 health >/dev/null 2>&1; then break; fi
+  for pid in "${pids[@]}"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "up.sh: a rank exited during start-up; its log:" >&2
+      for log in "$run_dir"/rank-*.log; do
+        echo "== $log" >&2
+        tail -n 20 "$log" >&2
+      done
+      exit 1
+    fi
+  done
+  sleep 0.5
+done
+if ! "${ditctl[@]}" --timeout=5 health >/dev/null; then
+  echo "up.sh: the host did not report SERVING within 300 s; see $run_dir" >&2
+  exit 1
+fi
+
+image="$run_dir/first.png"
+"${ditctl[@]}" generate "a lighthouse on a cliff at dusk" -W 256 -H 256 \
+  --steps 4 --seed 1 -o "$image"
+echo "up.sh: first image: $image"
+echo "up.sh: serving on 127.0.0.1:$grpc_port (gRPC) and" \
+  "http://127.0.0.1:$metrics_port/metrics; Ctrl-C stops every rank"
+wait "${pids[0]}"
