@@ -1,0 +1,81 @@
+#include "core/models/layers/attention.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+namespace ditserve::models {
+namespace {
+
+constexpr double kScale = 0.25;
+
+class AttentionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    torch::manual_seed(7);
+    q_ = torch::randn({2, 3, 5, 16});
+    k_ = torch::randn({2, 3, 6, 16});
+    v_ = torch::randn({2, 3, 6, 16});
+  }
+  at::Tensor q_, k_, v_;
+};
+
+TEST_F(AttentionTest, ComputesSoftmaxOfScaledScoresTimesValues) {
+  const at::Tensor expected =
+      torch::softmax(torch::matmul(q_, k_.transpose(-2, -1)) * kScale, -1)
+          .matmul(v_);
+  const AttentionResult result =
+      ScaledDotProductAttention(q_, k_, v_, std::nullopt, kScale, false);
+  EXPECT_TRUE(torch::allclose(result.output, expected, 1e-6, 1e-6));
+  EXPECT_FALSE(result.log_sum_exp.defined());
+}
+
+TEST_F(AttentionTest, ReturnsLogSumExpOfScaledScores) {
+  const at::Tensor expected =
+      torch::logsumexp(torch::matmul(q_, k_.transpose(-2, -1)) * kScale, -1);
+  const AttentionResult result =
+      ScaledDotProductAttention(q_, k_, v_, std::nullopt, kScale, true);
+  ASSERT_TRUE(result.log_sum_exp.defined());
+  EXPECT_EQ(result.log_sum_exp.sizes(), (at::IntArrayRef{2, 3, 5}));
+  EXPECT_TRUE(torch::allclose(result.log_sum_exp, expected, 1e-6, 1e-6));
+}
+
+TEST_F(AttentionTest, FalseInBoolMaskHidesThoseKeys) {
+  // Hiding the last two keys equals attending over the first four only.
+  at::Tensor mask = torch::ones({1, 1, 1, 6}, torch::kBool);
+  mask.index_put_({0, 0, 0, torch::indexing::Slice(4, 6)}, false);
+  const at::Tensor masked =
+      ScaledDotProductAttention(q_, k_, v_, mask, kScale, false).output;
+  const at::Tensor truncated =
+      ScaledDotProductAttention(q_, k_.slice(2, 0, 4), v_.slice(2, 0, 4),
+                                std::nullopt, kScale, false)
+          .output;
+  EXPECT_TRUE(torch::allclose(masked, truncated, 1e-6, 1e-6));
+}
+
+TEST_F(AttentionTest, FloatMaskIsAddedToTheScores) {
+  const at::Tensor bias = torch::randn({5, 6});
+  const at::Tensor expected =
+      torch::softmax(torch::matmul(q_, k_.transpose(-2, -1)) * kScale + bias,
+                     -1)
+          .matmul(v_);
+  EXPECT_TRUE(torch::allclose(
+      ScaledDotProductAttention(q_, k_, v_, bias, kScale, false).output,
+      expected, 1e-6, 1e-6));
+}
+
+TEST_F(AttentionTest, ReducedPrecisionInputsGiveTheirDtypeBack) {
+  const at::Tensor reference =
+      ScaledDotProductAttention(q_, k_, v_, std::nullopt, kScale, true).output;
+  const AttentionResult half = ScaledDotProductAttention(
+      q_.to(torch::kBFloat16), k_.to(torch::kBFloat16), v_.to(torch::kBFloat16),
+      std::nullopt, kScale, true);
+  EXPECT_EQ(half.output.scalar_type(), torch::kBFloat16);
+  EXPECT_EQ(half.log_sum_exp.scalar_type(), torch::kFloat);
+  EXPECT_TRUE(
+      torch::allclose(half.output.to(torch::kFloat), reference, 0.05, 0.05));
+}
+
+}  // namespace
+}  // namespace ditserve::models
