@@ -59,7 +59,8 @@ absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ReadVocab(
 
 }  // namespace
 
-absl::StatusOr<CLIPTokenizer> CLIPTokenizer::Load(const std::string& dir) {
+absl::StatusOr<CLIPTokenizer> CLIPTokenizer::Load(
+    const std::string& dir, const CLIPTokenizerOptions& options) {
   CLIPTokenizer tokenizer;
   const std::string vocab_path = PathIn(dir, "vocab.json");
   absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> vocab =
@@ -77,6 +78,8 @@ absl::StatusOr<CLIPTokenizer> CLIPTokenizer::Load(const std::string& dir) {
 
   absl::StatusOr<nlohmann::json> config = ReadOptionalTokenizerConfig(dir);
   if (!config.ok()) return config.status();
+  if (options.pad_token.has_value())
+    (*config)["pad_token"] = *options.pad_token;
 
   // transformers adds every special token (and the config's added tokens) to
   // the added-token trie, so e.g. SD3's pad "!" is cut out of the text too.

@@ -2,6 +2,7 @@
 #define DITSERVE_CORE_TOKENIZERS_CLIP_TOKENIZER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,12 @@
 
 namespace ditserve::tokenizers {
 
+// What `CLIPTokenizer.from_pretrained(dir, **kwargs)` may override.
+struct CLIPTokenizerOptions {
+  // Replaces tokenizer_config.json's pad_token (SD3 pads its CLIP-G with "!").
+  std::optional<std::string> pad_token;
+};
+
 // The CLIP tokenizer of FLUX / SD3 checkpoints, with the ids of
 // transformers' (slow) CLIPTokenizer: special tokens written in the text are
 // cut out first; every other run is cleaned and lower-cased (CleanClipText),
@@ -24,7 +31,8 @@ class CLIPTokenizer {
   // Reads `dir`/vocab.json, `dir`/merges.txt and, when present,
   // `dir`/tokenizer_config.json (special tokens, e.g. SD3's CLIP-G pads with
   // "!"; model_max_length). Errors name the file.
-  static absl::StatusOr<CLIPTokenizer> Load(const std::string& dir);
+  static absl::StatusOr<CLIPTokenizer> Load(
+      const std::string& dir, const CLIPTokenizerOptions& options = {});
 
   // BOS, the ids of `text`, EOS; neither truncated nor padded.
   // INVALID_ARGUMENT when `text` is not valid UTF-8.

@@ -1,57 +1,131 @@
 #include "core/tokenizers/sentencepiece_model.h"
 
-#include <sentencepiece_processor.h>
+#include <dlfcn.h>
 
-#include <utility>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace ditserve::tokenizers {
+namespace {
 
-struct SentencePieceModel::Impl {
-  sentencepiece::SentencePieceProcessor processor;
-};
+constexpr char kShimFileName[] = "libditserve_sentencepiece.so";
 
-SentencePieceModel::SentencePieceModel(std::unique_ptr<Impl> impl)
-    : impl_(std::move(impl)) {}
-
-SentencePieceModel::~SentencePieceModel() = default;
-
-std::unique_ptr<SentencePieceModel> SentencePieceModel::Load(
-    const std::string& path, std::string* error) {
-  auto impl = std::make_unique<Impl>();
-  const sentencepiece::util::Status status = impl->processor.Load(path);
-  if (!status.ok()) {
-    *error = status.ToString();
-    return nullptr;
+std::vector<std::string> ShimCandidates() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("DITSERVE_SENTENCEPIECE_SHIM")) {
+    candidates.emplace_back(env);
   }
-  return std::unique_ptr<SentencePieceModel>(
-      new SentencePieceModel(std::move(impl)));
+  std::error_code error;
+  const std::filesystem::path exe =
+      std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    candidates.push_back(
+        (exe.parent_path().parent_path() / "lib" / kShimFileName).string());
+  }
+  candidates.emplace_back(DITSERVE_SENTENCEPIECE_SHIM_BUILD_PATH);
+  return candidates;
 }
 
-bool SentencePieceModel::Encode(const std::string& text, std::vector<int>* ids,
-                                std::string* error) const {
-  const sentencepiece::util::Status status = impl_->processor.Encode(text, ids);
-  if (!status.ok()) {
-    *error = status.ToString();
-    return false;
+struct ShimLoad {
+  const SentencePieceApi* api = nullptr;
+  std::string error;
+};
+
+ShimLoad LoadShim() {
+  std::vector<std::string> failures;
+  for (const std::string& candidate : ShimCandidates()) {
+    std::error_code error;
+    if (!std::filesystem::exists(candidate, error)) {
+      failures.push_back(absl::StrCat(candidate, " (missing)"));
+      continue;
+    }
+    // RTLD_LOCAL keeps libsentencepiece's protobuf out of the global scope,
+    // RTLD_DEEPBIND makes libsentencepiece bind to its own copy.
+    void* handle =
+        dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (handle == nullptr) {
+      failures.push_back(absl::StrCat(candidate, " (", dlerror(), ")"));
+      continue;
+    }
+    auto getter = reinterpret_cast<SentencePieceApiGetter>(
+        dlsym(handle, kSentencePieceApiSymbol));
+    if (getter == nullptr) {
+      failures.push_back(
+          absl::StrCat(candidate, " (no ", kSentencePieceApiSymbol, ")"));
+      continue;
+    }
+    // The handle stays open for the life of the process.
+    return {getter(), ""};
   }
-  return true;
+  return {nullptr, absl::StrCat("cannot load the SentencePiece shim: ",
+                                absl::StrJoin(failures, "; "))};
+}
+
+absl::StatusOr<const SentencePieceApi*> Api() {
+  static const ShimLoad* shim = new ShimLoad(LoadShim());
+  if (shim->api == nullptr) {
+    return absl::FailedPreconditionError(shim->error);
+  }
+  return shim->api;
+}
+
+}  // namespace
+
+SentencePieceModel::SentencePieceModel(const SentencePieceApi* api,
+                                       void* processor)
+    : api_(api), processor_(processor) {}
+
+SentencePieceModel::~SentencePieceModel() { api_->release(processor_); }
+
+absl::StatusOr<std::unique_ptr<SentencePieceModel>> SentencePieceModel::Load(
+    const std::string& path) {
+  std::error_code exists_error;
+  if (!std::filesystem::is_regular_file(path, exists_error)) {
+    return absl::NotFoundError(
+        absl::StrCat("SentencePiece model ", path, " does not exist"));
+  }
+  absl::StatusOr<const SentencePieceApi*> api = Api();
+  if (!api.ok()) return api.status();
+  std::string error;
+  void* processor = (*api)->load(path, &error);
+  if (processor == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SentencePiece model ", path, " cannot be loaded: ", error));
+  }
+  return std::unique_ptr<SentencePieceModel>(
+      new SentencePieceModel(*api, processor));
+}
+
+absl::StatusOr<std::vector<int>> SentencePieceModel::Encode(
+    absl::string_view text) const {
+  std::vector<int> ids;
+  std::string error;
+  if (!api_->encode(processor_, std::string(text), &ids, &error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("SentencePiece cannot encode the text: ", error));
+  }
+  return ids;
 }
 
 int SentencePieceModel::piece_count() const {
-  return impl_->processor.GetPieceSize();
+  return api_->piece_count(processor_);
 }
 
 int SentencePieceModel::PieceToId(const std::string& piece) const {
-  return impl_->processor.PieceToId(piece);
+  return api_->piece_to_id(processor_, piece);
 }
 
 std::string SentencePieceModel::IdToPiece(int id) const {
-  if (id < 0 || id >= piece_count()) return {};
-  return impl_->processor.IdToPiece(id);
+  return api_->id_to_piece(processor_, id);
 }
 
-int SentencePieceModel::eos_id() const { return impl_->processor.eos_id(); }
-int SentencePieceModel::pad_id() const { return impl_->processor.pad_id(); }
-int SentencePieceModel::unk_id() const { return impl_->processor.unk_id(); }
+int SentencePieceModel::eos_id() const { return api_->eos_id(processor_); }
+int SentencePieceModel::pad_id() const { return api_->pad_id(processor_); }
+int SentencePieceModel::unk_id() const { return api_->unk_id(processor_); }
 
 }  // namespace ditserve::tokenizers

@@ -1,29 +1,34 @@
 #ifndef DITSERVE_CORE_TOKENIZERS_SENTENCEPIECE_MODEL_H_
 #define DITSERVE_CORE_TOKENIZERS_SENTENCEPIECE_MODEL_H_
 
-// The only code that includes SentencePiece. Its public header declares
-// `namespace absl { using std::string_view; }`, which collides with Debian's
-// Abseil (a distinct absl::string_view class), so this interface speaks only
-// standard types and reports errors as text; T5Tokenizer turns them into
-// absl::Status.
-
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/tokenizers/sentencepiece_api.h"
+
 namespace ditserve::tokenizers {
 
+// A SentencePiece model (spiece.model), run by Debian's libsentencepiece
+// through libditserve_sentencepiece.so (see sentencepiece_api.h for why it
+// is loaded privately). The shim is looked up, in order, at
+// $DITSERVE_SENTENCEPIECE_SHIM, <executable dir>/../lib/, and where the
+// build put it.
 class SentencePieceModel {
  public:
-  // nullptr with `*error` set when `path` is missing or not a model proto.
-  static std::unique_ptr<SentencePieceModel> Load(const std::string& path,
-                                                  std::string* error);
+  // NOT_FOUND when `path` does not exist, INVALID_ARGUMENT when it is not a
+  // model, FAILED_PRECONDITION when the shim cannot be loaded; errors name
+  // `path` (or the shim paths tried).
+  static absl::StatusOr<std::unique_ptr<SentencePieceModel>> Load(
+      const std::string& path);
   ~SentencePieceModel();
+  SentencePieceModel(const SentencePieceModel&) = delete;
+  SentencePieceModel& operator=(const SentencePieceModel&) = delete;
 
-  // Piece ids of `text` (normalised by the model's own rules). False with
-  // `*error` set when SentencePiece rejects the input.
-  bool Encode(const std::string& text, std::vector<int>* ids,
-              std::string* error) const;
+  // Piece ids of `text`, normalised by the model's own rules.
+  absl::StatusOr<std::vector<int>> Encode(absl::string_view text) const;
 
   int piece_count() const;
   // The model's unk id for an unknown piece.
@@ -36,10 +41,10 @@ class SentencePieceModel {
   int unk_id() const;
 
  private:
-  struct Impl;
-  explicit SentencePieceModel(std::unique_ptr<Impl> impl);
+  SentencePieceModel(const SentencePieceApi* api, void* processor);
 
-  std::unique_ptr<Impl> impl_;
+  const SentencePieceApi* api_;
+  void* processor_;
 };
 
 }  // namespace ditserve::tokenizers

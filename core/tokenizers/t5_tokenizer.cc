@@ -95,18 +95,12 @@ T5Tokenizer::T5Tokenizer(std::unique_ptr<SentencePieceModel> model,
 absl::StatusOr<T5Tokenizer> T5Tokenizer::Load(const std::string& dir) {
   const std::string model_path =
       (std::filesystem::path(dir) / "spiece.model").string();
-  std::error_code exists_error;
-  if (!std::filesystem::is_regular_file(model_path, exists_error)) {
-    return absl::NotFoundError(
-        absl::StrCat("T5 tokenizer file ", model_path, " does not exist"));
-  }
-  std::string load_error;
-  std::unique_ptr<SentencePieceModel> model =
-      SentencePieceModel::Load(model_path, &load_error);
-  if (model == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("T5 tokenizer file ", model_path,
-                     " is not a SentencePiece model: ", load_error));
+  absl::StatusOr<std::unique_ptr<SentencePieceModel>> model =
+      SentencePieceModel::Load(model_path);
+  if (!model.ok()) {
+    return absl::Status(
+        model.status().code(),
+        absl::StrCat("T5 tokenizer: ", model.status().message()));
   }
 
   absl::StatusOr<nlohmann::json> config = ReadOptionalTokenizerConfig(dir);
@@ -125,17 +119,17 @@ absl::StatusOr<T5Tokenizer> T5Tokenizer::Load(const std::string& dir) {
         count != config->end() && count->is_number_integer()) {
       extra_ids = count->get<int>();
     }
-    added = DefaultAddedTokens(*model, extra_ids);
+    added = DefaultAddedTokens(**model, extra_ids);
   }
 
-  absl::StatusOr<int64_t> eos_id =
-      SpecialTokenId(*config, "eos_token", model->eos_id(), added, *model, dir);
+  absl::StatusOr<int64_t> eos_id = SpecialTokenId(
+      *config, "eos_token", (*model)->eos_id(), added, **model, dir);
   if (!eos_id.ok()) return eos_id.status();
-  absl::StatusOr<int64_t> pad_id =
-      SpecialTokenId(*config, "pad_token", model->pad_id(), added, *model, dir);
+  absl::StatusOr<int64_t> pad_id = SpecialTokenId(
+      *config, "pad_token", (*model)->pad_id(), added, **model, dir);
   if (!pad_id.ok()) return pad_id.status();
 
-  return T5Tokenizer(std::move(model), AddedTokenSplitter(added), *eos_id,
+  return T5Tokenizer(*std::move(model), AddedTokenSplitter(added), *eos_id,
                      *pad_id);
 }
 
@@ -147,18 +141,14 @@ absl::StatusOr<std::vector<int64_t>> T5Tokenizer::EncodeText(
         *bad));
   }
   std::vector<int64_t> ids;
-  std::vector<int> piece_ids;
   for (const TextSegment& segment : splitter_.Split(text)) {
     if (segment.added_token_id.has_value()) {
       ids.push_back(*segment.added_token_id);
       continue;
     }
-    std::string error;
-    if (!model_->Encode(std::string(segment.text), &piece_ids, &error)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("SentencePiece cannot encode the text: ", error));
-    }
-    ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
+    absl::StatusOr<std::vector<int>> piece_ids = model_->Encode(segment.text);
+    if (!piece_ids.ok()) return piece_ids.status();
+    ids.insert(ids.end(), piece_ids->begin(), piece_ids->end());
   }
   return ids;
 }

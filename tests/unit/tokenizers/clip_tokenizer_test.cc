@@ -80,6 +80,18 @@ TEST(CLIPTokenizerTest, PadTokenComesFromTheTokenizerConfig) {
   }
 }
 
+TEST(CLIPTokenizerTest, PadTokenOptionOverridesTheConfig) {
+  CLIPTokenizerOptions options;
+  options.pad_token = "!";
+  absl::StatusOr<CLIPTokenizer> tokenizer =
+      CLIPTokenizer::Load(GoldenTokenizerDir(kCase), options);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  EXPECT_EQ(tokenizer->pad_token_id(), 0);
+  absl::StatusOr<TokenizedText> padded = tokenizer->EncodePadded("x", 5);
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  EXPECT_EQ(padded->input_ids, (std::vector<int64_t>{912, 343, 913, 0, 0}));
+}
+
 TEST(CLIPTokenizerTest, WithoutTokenizerConfigUsesCLIPDefaults) {
   ScratchDir dir;
   dir.CopyFrom(GoldenTokenizerDir(kCase), "vocab.json");
