@@ -5,6 +5,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <thread>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -108,6 +109,14 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
   spdlog::info("rank {}: joined a group of {} ranks via {}", env.rank,
                env.world_size, where);
   return rendezvous;
+}
+
+void Rendezvous::KeepStoreForSurvivors() {
+  if (env_.rank != 0) return;
+  const auto linger = options_.collective_timeout + watchdog_->window();
+  spdlog::info("rank 0: keeping the store up {} ms for the other ranks",
+               linger.count());
+  std::this_thread::sleep_for(linger);
 }
 
 absl::StatusOr<ProcessGroupPtr> Rendezvous::NewGlooGroup(

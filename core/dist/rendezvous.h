@@ -47,6 +47,12 @@ class Rendezvous {
   const ProcessGroupPtr& data() const { return data_; }
   Watchdog& watchdog() { return *watchdog_; }
 
+  // Rank 0, after the group broke: keeps serving the store for one
+  // collective timeout plus the watchdog's window, so every survivor can
+  // finish its failed collective and still name the lost rank. Returns at
+  // once on other ranks.
+  void KeepStoreForSurvivors();
+
   // A new Gloo group of `size` ranks whose members all call this with the
   // same `prefix` (keys in the store are namespaced by it).
   absl::StatusOr<ProcessGroupPtr> NewGlooGroup(absl::string_view prefix,

@@ -17,6 +17,10 @@ std::string HeartbeatKey(int rank) {
   return absl::StrCat("ditserve/heartbeat/", rank);
 }
 
+std::string ExitedKey(int rank) {
+  return absl::StrCat("ditserve/exited/", rank);
+}
+
 }  // namespace
 
 Watchdog::Watchdog(c10::intrusive_ptr<c10d::Store> store, int rank,
@@ -33,6 +37,12 @@ Watchdog::~Watchdog() {
     stop_ = true;
   }
   thread_.join();
+  try {
+    absl::MutexLock store_lock(&store_mutex_);
+    store_->set(ExitedKey(rank_), std::vector<uint8_t>{1});
+  } catch (const std::exception&) {
+    // The store is gone (rank 0 exited first); nobody is left to ask.
+  }
 }
 
 void Watchdog::Beat() {
@@ -86,11 +96,21 @@ std::vector<int> Watchdog::FindLostRanks() {
   }
   std::vector<int> lost;
   for (int rank = 0; rank < world_size_; ++rank) {
-    if (rank != rank_ && (*after)[rank] == (*before)[rank]) {
+    if (rank != rank_ && (*after)[rank] == (*before)[rank] &&
+        !HasExited(rank)) {
       lost.push_back(rank);
     }
   }
   return lost;
+}
+
+bool Watchdog::HasExited(int rank) {
+  try {
+    absl::MutexLock store_lock(&store_mutex_);
+    return store_->check({ExitedKey(rank)});
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 }  // namespace ditserve::dist

@@ -23,8 +23,10 @@ struct WatchdogOptions {
 
 // Keeps a per-rank heartbeat counter in the c10d store so that, after a
 // collective fails, the survivors can name the rank that died (Gloo only
-// reports a closed connection or a timeout). Rank 0 hosts the store, so an
-// unreachable store names rank 0.
+// reports a closed connection or a timeout). A rank that ends normally,
+// even after an error, marks itself as exited first, so only a rank that
+// died is named. Rank 0 hosts the store, so an unreachable store names
+// rank 0.
 class Watchdog {
  public:
   // Starts the heartbeat thread on `store`, which must be a connection of
@@ -36,8 +38,14 @@ class Watchdog {
   Watchdog& operator=(const Watchdog&) = delete;
 
   // Ranks other than this one whose heartbeat did not advance over
-  // lapsed_intervals intervals; blocks for that long.
+  // lapsed_intervals intervals and that did not mark themselves exited;
+  // blocks for that long.
   std::vector<int> FindLostRanks();
+
+  // How long FindLostRanks observes the heartbeats.
+  std::chrono::milliseconds window() const {
+    return options_.interval * options_.lapsed_intervals;
+  }
 
  private:
   // Heartbeat thread body.
@@ -46,6 +54,8 @@ class Watchdog {
   bool WaitForStop();
   // Heartbeat counters of every rank; nullopt when the store is unreachable.
   std::optional<std::vector<int64_t>> ReadCounters();
+  // Whether `rank` marked itself exited; false when the store is unreachable.
+  bool HasExited(int rank);
 
   const c10::intrusive_ptr<c10d::Store> store_;
   const int rank_;

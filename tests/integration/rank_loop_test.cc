@@ -1,0 +1,265 @@
+// Real rank processes on loopback running the rank loop (see
+// rank_test_program.cc), for world sizes 1, 2 and 4.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/config/config_digest.h"
+#include "core/engine/buffer_plan.h"
+#include "ditserve/v1/control.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/scenarios.h"
+#include "tests/support/frozen_test_config.h"
+#include "tests/support/rank_launcher.h"
+
+namespace ditserve::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+constexpr int kTimeoutMs = 4000;
+// Start-up of up to four LibTorch processes on two busy cores, plus the
+// scenario itself.
+constexpr std::chrono::seconds kScenarioLimit{45};
+
+// One printed line: its key=value fields; "message" takes the rest of the
+// line.
+using Fields = std::map<std::string, std::string>;
+
+std::vector<Fields> LinesTagged(const std::string& output,
+                                const std::string& tag) {
+  std::vector<Fields> lines;
+  std::istringstream stream(output);
+  std::string line;
+  while (std::getline(stream, line)) {
+    if (line.rfind(tag + " ", 0) != 0) continue;
+    Fields fields;
+    const size_t message = line.find(" message=");
+    std::istringstream tokens(line.substr(0, message));
+    std::string token;
+    tokens >> token;  // the tag
+    while (tokens >> token) {
+      const size_t equals = token.find('=');
+      if (equals != std::string::npos) {
+        fields[token.substr(0, equals)] = token.substr(equals + 1);
+      }
+    }
+    if (message != std::string::npos) {
+      fields["message"] = line.substr(message + 9);
+    }
+    lines.push_back(std::move(fields));
+  }
+  return lines;
+}
+
+// The OUTCOME line of `request` printed by one rank; fails the test when
+// there is not exactly one.
+Fields OutcomeOf(const RankLauncher& ranks, int rank,
+                 const std::string& request) {
+  std::vector<Fields> matching;
+  for (Fields& fields : LinesTagged(ranks.Output(rank), "OUTCOME")) {
+    if (fields["request"] == request) matching.push_back(fields);
+  }
+  EXPECT_THAT(matching, SizeIs(1)) << "rank " << rank << " output:\n"
+                                   << ranks.Output(rank);
+  return matching.empty() ? Fields{} : matching.front();
+}
+
+std::string BufferShape(const RankLauncher& ranks, int rank,
+                        const std::string& request, absl::string_view name) {
+  for (Fields& fields : LinesTagged(ranks.Output(rank), "BUFFER")) {
+    if (fields["request"] == request && fields["name"] == name) {
+      return fields["shape"];
+    }
+  }
+  return "(none)";
+}
+
+v1::InputConfig Frozen(const TestConfigRequest& request, int world) {
+  absl::StatusOr<v1::ParallelConfig> parallel = TestParallelConfig(world);
+  EXPECT_TRUE(parallel.ok()) << parallel.status();
+  absl::StatusOr<v1::InputConfig> config = FreezeTestConfig(request, *parallel);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+v1::RunConfig RunConfigOf(const v1::InputConfig& config) {
+  v1::RunConfig run;
+  *run.mutable_config() = config;
+  return run;
+}
+
+std::unique_ptr<RankLauncher> Launch(int world,
+                                     const std::vector<std::string>& args) {
+  std::vector<std::string> all_args = {
+      absl::StrCat("--timeout_ms=", kTimeoutMs)};
+  all_args.insert(all_args.end(), args.begin(), args.end());
+  absl::StatusOr<std::unique_ptr<RankLauncher>> ranks =
+      RankLauncher::Start(DITSERVE_RANK_TEST_PROGRAM, all_args, world);
+  EXPECT_TRUE(ranks.ok()) << ranks.status();
+  return ranks.ok() ? std::move(*ranks) : nullptr;
+}
+
+// Waits for every rank and expects each to have exited 0.
+void ExpectAllExitZero(RankLauncher& ranks) {
+  for (const RankExit& exit : ranks.WaitAll(kScenarioLimit)) {
+    EXPECT_FALSE(exit.timed_out) << "rank " << exit.rank << " still running";
+    EXPECT_EQ(exit.exit_code, 0)
+        << "rank " << exit.rank << " (signal " << exit.signal << ") output:\n"
+        << ranks.Output(exit.rank);
+  }
+}
+
+class RankLoopTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(RankLoopTest, BroadcastConfigsReachEveryRankByteIdentical) {
+  const int world = GetParam();
+  std::unique_ptr<RankLauncher> ranks = Launch(world, {"--scenario=consensus"});
+  ASSERT_NE(ranks, nullptr);
+  ExpectAllExitZero(*ranks);
+  for (const TestConfigRequest& request : ScenarioRequests("consensus")) {
+    const v1::RunConfig sent = RunConfigOf(Frozen(request, world));
+    const std::string payload_digest = config::DigestHex(
+        config::StableDigest(config::SerializeDeterministic(sent)));
+    for (int rank = 0; rank < world; ++rank) {
+      Fields outcome = OutcomeOf(*ranks, rank, request.request_id);
+      EXPECT_EQ(outcome["code"], "OK") << outcome["message"];
+      EXPECT_EQ(outcome["payload_digest"], payload_digest) << "rank " << rank;
+      EXPECT_EQ(outcome["digest"],
+                config::DigestHex(config::MessageDigest(sent)))
+          << "rank " << rank;
+    }
+    // Rank 0 gathered every rank's stage timings.
+    bool timings_seen = false;
+    for (Fields& timings : LinesTagged(ranks->Output(0), "TIMINGS")) {
+      if (timings["request"] != request.request_id) continue;
+      timings_seen = true;
+      EXPECT_EQ(timings["ranks"], absl::StrCat(world));
+    }
+    EXPECT_TRUE(timings_seen);
+  }
+}
+
+TEST_P(RankLoopTest, IdleGroupPingsThenEveryRankExitsZeroOnShutdown) {
+  const int world = GetParam();
+  std::unique_ptr<RankLauncher> ranks = Launch(
+      world, {"--scenario=idle", "--idle_ms=1500", "--ping_interval_ms=100"});
+  ASSERT_NE(ranks, nullptr);
+  ExpectAllExitZero(*ranks);
+  for (int rank = 0; rank < world; ++rank) {
+    std::vector<Fields> ends = LinesTagged(ranks->Output(rank), "LOOP_END");
+    ASSERT_THAT(ends, SizeIs(1)) << ranks->Output(rank);
+    EXPECT_EQ(ends[0]["code"], "OK");
+  }
+}
+
+TEST_P(RankLoopTest, LongerSequenceReprepareResizesTheBuffersOnEveryRank) {
+  const int world = GetParam();
+  std::unique_ptr<RankLauncher> ranks = Launch(world, {"--scenario=seed"});
+  ASSERT_NE(ranks, nullptr);
+  ExpectAllExitZero(*ranks);
+  const std::vector<TestConfigRequest> requests = ScenarioRequests("seed");
+  for (int index = 0; index < 2; ++index) {
+    const v1::InputConfig config = Frozen(requests[index], world);
+    const std::string shard_shape =
+        absl::StrCat(config.shapes().max_batch_per_dp_group(), "x",
+                     config.shapes().shard_tokens(), "x8");
+    for (int rank = 0; rank < world; ++rank) {
+      Fields outcome = OutcomeOf(*ranks, rank, requests[index].request_id);
+      EXPECT_EQ(outcome["code"], "OK") << outcome["message"];
+      EXPECT_EQ(outcome["allocations"], absl::StrCat(index + 1));
+      EXPECT_EQ(BufferShape(*ranks, rank, requests[index].request_id,
+                            engine::kSequenceShard),
+                shard_shape)
+          << "rank " << rank;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(World, RankLoopTest, ::testing::Values(1, 2, 4),
+                         [](const auto& info) {
+                           return absl::StrCat("world", info.param);
+                         });
+
+class RankFailureTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(RankFailureTest, AlteredConfigOnOneRankIsNamedOnEveryRankAndNextRuns) {
+  const int world = GetParam();
+  const int faulty = world - 1;
+  std::unique_ptr<RankLauncher> ranks = Launch(
+      world, {"--scenario=fault", absl::StrCat("--fault_rank=", faulty)});
+  ASSERT_NE(ranks, nullptr);
+  ExpectAllExitZero(*ranks);
+  const std::vector<TestConfigRequest> requests = ScenarioRequests("fault");
+  const v1::RunConfig sent = RunConfigOf(Frozen(requests[0], world));
+  v1::RunConfig altered = sent;
+  altered.mutable_config()->set_height(sent.config().height() + 16);
+  for (int rank = 0; rank < world; ++rank) {
+    Fields refused = OutcomeOf(*ranks, rank, requests[0].request_id);
+    EXPECT_EQ(refused["code"], "INTERNAL");
+    EXPECT_THAT(
+        refused["message"],
+        HasSubstr(absl::StrCat(
+            "rank 0 sent ", config::DigestHex(config::MessageDigest(sent)),
+            " but rank ", faulty, " parsed digest ",
+            config::DigestHex(config::MessageDigest(altered)))))
+        << "rank " << rank;
+    Fields served = OutcomeOf(*ranks, rank, requests[1].request_id);
+    EXPECT_EQ(served["code"], "OK") << served["message"];
+  }
+}
+
+TEST_P(RankFailureTest, KilledRankIsNamedBySurvivorsWithinTheTimeout) {
+  const int world = GetParam();
+  const int victim = world == 2 ? 1 : 2;
+  std::unique_ptr<RankLauncher> ranks =
+      Launch(world, {"--scenario=kill", "--idle_ms=60000"});
+  ASSERT_NE(ranks, nullptr);
+  for (int rank = 0; rank < world; ++rank) {
+    ASSERT_TRUE(ranks->WaitForOutput(rank, "request=kill-1", kScenarioLimit))
+        << "rank " << rank << " output:\n"
+        << ranks->Output(rank);
+  }
+  const auto killed_at = std::chrono::steady_clock::now();
+  ranks->Kill(victim);
+  // Each survivor's wait ends within the collective timeout; naming the
+  // rank takes the watchdog's window (3 × 200 ms) on top.
+  const auto limit = std::chrono::milliseconds(kTimeoutMs + 4000);
+  for (int rank = 0; rank < world; ++rank) {
+    if (rank == victim) continue;
+    ASSERT_TRUE(ranks->WaitForOutput(rank, "LOOP_END", limit))
+        << "rank " << rank << " did not notice within " << limit.count()
+        << " ms:\n"
+        << ranks->Output(rank);
+    const auto noticed = std::chrono::steady_clock::now() - killed_at;
+    EXPECT_LE(noticed, limit);
+    std::vector<Fields> ends = LinesTagged(ranks->Output(rank), "LOOP_END");
+    ASSERT_THAT(ends, SizeIs(1));
+    EXPECT_EQ(ends[0]["code"], "UNAVAILABLE") << ends[0]["message"];
+    EXPECT_THAT(ends[0]["message"],
+                HasSubstr(absl::StrCat("rank ", victim, " lost during")))
+        << "rank " << rank;
+  }
+  for (const RankExit& exit : ranks->WaitAll(kScenarioLimit)) {
+    if (exit.rank == victim) {
+      EXPECT_EQ(exit.signal, SIGKILL);
+    } else {
+      EXPECT_EQ(exit.exit_code, 3) << "rank " << exit.rank;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(World, RankFailureTest, ::testing::Values(2, 4),
+                         [](const auto& info) {
+                           return absl::StrCat("world", info.param);
+                         });
+
+}  // namespace
+}  // namespace ditserve::testing

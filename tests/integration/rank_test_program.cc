@@ -1,0 +1,231 @@
+// One rank of the distributed tests: joins the group from the torchrun
+// variables the launcher sets, runs the real rank loop with
+// ShardGatherPipeline, and prints one line per event for the test to check:
+//   OUTCOME rank=R request=ID code=CODE payload_digest=0x.. digest=0x..
+//       allocations=N message=...
+//   BUFFER rank=R request=ID name=NAME shape=AxBxC
+//   TIMINGS rank=0 request=ID ranks=N
+//   LOOP_END rank=R code=CODE message=...
+// Exit status: 0 after a clean shutdown, 2 when start-up failed, 3 when the
+// loop ended with an error.
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "core/config/config_digest.h"
+#include "core/dist/control_channel.h"
+#include "core/dist/mesh.h"
+#include "core/dist/mesh_groups.h"
+#include "core/dist/rank_env.h"
+#include "core/dist/rendezvous.h"
+#include "core/engine/engine.h"
+#include "core/engine/job_queue.h"
+#include "core/engine/rank_loop.h"
+#include "tests/integration/scenarios.h"
+#include "tests/integration/shard_gather_pipeline.h"
+#include "tests/support/frozen_test_config.h"
+
+ABSL_FLAG(std::string, scenario, "consensus",
+          "consensus, fault, seed, kill or idle (see scenarios.h)");
+ABSL_FLAG(int, timeout_ms, 4000, "timeout of every collective");
+ABSL_FLAG(int, ping_interval_ms, 200, "rank 0 pings after this idle time");
+ABSL_FLAG(int, watchdog_interval_ms, 200, "heartbeat interval");
+ABSL_FLAG(int, fault_rank, -1,
+          "this rank alters the first RunConfig it parses (height + 16)");
+ABSL_FLAG(int, idle_ms, 500,
+          "rank 0 idles this long after the last config before shutdown");
+ABSL_FLAG(int, hidden_size, 8, "hidden size the buffers are planned with");
+
+namespace ditserve::testing {
+namespace {
+
+constexpr int kStartupFailed = 2;
+constexpr int kLoopFailed = 3;
+
+void PrintLine(const std::string& line) {
+  // One write per line, flushed at once: the test reads the output while
+  // the rank runs, and a killed rank must not lose lines.
+  std::cout << line << std::endl;
+}
+
+std::string OneLine(absl::string_view text) {
+  std::string line(text);
+  for (char& c : line) {
+    if (c == '\n') c = ' ';
+  }
+  return line;
+}
+
+void PrintOutcome(int rank, const engine::Engine& engine,
+                  const engine::RequestOutcome& outcome) {
+  const std::string& request = outcome.config.request_id();
+  PrintLine(absl::StrCat(
+      "OUTCOME rank=", rank, " request=", request,
+      " code=", absl::StatusCodeToString(outcome.status.code()),
+      " payload_digest=", config::DigestHex(outcome.payload_digest), " digest=",
+      config::DigestHex(outcome.digest), " allocations=", engine.allocations(),
+      " message=", OneLine(outcome.status.message())));
+  if (engine.plan() != nullptr) {
+    for (const engine::BufferSpec& buffer : engine.plan()->buffers) {
+      PrintLine(absl::StrCat("BUFFER rank=", rank, " request=", request,
+                             " name=", buffer.name,
+                             " shape=", absl::StrJoin(buffer.shape, "x")));
+    }
+  }
+  if (rank == 0) {
+    PrintLine(absl::StrCat("TIMINGS rank=0 request=", request,
+                           " ranks=", outcome.rank_timings.size()));
+  }
+}
+
+// Rank 0's client: submits the scenario's configs one after another, idles
+// (unless the loop ended), then closes the queue, which shuts the group down.
+void SubmitScenario(engine::JobQueue& queue, const v1::ParallelConfig& parallel,
+                    absl::Notification& loop_ended) {
+  for (const TestConfigRequest& request :
+       ScenarioRequests(absl::GetFlag(FLAGS_scenario))) {
+    absl::StatusOr<v1::InputConfig> config =
+        FreezeTestConfig(request, parallel);
+    if (!config.ok()) {
+      PrintLine(
+          absl::StrCat("FREEZE_FAILED ", OneLine(config.status().ToString())));
+      break;
+    }
+    std::promise<void> done;
+    engine::Job job;
+    job.config = *config;
+    job.done = [&done](const engine::RequestOutcome&) { done.set_value(); };
+    absl::Status pushed = queue.Push(std::move(job));
+    if (!pushed.ok()) {
+      PrintLine(absl::StrCat("PUSH_FAILED ", OneLine(pushed.ToString())));
+      return;
+    }
+    done.get_future().wait();
+  }
+  loop_ended.WaitForNotificationWithTimeout(
+      absl::Milliseconds(absl::GetFlag(FLAGS_idle_ms)));
+  queue.Close("scenario finished");
+}
+
+int Main() {
+  // A peer's socket may close under a Gloo write; that must be an error,
+  // not a signal that kills this rank.
+  std::signal(SIGPIPE, SIG_IGN);
+  const std::chrono::milliseconds timeout(absl::GetFlag(FLAGS_timeout_ms));
+  absl::StatusOr<dist::RankEnv> env = dist::ResolveRankEnvFromProcess({});
+  if (!env.ok()) {
+    PrintLine(
+        absl::StrCat("STARTUP_FAILED ", OneLine(env.status().ToString())));
+    return kStartupFailed;
+  }
+  const int rank = env->rank;
+  dist::RendezvousOptions options;
+  options.connect_timeout = std::chrono::milliseconds(20000);
+  options.collective_timeout = timeout;
+  options.watchdog.interval =
+      std::chrono::milliseconds(absl::GetFlag(FLAGS_watchdog_interval_ms));
+  absl::StatusOr<std::unique_ptr<dist::Rendezvous>> rendezvous =
+      dist::Rendezvous::Connect(*env, options);
+  absl::StatusOr<v1::ParallelConfig> parallel =
+      TestParallelConfig(env->world_size);
+  if (!rendezvous.ok() || !parallel.ok()) {
+    PrintLine(absl::StrCat(
+        "STARTUP_FAILED ",
+        OneLine((rendezvous.ok() ? parallel.status() : rendezvous.status())
+                    .ToString())));
+    return kStartupFailed;
+  }
+  absl::StatusOr<dist::Mesh> mesh = dist::Mesh::Create(*parallel);
+  if (!mesh.ok()) {
+    PrintLine(
+        absl::StrCat("STARTUP_FAILED ", OneLine(mesh.status().ToString())));
+    return kStartupFailed;
+  }
+  absl::StatusOr<dist::MeshGroups> groups =
+      dist::MeshGroups::Create(*mesh, **rendezvous);
+  if (!groups.ok()) {
+    PrintLine(
+        absl::StrCat("STARTUP_FAILED ", OneLine(groups.status().ToString())));
+    return kStartupFailed;
+  }
+
+  dist::Watchdog& watchdog = (*rendezvous)->watchdog();
+  dist::LostRankFinder find_lost_ranks = [&watchdog] {
+    return watchdog.FindLostRanks();
+  };
+  dist::ControlChannelOptions channel_options;
+  channel_options.timeout = timeout;
+  if (rank == absl::GetFlag(FLAGS_fault_rank)) {
+    channel_options.alter_parsed_run_config =
+        [altered = false](v1::RunConfig& run) mutable {
+          if (altered) return;
+          altered = true;
+          run.mutable_config()->set_height(run.config().height() + 16);
+        };
+  }
+  dist::ControlChannel channel((*rendezvous)->control(), rank, env->world_size,
+                               find_lost_ranks, std::move(channel_options));
+  ShardGatherPipeline pipeline;
+  engine::Engine engine(
+      rank, *mesh, *groups, channel, find_lost_ranks, pipeline,
+      {.dimensions = {.hidden_size = absl::GetFlag(FLAGS_hidden_size)},
+       .tensor_options = at::TensorOptions(at::kFloat),
+       .collective_timeout = timeout});
+  engine::RankLoop loop(
+      channel, engine,
+      {.ping_interval =
+           std::chrono::milliseconds(absl::GetFlag(FLAGS_ping_interval_ms)),
+       .on_outcome = [rank, &engine](const engine::RequestOutcome& outcome) {
+         PrintOutcome(rank, engine, outcome);
+       }});
+  PrintLine(absl::StrCat("READY rank=", rank));
+
+  absl::Status status;
+  if (rank == 0) {
+    engine::JobQueue queue(4);
+    absl::Notification loop_ended;
+    std::thread submitter([&queue, &parallel, &loop_ended] {
+      SubmitScenario(queue, *parallel, loop_ended);
+    });
+    status = loop.Run(&queue);
+    // A broken group fails the jobs still queued, which ends the
+    // submitter's wait; closing keeps it from pushing more.
+    queue.Close("rank loop ended");
+    loop_ended.Notify();
+    submitter.join();
+  } else {
+    status = loop.Run(nullptr);
+  }
+  PrintLine(absl::StrCat("LOOP_END rank=", rank,
+                         " code=", absl::StatusCodeToString(status.code()),
+                         " message=", OneLine(status.message())));
+  if (!status.ok()) {
+    (*rendezvous)->KeepStoreForSurvivors();
+    return kLoopFailed;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ditserve::testing
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return ditserve::testing::Main();
+}

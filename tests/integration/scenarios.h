@@ -1,0 +1,51 @@
+#ifndef DITSERVE_TESTS_INTEGRATION_SCENARIOS_H_
+#define DITSERVE_TESTS_INTEGRATION_SCENARIOS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "tests/support/frozen_test_config.h"
+
+namespace ditserve::testing {
+
+// The configs rank 0 of the rank test program submits, in order, per
+// scenario; the tests freeze the same requests to know what every rank must
+// have received.
+//   consensus: two configs of different prompt counts.
+//   fault:     the fault rank alters the first one it parses; the second
+//              must run normally.
+//   seed:      max_sequence_length 256, then 512 (the field failure that
+//              motivated the shape key).
+//   kill:      one config, then idle pings until a rank is killed.
+//   idle:      no config; pings, then shutdown.
+inline std::vector<TestConfigRequest> ScenarioRequests(
+    absl::string_view scenario) {
+  if (scenario == "consensus") {
+    return {{.request_id = "consensus-1", .sequence_number = 1, .prompts = 1},
+            {.request_id = "consensus-2",
+             .sequence_number = 2,
+             .prompts = 3,
+             .seed = 7}};
+  }
+  if (scenario == "fault") {
+    return {{.request_id = "fault-1", .sequence_number = 1, .prompts = 2},
+            {.request_id = "fault-2", .sequence_number = 2, .prompts = 2}};
+  }
+  if (scenario == "seed") {
+    return {{.request_id = "seed-256",
+             .sequence_number = 1,
+             .max_sequence_length = 256},
+            {.request_id = "seed-512",
+             .sequence_number = 2,
+             .max_sequence_length = 512}};
+  }
+  if (scenario == "kill") {
+    return {{.request_id = "kill-1", .sequence_number = 1, .prompts = 2}};
+  }
+  return {};
+}
+
+}  // namespace ditserve::testing
+
+#endif  // DITSERVE_TESTS_INTEGRATION_SCENARIOS_H_
