@@ -8,7 +8,7 @@ packages=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config clang-format git
   # libraries
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libopenblas0-pthread libgloo-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece libpng-dev libre2-dev libicu-dev
