@@ -1,0 +1,181 @@
+#include "core/models/pixart/pixart_transformer_2d_model.h"
+
+#include <torch/torch.h>
+
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/models/layers/ada_layer_norm.h"
+#include "core/models/tensor_checks.h"
+
+namespace ditserve::models {
+namespace {
+
+// norm_out: LayerNorm(elementwise_affine=False, eps=1e-6), whatever norm_eps.
+constexpr double kNormOutEps = 1e-6;
+// The bias diffusers gives masked caption tokens (not -inf, so a fully
+// masked caption still attends uniformly instead of producing NaN).
+constexpr double kMaskedKeyBias = -10000.0;
+
+}  // namespace
+
+PixArtTransformer2DModel::PixArtTransformer2DModel(
+    const PixArtTransformerConfig& config,
+    std::shared_ptr<parallel::Attention> attention)
+    : config_(config) {
+  const int64_t dim = config.inner_dim();
+  pos_embed_ = register_module(
+      "pos_embed", PixArtPatchEmbed(config.in_channels, dim, config.patch_size,
+                                    static_cast<double>(config.base_size()),
+                                    config.interpolation_scale));
+  auto blocks = register_module("transformer_blocks",
+                                std::make_shared<torch::nn::Module>());
+  for (int64_t index = 0; index < config.num_layers; ++index) {
+    transformer_blocks_.push_back(blocks->register_module(
+        std::to_string(index),
+        PixArtTransformerBlock(
+            dim, config.num_attention_heads, config.attention_head_dim,
+            config.cross_attention_dim, config.attention_bias, config.norm_eps,
+            attention)));
+  }
+  scale_shift_table_ =
+      register_parameter("scale_shift_table", torch::zeros({2, dim}));
+  proj_out_ = register_module(
+      "proj_out", torch::nn::Linear(dim, config.patch_size * config.patch_size *
+                                             config.out_channels));
+  adaln_single_ = register_module(
+      "adaln_single",
+      AdaLayerNormSingle(dim, config.use_additional_conditions));
+  caption_projection_ =
+      register_module("caption_projection",
+                      PixArtCaptionProjection(config.caption_channels, dim));
+}
+
+absl::Status PixArtTransformer2DModel::CheckInputs(
+    const PixArtTransformerInputs& inputs) const {
+  absl::Status status =
+      CheckShape("hidden_states", inputs.hidden_states,
+                 {kAnySize, config_.in_channels, kAnySize, kAnySize});
+  if (!status.ok()) return status;
+  const int64_t batch = inputs.hidden_states.size(0);
+  const int64_t height = inputs.hidden_states.size(2);
+  const int64_t width = inputs.hidden_states.size(3);
+  if (height % config_.patch_size != 0 || width % config_.patch_size != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hidden_states is ", height, "x", width,
+                     "; height and width must be multiples of patch_size ",
+                     config_.patch_size));
+  }
+  status.Update(CheckShape("encoder_hidden_states",
+                           inputs.encoder_hidden_states,
+                           {batch, kAnySize, config_.caption_channels}));
+  status.Update(CheckShape("timestep", inputs.timestep, {batch}));
+  if (!status.ok()) return status;
+  if (inputs.encoder_attention_mask.has_value()) {
+    status.Update(CheckShape("encoder_attention_mask",
+                             *inputs.encoder_attention_mask,
+                             {batch, inputs.encoder_hidden_states.size(1)}));
+  }
+  if (config_.use_additional_conditions) {
+    if (!inputs.micro_conditions.has_value()) {
+      return absl::InvalidArgumentError(
+          "resolution and aspect_ratio are missing; this transformer has "
+          "use_additional_conditions=true (PixArt-α) and needs them");
+    }
+    status.Update(CheckShape("resolution", inputs.micro_conditions->resolution,
+                             {batch, 2}));
+    status.Update(CheckShape(
+        "aspect_ratio", inputs.micro_conditions->aspect_ratio, {batch, 1}));
+  } else if (inputs.micro_conditions.has_value()) {
+    return absl::InvalidArgumentError(
+        "resolution and aspect_ratio were given but this transformer has "
+        "use_additional_conditions=false (PixArt-Σ style) and no embedders "
+        "for them");
+  }
+  return status;
+}
+
+absl::StatusOr<at::Tensor> PixArtTransformer2DModel::Forward(
+    const PixArtTransformerInputs& inputs) {
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  try {
+    return ForwardUnchecked(inputs);
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat("PixArtTransformer2DModel forward failed: ", e.what()));
+  }
+}
+
+at::Tensor PixArtTransformer2DModel::ForwardUnchecked(
+    const PixArtTransformerInputs& inputs) {
+  const int64_t batch = inputs.hidden_states.size(0);
+  const int64_t grid_height = inputs.hidden_states.size(2) / config_.patch_size;
+  const int64_t grid_width = inputs.hidden_states.size(3) / config_.patch_size;
+  at::Tensor hidden = pos_embed_->Forward(inputs.hidden_states);
+  const AdaLayerNormSingleOutput conditioning = adaln_single_->Forward(
+      inputs.timestep, inputs.micro_conditions, hidden.scalar_type());
+  const at::Tensor context =
+      caption_projection_->Forward(inputs.encoder_hidden_states)
+          .view({batch, -1, hidden.size(-1)});
+  std::optional<at::Tensor> context_bias;
+  if (inputs.encoder_attention_mask.has_value()) {
+    // [B, S_txt] -> [B, 1, 1, S_txt]: same keys for every head and query.
+    context_bias =
+        ((1 - inputs.encoder_attention_mask->to(hidden.scalar_type())) *
+         kMaskedKeyBias)
+            .unsqueeze(1)
+            .unsqueeze(1);
+  }
+  for (PixArtTransformerBlock& block : transformer_blocks_) {
+    hidden =
+        block->Forward(hidden, context, context_bias, conditioning.modulation);
+  }
+  const std::vector<at::Tensor> shift_scale =
+      (scale_shift_table_.unsqueeze(0) +
+       conditioning.embedded_timestep.unsqueeze(1))
+          .chunk(2, /*dim=*/1);
+  hidden = PlainLayerNorm(hidden, kNormOutEps) * (1 + shift_scale[1]) +
+           shift_scale[0];
+  return Unpatchify(proj_out_->forward(hidden), grid_height, grid_width);
+}
+
+at::Tensor PixArtTransformer2DModel::Unpatchify(const at::Tensor& tokens,
+                                                int64_t grid_height,
+                                                int64_t grid_width) const {
+  const int64_t patch = config_.patch_size;
+  const int64_t channels = config_.out_channels;
+  // n h w p q c -> n c h p w q.
+  return tokens
+      .reshape(
+          {tokens.size(0), grid_height, grid_width, patch, patch, channels})
+      .permute({0, 5, 1, 3, 2, 4})
+      .reshape(
+          {tokens.size(0), channels, grid_height * patch, grid_width * patch});
+}
+
+absl::StatusOr<std::shared_ptr<PixArtTransformer2DModel>>
+LoadPixArtTransformer2DModel(const std::string& component_dir,
+                             std::shared_ptr<parallel::Attention> attention,
+                             const Placement& placement) {
+  absl::StatusOr<PixArtTransformerConfig> config =
+      ReadPixArtTransformerConfig(component_dir + "/config.json");
+  if (!config.ok()) return config.status();
+  std::shared_ptr<PixArtTransformer2DModel> model;
+  try {
+    model = std::make_shared<PixArtTransformer2DModel>(*config,
+                                                       std::move(attention));
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat("building PixArtTransformer2DModel from ", component_dir,
+                     ": ", e.what()));
+  }
+  absl::Status loaded =
+      LoadComponentWeights(*model, component_dir, placement, {});
+  if (!loaded.ok()) return loaded;
+  model->eval();
+  return model;
+}
+
+}  // namespace ditserve::models

@@ -1,0 +1,150 @@
+#include "core/models/pixart/pixart_transformer_config.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/models/json_fields.h"
+#include "nlohmann/json.hpp"
+
+namespace ditserve::models {
+namespace {
+
+// A string field that, when present, must have the one value implemented.
+absl::Status CheckFixedString(const nlohmann::json& json,
+                              const std::string& source,
+                              const std::string& field,
+                              const std::string& supported) {
+  auto it = json.find(field);
+  if (it == json.end() || it->is_null()) return absl::OkStatus();
+  if (it->is_string() && it->get<std::string>() == supported) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(source, ": ", field, " is ", it->dump(), "; only \"",
+                   supported, "\" is implemented"));
+}
+
+absl::Status CheckSupportedVariant(const nlohmann::json& json,
+                                   const std::string& source) {
+  for (const auto& [field, supported] :
+       {std::pair<std::string, std::string>{"norm_type", "ada_norm_single"},
+        {"activation_fn", "gelu-approximate"},
+        {"attention_type", "default"}}) {
+    if (absl::Status status = CheckFixedString(json, source, field, supported);
+        !status.ok()) {
+      return status;
+    }
+  }
+  const JsonFields fields(json, source);
+  for (const char* field :
+       {"norm_elementwise_affine", "only_cross_attention"}) {
+    absl::StatusOr<std::optional<bool>> value = fields.OptionalBool(field);
+    if (!value.ok()) return value.status();
+    if (value->value_or(false)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": ", field, " is true; only false is implemented"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckShapes(const PixArtTransformerConfig& config,
+                         const std::string& source) {
+  if (config.cross_attention_dim != config.inner_dim()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": cross_attention_dim ", config.cross_attention_dim,
+        " must equal num_attention_heads * attention_head_dim ",
+        config.inner_dim(), " (the caption projection's width)"));
+  }
+  if (config.use_additional_conditions && config.inner_dim() % 3 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": inner dim ", config.inner_dim(),
+        " must be divisible by 3 with use_additional_conditions (timestep, "
+        "resolution and aspect-ratio embeddings share it)"));
+  }
+  if (config.inner_dim() % 4 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": inner dim ", config.inner_dim(),
+        " must be a multiple of 4 (the 2-D sincos position table gives each "
+        "axis half of it as sin and cos pairs)"));
+  }
+  if (config.sample_size % config.patch_size != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": sample_size ", config.sample_size,
+                     " is not a multiple of patch_size ", config.patch_size));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PixArtTransformerConfig> ParsePixArtTransformerConfig(
+    const nlohmann::json& json, const std::string& source) {
+  if (absl::Status status = CheckSupportedVariant(json, source); !status.ok()) {
+    return status;
+  }
+  const JsonFields fields(json, source);
+  PixArtTransformerConfig config;
+  struct IntField {
+    const char* name;
+    int64_t* target;
+  };
+  for (const IntField& field : {
+           IntField{"num_attention_heads", &config.num_attention_heads},
+           IntField{"attention_head_dim", &config.attention_head_dim},
+           IntField{"in_channels", &config.in_channels},
+           IntField{"num_layers", &config.num_layers},
+           IntField{"cross_attention_dim", &config.cross_attention_dim},
+           IntField{"caption_channels", &config.caption_channels},
+           IntField{"sample_size", &config.sample_size},
+           IntField{"patch_size", &config.patch_size},
+       }) {
+    absl::StatusOr<int64_t> value = fields.PositiveInt(field.name);
+    if (!value.ok()) return value.status();
+    *field.target = *value;
+  }
+  absl::StatusOr<std::optional<int64_t>> out_channels =
+      fields.OptionalPositiveInt("out_channels");
+  if (!out_channels.ok()) return out_channels.status();
+  config.out_channels = out_channels->value_or(config.in_channels);
+
+  absl::StatusOr<std::optional<double>> interpolation_scale =
+      fields.OptionalNumber("interpolation_scale");
+  if (!interpolation_scale.ok()) return interpolation_scale.status();
+  config.interpolation_scale = interpolation_scale->value_or(
+      static_cast<double>(std::max<int64_t>(config.sample_size / 64, 1)));
+  if (config.interpolation_scale <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": interpolation_scale ",
+                     config.interpolation_scale, " must be positive"));
+  }
+  absl::StatusOr<std::optional<bool>> additional =
+      fields.OptionalBool("use_additional_conditions");
+  if (!additional.ok()) return additional.status();
+  config.use_additional_conditions =
+      additional->value_or(config.sample_size == 128);
+  absl::StatusOr<std::optional<bool>> attention_bias =
+      fields.OptionalBool("attention_bias");
+  if (!attention_bias.ok()) return attention_bias.status();
+  config.attention_bias = attention_bias->value_or(true);
+  absl::StatusOr<std::optional<double>> norm_eps =
+      fields.OptionalNumber("norm_eps");
+  if (!norm_eps.ok()) return norm_eps.status();
+  config.norm_eps = norm_eps->value_or(1e-6);
+
+  if (absl::Status status = CheckShapes(config, source); !status.ok()) {
+    return status;
+  }
+  return config;
+}
+
+absl::StatusOr<PixArtTransformerConfig> ReadPixArtTransformerConfig(
+    const std::string& path) {
+  absl::StatusOr<nlohmann::json> json = ReadJsonFile(path);
+  if (!json.ok()) return json.status();
+  return ParsePixArtTransformerConfig(*json, path);
+}
+
+}  // namespace ditserve::models
