@@ -69,10 +69,10 @@ absl::StatusOr<CLIPTextConfig> CLIPTextConfig::FromJson(
   if (!activation.ok()) return activation.status();
   config.hidden_act = *activation;
   if (config.hidden_size % config.num_attention_heads != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": hidden_size ", config.hidden_size,
-        " is not a multiple of num_attention_heads ",
-        config.num_attention_heads));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": hidden_size ", config.hidden_size,
+                     " is not a multiple of num_attention_heads ",
+                     config.num_attention_heads));
   }
   return config;
 }

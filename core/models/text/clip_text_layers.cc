@@ -11,9 +11,8 @@ namespace ditserve::models {
 namespace {
 
 torch::nn::LayerNorm MakeLayerNorm(const CLIPTextConfig& config) {
-  return torch::nn::LayerNorm(
-      torch::nn::LayerNormOptions({config.hidden_size})
-          .eps(config.layer_norm_eps));
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.hidden_size})
+                                  .eps(config.layer_norm_eps));
 }
 
 // [1, 1, S, S]: finfo(dtype).min above the diagonal (transformers'
@@ -41,8 +40,9 @@ CLIPTextEmbeddingsImpl::CLIPTextEmbeddingsImpl(const CLIPTextConfig& config) {
 }
 
 at::Tensor CLIPTextEmbeddingsImpl::Forward(const at::Tensor& input_ids) {
-  const at::Tensor positions = at::arange(
-      input_ids.size(1), at::TensorOptions(at::kLong).device(input_ids.device()));
+  const at::Tensor positions =
+      at::arange(input_ids.size(1),
+                 at::TensorOptions(at::kLong).device(input_ids.device()));
   return token_embedding_->forward(input_ids) +
          position_embedding_->forward(positions).unsqueeze(0);
 }
@@ -106,8 +106,8 @@ at::Tensor CLIPEncoderLayerImpl::Forward(const at::Tensor& hidden_states,
 CLIPTextTransformerImpl::CLIPTextTransformerImpl(const CLIPTextConfig& config)
     : eos_token_id_(config.eos_token_id) {
   embeddings_ = register_module("embeddings", CLIPTextEmbeddings(config));
-  auto encoder = register_module("encoder",
-                                 std::make_shared<torch::nn::Module>());
+  auto encoder =
+      register_module("encoder", std::make_shared<torch::nn::Module>());
   auto layer_list = encoder->register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
     layers_.push_back(CLIPEncoderLayer(config));
@@ -145,9 +145,8 @@ at::Tensor CLIPTextTransformerImpl::Pool(const at::Tensor& last_hidden_state,
   // for them; otherwise the first occurrence of the EOS id.
   const at::Tensor ids = input_ids.to(at::kInt);
   const at::Tensor positions =
-      eos_token_id_ == 2
-          ? ids.argmax(-1)
-          : (ids == eos_token_id_).to(at::kInt).argmax(-1);
+      eos_token_id_ == 2 ? ids.argmax(-1)
+                         : (ids == eos_token_id_).to(at::kInt).argmax(-1);
   const at::Tensor rows = at::arange(
       last_hidden_state.size(0),
       at::TensorOptions(at::kLong).device(last_hidden_state.device()));

@@ -17,8 +17,8 @@ T5EncoderModel::T5EncoderModel(const T5EncoderConfig& config)
     : config_(config) {
   shared_ = register_module(
       "shared", torch::nn::Embedding(config.vocab_size, config.d_model));
-  auto encoder = register_module("encoder",
-                                 std::make_shared<torch::nn::Module>());
+  auto encoder =
+      register_module("encoder", std::make_shared<torch::nn::Module>());
   auto block_list = encoder->register_module("block", torch::nn::ModuleList());
   for (int64_t i = 0; i < config.num_layers; ++i) {
     // Only block 0 owns the relative position bias; every block uses it.
@@ -53,12 +53,12 @@ at::Tensor T5EncoderModel::ForwardUnchecked(
   const at::Tensor ids = input_ids.to(shared_->weight.device());
   at::Tensor hidden = shared_->forward(ids);
   const int64_t length = ids.size(1);
-  at::Tensor position_bias = blocks_.front()->attention()->ComputeBias(
-      length, length);
+  at::Tensor position_bias =
+      blocks_.front()->attention()->ComputeBias(length, length);
   if (attention_mask.has_value()) {
-    position_bias = position_bias + AdditiveKeyMask(*attention_mask,
-                                                     hidden.scalar_type(),
-                                                     hidden.device());
+    position_bias =
+        position_bias +
+        AdditiveKeyMask(*attention_mask, hidden.scalar_type(), hidden.device());
   }
   position_bias = position_bias.to(hidden.scalar_type());
   for (T5Block& block : blocks_) {

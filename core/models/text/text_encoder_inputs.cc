@@ -10,26 +10,26 @@
 namespace ditserve::models {
 
 absl::Status CheckTextEncoderInputs(
-    const at::Tensor& input_ids, const std::optional<at::Tensor>& attention_mask,
-    int64_t vocab_size) {
-  if (absl::Status shape = CheckShape("input_ids", input_ids,
-                                      {kAnySize, kAnySize});
+    const at::Tensor& input_ids,
+    const std::optional<at::Tensor>& attention_mask, int64_t vocab_size) {
+  if (absl::Status shape =
+          CheckShape("input_ids", input_ids, {kAnySize, kAnySize});
       !shape.ok()) {
     return shape;
   }
   if (!at::isIntegralType(input_ids.scalar_type(), /*includeBool=*/false) ||
       input_ids.numel() == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input_ids must be a non-empty integer tensor; got ",
-        c10::toString(input_ids.scalar_type()), " with shape ",
-        ShapeString(input_ids.sizes().vec())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input_ids must be a non-empty integer tensor; got ",
+                     c10::toString(input_ids.scalar_type()), " with shape ",
+                     ShapeString(input_ids.sizes().vec())));
   }
   const int64_t lowest = input_ids.min().item<int64_t>();
   const int64_t highest = input_ids.max().item<int64_t>();
   if (lowest < 0 || highest >= vocab_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input_ids hold ids in [", lowest, ", ", highest,
-        "]; the vocabulary has ids [0, ", vocab_size - 1, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("input_ids hold ids in [", lowest, ", ", highest,
+                     "]; the vocabulary has ids [0, ", vocab_size - 1, "]"));
   }
   if (!attention_mask.has_value()) return absl::OkStatus();
   if (absl::Status shape = CheckShape("attention_mask", *attention_mask,

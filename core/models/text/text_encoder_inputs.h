@@ -18,8 +18,8 @@ namespace ditserve::models {
 // in [0, vocab_size), and `attention_mask`, when given, an integer or bool
 // [B, S] tensor. INVALID_ARGUMENT naming the input otherwise.
 absl::Status CheckTextEncoderInputs(
-    const at::Tensor& input_ids, const std::optional<at::Tensor>& attention_mask,
-    int64_t vocab_size);
+    const at::Tensor& input_ids,
+    const std::optional<at::Tensor>& attention_mask, int64_t vocab_size);
 
 // The most negative finite value of `dtype` (torch.finfo(dtype).min), which
 // transformers adds to masked attention scores.

@@ -16,10 +16,9 @@ absl::Status LoadTextEncoderWeights(
   try {
     module.to(placement.device, placement.dtype);
   } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("moving the text encoder of ",
-                                            component_dir, " to ",
-                                            placement.device.str(), ": ",
-                                            e.what()));
+    return absl::InternalError(
+        absl::StrCat("moving the text encoder of ", component_dir, " to ",
+                     placement.device.str(), ": ", e.what()));
   }
   absl::StatusOr<std::unique_ptr<io::CheckpointTensors>> tensors =
       io::CheckpointTensors::Open(component_dir);
