@@ -11,6 +11,9 @@ constexpr RunnerEntry kRunners[] = {
     {"transformers.CLIPTextModel", RunCLIPTextModelCase},
     {"transformers.CLIPTextModelWithProjection",
      RunCLIPTextModelWithProjectionCase},
+    {"diffusers.FluxTransformer2DModel", RunFluxTransformerCase},
+    {"diffusers.AutoencoderKL", RunAutoencoderKLCase},
+    {"diffusers.FluxPipeline", RunFluxPipelineCase},
     {"tokenizer.t5", RunT5TokenizerCase},
     {"tokenizer.clip", RunCLIPTokenizerCase},
 };

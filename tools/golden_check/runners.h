@@ -41,6 +41,16 @@ absl::StatusOr<std::vector<OutputComparison>> RunT5TokenizerCase(
 absl::StatusOr<std::vector<OutputComparison>> RunCLIPTokenizerCase(
     const GoldenCase& golden_case);
 
+// diffusers FLUX transformer, VAE decoder and FLUX pipeline
+// (flux_transformer_runner.cc, autoencoder_kl_runner.cc,
+// flux_pipeline_runner.cc).
+absl::StatusOr<std::vector<OutputComparison>> RunFluxTransformerCase(
+    const GoldenCase& golden_case);
+absl::StatusOr<std::vector<OutputComparison>> RunAutoencoderKLCase(
+    const GoldenCase& golden_case);
+absl::StatusOr<std::vector<OutputComparison>> RunFluxPipelineCase(
+    const GoldenCase& golden_case);
+
 // nullptr for a kind no runner handles.
 const RunnerEntry* FindRunner(absl::string_view kind);
 

@@ -1,0 +1,94 @@
+// Golden cases of diffusers' FluxPipeline from prompt embeddings: the denoise
+// loop from the case's starting latents (every step's noise prediction and
+// latents), the schedule, and the decoded image in each output form.
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/parallel/local_attention.h"
+#include "core/pipelines/flux/flux_pipeline.h"
+#include "tools/golden_check/runners.h"
+
+namespace ditserve::golden {
+namespace {
+
+absl::StatusOr<pipelines::FluxRequest> ReadRequest(
+    const GoldenCase& golden_case, const io::TensorMap& inputs) {
+  pipelines::FluxRequest request;
+  for (auto [name, target] :
+       {std::pair{"prompt_embeds", &request.prompt_embeds},
+        std::pair{"pooled_prompt_embeds", &request.pooled_prompt_embeds}}) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          golden_case.dir, ": the inputs file has no \"", name, "\""));
+    }
+    *target = it->second;
+  }
+  try {
+    request.height = golden_case.spec.at("height").get<int64_t>();
+    request.width = golden_case.spec.at("width").get<int64_t>();
+    request.num_inference_steps =
+        golden_case.spec.at("num_inference_steps").get<int>();
+    request.guidance_scale = golden_case.spec.at("guidance_scale").get<float>();
+    request.seeds = {golden_case.spec.at("generator_seed").get<uint64_t>()};
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(golden_case.dir, "/case.json: ", e.what()));
+  }
+  return request;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<OutputComparison>> RunFluxPipelineCase(
+    const GoldenCase& golden_case) {
+  absl::StatusOr<io::TensorMap> inputs =
+      golden_case.ReadTensors("inputs_file", "inputs.safetensors");
+  if (!inputs.ok()) return inputs.status();
+  absl::StatusOr<pipelines::FluxRequest> request =
+      ReadRequest(golden_case, *inputs);
+  if (!request.ok()) return request.status();
+  auto latents = inputs->find("latents");
+  if (latents == inputs->end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(golden_case.dir, ": the inputs file has no \"latents\""));
+  }
+  absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> pipeline =
+      pipelines::FluxPipeline::Load(
+          golden_case.dir, std::make_shared<parallel::LocalAttention>(),
+          models::Placement{});
+  if (!pipeline.ok()) return pipeline.status();
+
+  io::TensorMap outputs;
+  absl::StatusOr<schedulers::FlowMatchEulerDiscreteScheduler> schedule =
+      (*pipeline)->Schedule(request->height, request->width,
+                            request->num_inference_steps);
+  if (!schedule.ok()) return schedule.status();
+  outputs["timesteps"] = schedule->timesteps();
+  outputs["sigmas"] = schedule->sigmas();
+  absl::StatusOr<at::Tensor> final_latents = (*pipeline)->Denoise(
+      *request, latents->second,
+      [&outputs](const pipelines::FluxStepEvent& event) {
+        const std::string step = absl::StrCat("step.", event.step, ".");
+        outputs[step + "noise_pred"] = event.noise_pred;
+        outputs[step + "latents"] = event.latents;
+        return absl::OkStatus();
+      });
+  if (!final_latents.ok()) return final_latents.status();
+  outputs["latents_final"] = *final_latents;
+  absl::StatusOr<pipelines::FluxDecodeOutput> decoded =
+      (*pipeline)->Decode(*final_latents, request->height, request->width);
+  if (!decoded.ok()) return decoded.status();
+  outputs["vae_input"] = decoded->vae_input;
+  outputs["image_raw"] = decoded->images.raw;
+  outputs["image"] = decoded->images.image;
+  outputs["image_uint8"] = decoded->images.rgb;
+  return CompareWithReferenceOutputs(golden_case, outputs);
+}
+
+}  // namespace ditserve::golden
