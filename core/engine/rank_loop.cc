@@ -138,30 +138,48 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
                   config.request_id(),
                   std::string(message.agreement.message()));
   } else {
-    absl::Status status = engine_.Prepare(config, timings);
-    if (status.ok()) {
+    absl::Status local = engine_.Prepare(config, timings);
+    absl::StatusOr<std::vector<RankReport>> prepared = GatherReports(
+        absl::StrCat("prepare reports of request ", config.request_id()),
+        {local, {}});
+    if (!prepared.ok()) return prepared.status();
+    // Run only when every rank holds buffers for this config, so no rank
+    // enters a tensor collective that a peer will never join.
+    const absl::Status all_prepared = CombineRankStatuses(*prepared);
+    if (all_prepared.ok()) {
       absl::StatusOr<at::Tensor> output =
           engine_.Run(config, observer, timings);
-      status = output.status();
+      local = output.status();
       if (output.ok()) outcome.output = *std::move(output);
     }
     timings.Add(Stage::kTotal, SecondsSince(started));
-    absl::StatusOr<std::vector<std::string>> reports = channel_.AllGatherBytes(
+    absl::StatusOr<std::vector<RankReport>> reports = GatherReports(
         absl::StrCat("rank reports of request ", config.request_id()),
-        SerializeRankReport({status, timings}));
+        {local, timings});
     if (!reports.ok()) return reports.status();
-    std::vector<RankReport> parsed;
-    for (const std::string& text : *reports) {
-      absl::StatusOr<RankReport> report = ParseRankReport(text);
-      if (!report.ok()) return report.status();
-      parsed.push_back(std::move(*report));
-      outcome.rank_timings.push_back(parsed.back().timings);
+    for (const RankReport& report : *reports) {
+      outcome.rank_timings.push_back(report.timings);
     }
-    outcome.status = CombineRankStatuses(parsed);
+    outcome.status =
+        all_prepared.ok() ? CombineRankStatuses(*reports) : all_prepared;
     if (!outcome.status.ok()) outcome.output = at::Tensor();
   }
   if (options_.on_outcome) options_.on_outcome(outcome);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RankReport>> RankLoop::GatherReports(
+    absl::string_view operation, const RankReport& mine) {
+  absl::StatusOr<std::vector<std::string>> texts =
+      channel_.AllGatherBytes(operation, SerializeRankReport(mine));
+  if (!texts.ok()) return texts.status();
+  std::vector<RankReport> reports;
+  for (const std::string& text : *texts) {
+    absl::StatusOr<RankReport> report = ParseRankReport(text);
+    if (!report.ok()) return report.status();
+    reports.push_back(std::move(*report));
+  }
+  return reports;
 }
 
 }  // namespace ditserve::engine

@@ -4,12 +4,15 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/dist/control_channel.h"
 #include "core/engine/engine.h"
 #include "core/engine/job_queue.h"
+#include "core/engine/rank_report.h"
 #include "core/engine/request_outcome.h"
 
 namespace ditserve::engine {
@@ -24,7 +27,8 @@ struct RankLoopOptions {
 };
 
 // The loop every rank runs: receive a control message -> check the digest
-// consensus -> Prepare -> Run -> all-gather every rank's report. Rank 0
+// consensus -> Prepare (and agree that every rank prepared) -> Run ->
+// all-gather every rank's report. Rank 0
 // takes configs from a JobQueue, pings while idle and sends Shutdown once
 // the queue is closed and empty; workers follow rank 0's messages.
 class RankLoop {
@@ -45,6 +49,10 @@ class RankLoop {
   // only when the group broke; request failures go into `outcome`.
   absl::Status Serve(const dist::ControlMessage& message, RunObserver* observer,
                      StageTimings& timings, RequestOutcome& outcome);
+
+  // Every rank's `mine`, indexed by rank; an error means the group broke.
+  absl::StatusOr<std::vector<RankReport>> GatherReports(
+      absl::string_view operation, const RankReport& mine);
 
   dist::ControlChannel& channel_;
   Engine& engine_;
