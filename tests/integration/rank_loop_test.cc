@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/config/config_digest.h"
 #include "core/engine/buffer_plan.h"
 #include "ditserve/v1/control.pb.h"
@@ -117,6 +118,13 @@ void ExpectAllExitZero(RankLauncher& ranks) {
   }
 }
 
+// "ranks 0, 1, ..., world - 1".
+std::string RankRange(int world) {
+  std::vector<int> ranks;
+  for (int rank = 0; rank < world; ++rank) ranks.push_back(rank);
+  return absl::StrCat("ranks ", absl::StrJoin(ranks, ", "));
+}
+
 class RankLoopTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(RankLoopTest, BroadcastConfigsReachEveryRankByteIdentical) {
@@ -124,7 +132,8 @@ TEST_P(RankLoopTest, BroadcastConfigsReachEveryRankByteIdentical) {
   std::unique_ptr<RankLauncher> ranks = Launch(world, {"--scenario=consensus"});
   ASSERT_NE(ranks, nullptr);
   ExpectAllExitZero(*ranks);
-  for (const TestConfigRequest& request : ScenarioRequests("consensus")) {
+  for (const ScenarioStep& step : ScenarioSteps("consensus")) {
+    const TestConfigRequest& request = step.request;
     const v1::RunConfig sent = RunConfigOf(Frozen(request, world));
     const std::string payload_digest = config::DigestHex(
         config::StableDigest(config::SerializeDeterministic(sent)));
@@ -165,21 +174,42 @@ TEST_P(RankLoopTest, LongerSequenceReprepareResizesTheBuffersOnEveryRank) {
   std::unique_ptr<RankLauncher> ranks = Launch(world, {"--scenario=seed"});
   ASSERT_NE(ranks, nullptr);
   ExpectAllExitZero(*ranks);
-  const std::vector<TestConfigRequest> requests = ScenarioRequests("seed");
+  const std::vector<ScenarioStep> steps = ScenarioSteps("seed");
   for (int index = 0; index < 2; ++index) {
-    const v1::InputConfig config = Frozen(requests[index], world);
+    const TestConfigRequest& request = steps[index].request;
+    const v1::InputConfig config = Frozen(request, world);
     const std::string shard_shape =
         absl::StrCat(config.shapes().max_batch_per_dp_group(), "x",
                      config.shapes().shard_tokens(), "x8");
     for (int rank = 0; rank < world; ++rank) {
-      Fields outcome = OutcomeOf(*ranks, rank, requests[index].request_id);
+      Fields outcome = OutcomeOf(*ranks, rank, request.request_id);
       EXPECT_EQ(outcome["code"], "OK") << outcome["message"];
       EXPECT_EQ(outcome["allocations"], absl::StrCat(index + 1));
-      EXPECT_EQ(BufferShape(*ranks, rank, requests[index].request_id,
-                            engine::kSequenceShard),
-                shard_shape)
+      EXPECT_EQ(
+          BufferShape(*ranks, rank, request.request_id, engine::kSequenceShard),
+          shard_shape)
           << "rank " << rank;
     }
+  }
+}
+
+TEST_P(RankLoopTest, CancelAtAStepBoundaryStopsEveryRankAndTheNextConfigRuns) {
+  const int world = GetParam();
+  std::unique_ptr<RankLauncher> ranks = Launch(world, {"--scenario=cancel"});
+  ASSERT_NE(ranks, nullptr);
+  ExpectAllExitZero(*ranks);
+  for (int rank = 0; rank < world; ++rank) {
+    Fields cancelled = OutcomeOf(*ranks, rank, "cancel-1");
+    EXPECT_EQ(cancelled["code"], "CANCELLED");
+    // Every rank stopped after the same step.
+    EXPECT_THAT(cancelled["message"],
+                HasSubstr(absl::StrCat(
+                    world == 1 ? "rank 0" : RankRange(world),
+                    ": CANCELLED: client cancelled request cancel-1 after "
+                    "step 1 of 4")))
+        << "rank " << rank;
+    Fields served = OutcomeOf(*ranks, rank, "cancel-2");
+    EXPECT_EQ(served["code"], "OK") << served["message"];
   }
 }
 
@@ -197,12 +227,12 @@ TEST_P(RankFailureTest, AlteredConfigOnOneRankIsNamedOnEveryRankAndNextRuns) {
       world, {"--scenario=fault", absl::StrCat("--fault_rank=", faulty)});
   ASSERT_NE(ranks, nullptr);
   ExpectAllExitZero(*ranks);
-  const std::vector<TestConfigRequest> requests = ScenarioRequests("fault");
-  const v1::RunConfig sent = RunConfigOf(Frozen(requests[0], world));
+  const std::vector<ScenarioStep> steps = ScenarioSteps("fault");
+  const v1::RunConfig sent = RunConfigOf(Frozen(steps[0].request, world));
   v1::RunConfig altered = sent;
   altered.mutable_config()->set_height(sent.config().height() + 16);
   for (int rank = 0; rank < world; ++rank) {
-    Fields refused = OutcomeOf(*ranks, rank, requests[0].request_id);
+    Fields refused = OutcomeOf(*ranks, rank, steps[0].request.request_id);
     EXPECT_EQ(refused["code"], "INTERNAL");
     EXPECT_THAT(
         refused["message"],
@@ -211,7 +241,7 @@ TEST_P(RankFailureTest, AlteredConfigOnOneRankIsNamedOnEveryRankAndNextRuns) {
             " but rank ", faulty, " parsed digest ",
             config::DigestHex(config::MessageDigest(altered)))))
         << "rank " << rank;
-    Fields served = OutcomeOf(*ranks, rank, requests[1].request_id);
+    Fields served = OutcomeOf(*ranks, rank, steps[1].request.request_id);
     EXPECT_EQ(served["code"], "OK") << served["message"];
   }
 }
@@ -230,7 +260,7 @@ TEST_P(RankFailureTest, KilledRankIsNamedBySurvivorsWithinTheTimeout) {
   const auto killed_at = std::chrono::steady_clock::now();
   ranks->Kill(victim);
   // Each survivor's wait ends within the collective timeout; naming the
-  // rank takes the watchdog's window (3 × 200 ms) on top.
+  // rank takes the watchdog's window (3 × 300 ms) on top.
   const auto limit = std::chrono::milliseconds(kTimeoutMs + 4000);
   for (int rank = 0; rank < world; ++rank) {
     if (rank == victim) continue;

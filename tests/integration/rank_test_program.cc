@@ -42,10 +42,10 @@
 #include "tests/support/frozen_test_config.h"
 
 ABSL_FLAG(std::string, scenario, "consensus",
-          "consensus, fault, seed, kill or idle (see scenarios.h)");
+          "consensus, fault, seed, cancel, kill or idle (see scenarios.h)");
 ABSL_FLAG(int, timeout_ms, 4000, "timeout of every collective");
 ABSL_FLAG(int, ping_interval_ms, 200, "rank 0 pings after this idle time");
-ABSL_FLAG(int, watchdog_interval_ms, 200, "heartbeat interval");
+ABSL_FLAG(int, watchdog_interval_ms, 300, "heartbeat interval");
 ABSL_FLAG(int, fault_rank, -1,
           "this rank alters the first RunConfig it parses (height + 16)");
 ABSL_FLAG(int, idle_ms, 500,
@@ -94,22 +94,37 @@ void PrintOutcome(int rank, const engine::Engine& engine,
   }
 }
 
+// Rank 0's stand-in for a client that cancels after a given step.
+class CancelAfterStep : public engine::RunObserver {
+ public:
+  explicit CancelAfterStep(int step) : step_(step) {}
+  v1::StepDecision DecideAfterStep(int step, int steps) override {
+    return step >= step_ ? v1::STEP_DECISION_CANCEL
+                         : v1::STEP_DECISION_CONTINUE;
+  }
+
+ private:
+  int step_;
+};
+
 // Rank 0's client: submits the scenario's configs one after another, idles
 // (unless the loop ended), then closes the queue, which shuts the group down.
 void SubmitScenario(engine::JobQueue& queue, const v1::ParallelConfig& parallel,
                     absl::Notification& loop_ended) {
-  for (const TestConfigRequest& request :
-       ScenarioRequests(absl::GetFlag(FLAGS_scenario))) {
+  for (const ScenarioStep& step :
+       ScenarioSteps(absl::GetFlag(FLAGS_scenario))) {
     absl::StatusOr<v1::InputConfig> config =
-        FreezeTestConfig(request, parallel);
+        FreezeTestConfig(step.request, parallel);
     if (!config.ok()) {
       PrintLine(
           absl::StrCat("FREEZE_FAILED ", OneLine(config.status().ToString())));
       break;
     }
+    CancelAfterStep canceller(step.cancel_after_step);
     std::promise<void> done;
     engine::Job job;
     job.config = *config;
+    if (step.cancel_after_step >= 0) job.observer = &canceller;
     job.done = [&done](const engine::RequestOutcome&) { done.set_value(); };
     absl::Status pushed = queue.Push(std::move(job));
     if (!pushed.ok()) {

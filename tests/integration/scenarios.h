@@ -9,6 +9,13 @@
 
 namespace ditserve::testing {
 
+// One config rank 0 submits.
+struct ScenarioStep {
+  TestConfigRequest request;
+  // Rank 0's observer cancels the run after this step (0-based); -1 never.
+  int cancel_after_step = -1;
+};
+
 // The configs rank 0 of the rank test program submits, in order, per
 // scenario; the tests freeze the same requests to know what every rank must
 // have received.
@@ -17,31 +24,36 @@ namespace ditserve::testing {
 //              must run normally.
 //   seed:      max_sequence_length 256, then 512 (the field failure that
 //              motivated the shape key).
+//   cancel:    the first is cancelled after its first step; the second runs.
 //   kill:      one config, then idle pings until a rank is killed.
 //   idle:      no config; pings, then shutdown.
-inline std::vector<TestConfigRequest> ScenarioRequests(
-    absl::string_view scenario) {
+inline std::vector<ScenarioStep> ScenarioSteps(absl::string_view scenario) {
   if (scenario == "consensus") {
-    return {{.request_id = "consensus-1", .sequence_number = 1, .prompts = 1},
-            {.request_id = "consensus-2",
-             .sequence_number = 2,
-             .prompts = 3,
-             .seed = 7}};
+    return {{{.request_id = "consensus-1", .sequence_number = 1, .prompts = 1}},
+            {{.request_id = "consensus-2",
+              .sequence_number = 2,
+              .prompts = 3,
+              .seed = 7}}};
   }
   if (scenario == "fault") {
-    return {{.request_id = "fault-1", .sequence_number = 1, .prompts = 2},
-            {.request_id = "fault-2", .sequence_number = 2, .prompts = 2}};
+    return {{{.request_id = "fault-1", .sequence_number = 1, .prompts = 2}},
+            {{.request_id = "fault-2", .sequence_number = 2, .prompts = 2}}};
   }
   if (scenario == "seed") {
-    return {{.request_id = "seed-256",
-             .sequence_number = 1,
-             .max_sequence_length = 256},
-            {.request_id = "seed-512",
-             .sequence_number = 2,
-             .max_sequence_length = 512}};
+    return {{{.request_id = "seed-256",
+              .sequence_number = 1,
+              .max_sequence_length = 256}},
+            {{.request_id = "seed-512",
+              .sequence_number = 2,
+              .max_sequence_length = 512}}};
+  }
+  if (scenario == "cancel") {
+    return {{{.request_id = "cancel-1", .sequence_number = 1, .steps = 4},
+             /*cancel_after_step=*/0},
+            {{.request_id = "cancel-2", .sequence_number = 2, .steps = 4}}};
   }
   if (scenario == "kill") {
-    return {{.request_id = "kill-1", .sequence_number = 1, .prompts = 2}};
+    return {{{.request_id = "kill-1", .sequence_number = 1, .prompts = 2}}};
   }
   return {};
 }
