@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +76,29 @@ class Mapping {
 
   uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
+
+  // The "Rss:" of this mapping in /proc/self/smaps: pages this process has
+  // faulted in, which is what a rank that loads a subset of layers pays.
+  std::optional<uint64_t> ResidentBytes() const {
+    if (data_ == nullptr) return 0;
+    std::ifstream smaps("/proc/self/smaps");
+    if (!smaps) return std::nullopt;
+    const uintptr_t start = reinterpret_cast<uintptr_t>(data_);
+    std::string line;
+    bool in_mapping = false;
+    while (std::getline(smaps, line)) {
+      if (!in_mapping) {
+        // Region header: "start-end perms offset dev inode path".
+        in_mapping = std::strtoull(line.c_str(), nullptr, 16) == start &&
+                     line.find('-') != std::string::npos;
+        continue;
+      }
+      if (absl::StartsWith(line, "Rss:")) {
+        return std::strtoull(line.c_str() + 4, nullptr, 10) * 1024;
+      }
+    }
+    return std::nullopt;
+  }
 
  private:
   Mapping() = default;
@@ -356,6 +380,10 @@ absl::StatusOr<at::Tensor> SafetensorsFile::Tensor(
 
 uint64_t SafetensorsFile::mapped_bytes() const { return mapping_->size(); }
 
+std::optional<uint64_t> SafetensorsFile::resident_bytes() const {
+  return mapping_->ResidentBytes();
+}
+
 namespace {
 
 constexpr const char* kComponentFiles[] = {
@@ -509,6 +537,16 @@ absl::StatusOr<at::Tensor> CheckpointTensors::Tensor(
 uint64_t CheckpointTensors::mapped_bytes() const {
   uint64_t total = 0;
   for (const auto& file : files_) total += file->mapped_bytes();
+  return total;
+}
+
+std::optional<uint64_t> CheckpointTensors::resident_bytes() const {
+  uint64_t total = 0;
+  for (const auto& file : files_) {
+    std::optional<uint64_t> resident = file->resident_bytes();
+    if (!resident.has_value()) return std::nullopt;
+    total += *resident;
+  }
   return total;
 }
 

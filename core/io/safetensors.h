@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,9 @@ class SafetensorsFile {
 
   // Size of the mapping (the whole file).
   uint64_t mapped_bytes() const;
+  // Bytes of the mapping this process has touched (its Rss in
+  // /proc/self/smaps); nullopt where that is not available.
+  std::optional<uint64_t> resident_bytes() const;
 
  private:
   SafetensorsFile() = default;
@@ -100,8 +104,9 @@ class CheckpointTensors {
   const std::vector<std::unique_ptr<SafetensorsFile>>& files() const {
     return files_;
   }
-  // Sum over the shards.
+  // Sums over the shards.
   uint64_t mapped_bytes() const;
+  std::optional<uint64_t> resident_bytes() const;
 
  private:
   CheckpointTensors() = default;

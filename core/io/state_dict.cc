@@ -120,9 +120,11 @@ absl::StatusOr<LoadReport> LoadStateDict(torch::nn::Module& module,
     ++report.tensors_loaded;
     report.bytes_loaded += target.nbytes();
   }
-  spdlog::info("loaded {} tensors ({} bytes) from {} ({} bytes mapped)",
-               report.tensors_loaded, report.bytes_loaded, source.path(),
-               report.bytes_mapped);
+  report.bytes_resident = source.resident_bytes().value_or(0);
+  spdlog::info(
+      "loaded {} tensors ({} bytes) from {} ({} bytes mapped, {} resident)",
+      report.tensors_loaded, report.bytes_loaded, source.path(),
+      report.bytes_mapped, report.bytes_resident);
   return report;
 }
 

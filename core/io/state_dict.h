@@ -41,13 +41,16 @@ struct LoadReport {
   uint64_t bytes_loaded = 0;
   // Bytes of the checkpoint files mapped (all shards, loaded or not).
   uint64_t bytes_mapped = 0;
+  // Of those, the bytes this process has touched after loading (0 where
+  // /proc/self/smaps is not available).
+  uint64_t bytes_resident = 0;
 };
 
 // Copies every selected checkpoint tensor into the module parameter or buffer
 // of the same name, converting to that tensor's dtype and device. Missing,
 // unexpected and wrongly shaped tensors are ALL listed in one INVALID_ARGUMENT
 // error naming the checkpoint; nothing is copied unless every check passes.
-// Logs the tensors, bytes loaded and bytes mapped (spdlog, info).
+// Logs the tensors, bytes loaded, mapped and resident (spdlog, info).
 absl::StatusOr<LoadReport> LoadStateDict(torch::nn::Module& module,
                                          const CheckpointTensors& source,
                                          const LoadOptions& options = {});

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -312,6 +314,66 @@ TEST_F(SafetensorsTest, WriterRejectsUnsupportedDtypes) {
                        {{"c", torch::ones({1}, torch::kComplexFloat)}});
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("\"c\""));
+}
+
+TEST_F(SafetensorsTest, ResidentBytesCountOnlyWhatWasRead) {
+  constexpr int64_t kFloats = 1 << 20;  // 4 MiB per tensor.
+  std::string path = PathOf("resident.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path, {{"read", torch::ones({kFloats})},
+                                      {"unread", torch::ones({kFloats})}})
+                  .ok());
+  auto file = SafetensorsFile::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status();
+  std::optional<uint64_t> before = (*file)->resident_bytes();
+  ASSERT_TRUE(before.has_value());
+  EXPECT_EQ((*file)->Tensor("read")->sum().item<double>(), kFloats);
+  std::optional<uint64_t> after = (*file)->resident_bytes();
+  ASSERT_TRUE(after.has_value());
+  const uint64_t tensor_bytes = kFloats * sizeof(float);
+  // The kernel maps some neighbouring pages on a fault, never the whole
+  // unread tensor.
+  EXPECT_GT(*after, *before);
+  EXPECT_GE(*after, tensor_bytes);
+  EXPECT_LT(*after, 2 * tensor_bytes);
+}
+
+TEST_F(SafetensorsTest, RandomCorruptionIsAnErrorOrReadableNeverACrash) {
+  std::string path = PathOf("valid.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path,
+                               {{"a", torch::randn({3, 5})},
+                                {"b", torch::arange(9, torch::kInt64)},
+                                {"c", torch::ones({2}, torch::kFloat16)}},
+                               {{"format", "pt"}})
+                  .ok());
+  std::ifstream in(path, std::ios::binary);
+  const std::string valid((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  std::mt19937 random(1234);
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string bytes = valid;
+    if (trial % 4 == 0) {
+      bytes.resize(random() % bytes.size());
+    } else {
+      // Flip a few bytes, mostly in the length and the header.
+      for (int flips = 1 + random() % 3; flips > 0; --flips) {
+        const size_t limit = trial % 4 == 1 ? bytes.size() : 8 + 150;
+        bytes[random() % std::min(limit, bytes.size())] =
+            static_cast<char>(random());
+      }
+    }
+    std::string corrupt = PathOf("corrupt.safetensors");
+    std::ofstream(corrupt, std::ios::binary | std::ios::trunc) << bytes;
+    auto file = SafetensorsFile::Open(corrupt);
+    if (!file.ok()) {
+      EXPECT_THAT(file.status().message(), HasSubstr(corrupt));
+      continue;
+    }
+    for (const TensorInfo& info : (*file)->tensors()) {
+      auto tensor = (*file)->Tensor(info.name);
+      ASSERT_TRUE(tensor.ok()) << tensor.status();
+      EXPECT_EQ(tensor->sizes(), c10::IntArrayRef(info.shape));
+    }
+  }
 }
 
 using CheckpointTensorsTest = SafetensorsTest;
