@@ -57,6 +57,8 @@ namespace {
 
 constexpr int kStartupFailed = 2;
 constexpr int kLoopFailed = 3;
+// Longest wait for one submitted config to complete.
+constexpr std::chrono::seconds kJobLimit{60};
 
 void PrintLine(const std::string& line) {
   // One write per line, flushed at once: the test reads the output while
@@ -120,18 +122,25 @@ void SubmitScenario(engine::JobQueue& queue, const v1::ParallelConfig& parallel,
           absl::StrCat("FREEZE_FAILED ", OneLine(config.status().ToString())));
       break;
     }
-    CancelAfterStep canceller(step.cancel_after_step);
-    std::promise<void> done;
+    // Shared with the job, which may complete after this wait gave up.
+    auto canceller = std::make_shared<CancelAfterStep>(step.cancel_after_step);
+    auto done = std::make_shared<std::promise<void>>();
+    std::future<void> finished = done->get_future();
     engine::Job job;
     job.config = *config;
-    if (step.cancel_after_step >= 0) job.observer = &canceller;
-    job.done = [&done](const engine::RequestOutcome&) { done.set_value(); };
+    if (step.cancel_after_step >= 0) job.observer = canceller.get();
+    job.done = [done, canceller](const engine::RequestOutcome&) {
+      done->set_value();
+    };
     absl::Status pushed = queue.Push(std::move(job));
     if (!pushed.ok()) {
       PrintLine(absl::StrCat("PUSH_FAILED ", OneLine(pushed.ToString())));
       return;
     }
-    done.get_future().wait();
+    if (finished.wait_for(kJobLimit) != std::future_status::ready) {
+      PrintLine(absl::StrCat("JOB_TIMEOUT request=", config->request_id()));
+      break;
+    }
   }
   loop_ended.WaitForNotificationWithTimeout(
       absl::Milliseconds(absl::GetFlag(FLAGS_idle_ms)));
