@@ -27,9 +27,10 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 namespace ditserve::io {
 
-// A private, writable mapping of a whole file. Private + writable means a
-// zero-copy tensor that someone modifies in place gets copy-on-write pages
-// instead of a segfault, and the file itself is never changed.
+// A read-only mapping of a whole file. Read-only matters: a writable private
+// mapping is charged in full against the kernel's commit limit, which is how
+// loading a 10 GB checkpoint fails with "Unable to mmap" on hosts with strict
+// overcommit; a read-only one costs only the pages actually touched.
 class Mapping {
  public:
   static absl::StatusOr<std::shared_ptr<Mapping>> Map(const std::string& path) {
@@ -53,8 +54,8 @@ class Mapping {
     auto mapping = std::shared_ptr<Mapping>(new Mapping());
     mapping->size_ = static_cast<uint64_t>(st.st_size);
     if (mapping->size_ > 0) {
-      void* data = ::mmap(nullptr, mapping->size_, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE, fd, 0);
+      void* data =
+          ::mmap(nullptr, mapping->size_, PROT_READ, MAP_PRIVATE, fd, 0);
       if (data == MAP_FAILED) {
         int err = errno;
         ::close(fd);
@@ -558,7 +559,12 @@ absl::StatusOr<TensorMap> ReadAllTensors(const std::string& path) {
   for (const TensorInfo& info : (*file)->tensors()) {
     absl::StatusOr<at::Tensor> tensor = (*file)->Tensor(info.name);
     if (!tensor.ok()) return tensor.status();
-    tensors[info.name] = *std::move(tensor);
+    try {
+      tensors[info.name] = tensor->clone();
+    } catch (const std::exception& e) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "copying tensor \"", info.name, "\" of ", path, ": ", e.what()));
+    }
   }
   return tensors;
 }

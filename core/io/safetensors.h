@@ -3,8 +3,8 @@
 
 // Reading and writing the safetensors format: a little-endian u64 header
 // length N, N bytes of JSON {name: {dtype, shape, data_offsets}, __metadata__},
-// then the raw little-endian data. Files are memory-mapped so a rank touches
-// only the pages of the tensors it actually loads.
+// then the raw little-endian data. Files are memory-mapped read-only so a rank
+// pays only for the pages of the tensors it actually loads.
 
 #include <ATen/core/Tensor.h>
 
@@ -60,8 +60,9 @@ class SafetensorsFile {
   const TensorInfo* Find(absl::string_view name) const;
 
   // A CPU tensor: a zero-copy view of the mapping when the data is aligned for
-  // its dtype (the tensor keeps the mapping alive; writes to it never reach
-  // the file), else a copy. Errors name the file and the tensor.
+  // its dtype (the tensor keeps the mapping alive), else a copy. A view is
+  // read-only memory, so writing into it faults: clone() before modifying.
+  // Errors name the file and the tensor.
   absl::StatusOr<at::Tensor> Tensor(absl::string_view name) const;
 
   // Size of the mapping (the whole file).
@@ -116,7 +117,8 @@ class CheckpointTensors {
   std::map<std::string, const SafetensorsFile*> file_by_name_;
 };
 
-// Every tensor of one file (zero-copy views where possible).
+// Every tensor of one file, as writable copies (for inputs and references of
+// tests and tools; weights go through CheckpointTensors and LoadStateDict).
 absl::StatusOr<TensorMap> ReadAllTensors(const std::string& path);
 
 // Writes contiguous little-endian copies of `tensors` (any device; dtypes of
