@@ -7,7 +7,6 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 

@@ -8,7 +8,6 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 
