@@ -1,0 +1,86 @@
+#include "core/parallel/group_collectives.h"
+
+#include <torch/torch.h>
+
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/parallel/collective_error.h"
+
+namespace ditserve::parallel {
+namespace {
+
+// Posting a transfer only fails for a broken or misused group; c10::Error
+// appends a backtrace after its first line, which the message leaves out.
+CollectiveError PostingFailed(const Group& group, absl::string_view operation,
+                              const std::exception& error) {
+  const std::string what = error.what();
+  return CollectiveError(absl::InternalError(absl::StrCat(
+      operation, " on the ", group.context.group_name,
+      " group could not be posted: ", what.substr(0, what.find('\n')))));
+}
+
+}  // namespace
+
+void ThrowIfError(const absl::Status& status) {
+  if (!status.ok()) throw CollectiveError(status);
+}
+
+at::Tensor AllToAll(const Group& group, absl::string_view operation,
+                    const at::Tensor& input) {
+  at::Tensor send = input.contiguous();
+  at::Tensor received = at::empty_like(send);
+  // Empty split sizes ask c10d for equal slices of dim 0.
+  std::vector<int64_t> equal_splits;
+  ThrowIfError(dist::RunCollective(operation, group.context, [&] {
+    return group.group->alltoall_base(received, send, equal_splits,
+                                      equal_splits);
+  }));
+  return received;
+}
+
+at::Tensor AllGather(const Group& group, absl::string_view operation,
+                     const at::Tensor& input, int64_t dim) {
+  std::vector<at::Tensor> inputs = {input.contiguous()};
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int i = 0; i < group.size(); ++i) {
+    outputs[0].push_back(at::empty_like(inputs[0]));
+  }
+  ThrowIfError(dist::RunCollective(operation, group.context, [&] {
+    return group.group->allgather(outputs, inputs);
+  }));
+  return at::cat(outputs[0], dim);
+}
+
+c10::intrusive_ptr<c10d::Work> PostSend(const Group& group,
+                                        absl::string_view operation,
+                                        std::vector<at::Tensor>& tensors,
+                                        int destination, int tag) {
+  try {
+    return group.group->send(tensors, destination, tag);
+  } catch (const std::exception& error) {
+    throw PostingFailed(group, operation, error);
+  }
+}
+
+c10::intrusive_ptr<c10d::Work> PostReceive(const Group& group,
+                                           absl::string_view operation,
+                                           std::vector<at::Tensor>& tensors,
+                                           int source, int tag) {
+  try {
+    return group.group->recv(tensors, source, tag);
+  } catch (const std::exception& error) {
+    throw PostingFailed(group, operation, error);
+  }
+}
+
+void Wait(const Group& group, absl::string_view operation,
+          const c10::intrusive_ptr<c10d::Work>& work) {
+  ThrowIfError(
+      dist::RunCollective(operation, group.context, [&] { return work; }));
+}
+
+}  // namespace ditserve::parallel

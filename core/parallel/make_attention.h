@@ -1,0 +1,36 @@
+#ifndef DITSERVE_CORE_PARALLEL_MAKE_ATTENTION_H_
+#define DITSERVE_CORE_PARALLEL_MAKE_ATTENTION_H_
+
+#include <chrono>
+#include <memory>
+
+#include "core/dist/collective.h"
+#include "core/dist/mesh.h"
+#include "core/dist/mesh_groups.h"
+#include "core/parallel/attention.h"
+#include "core/parallel/group_collectives.h"
+
+namespace ditserve::parallel {
+
+// How the sequence-parallel collectives are bounded and explained.
+struct SequenceParallelOptions {
+  std::chrono::milliseconds timeout{30000};
+  // May be empty (then no lost rank is named).
+  dist::LostRankFinder find_lost_ranks;
+};
+
+// `groups`' group along `axis` with the context its collectives use (the
+// group is named after the axis: "ring", "ulysses", "sp").
+Group GroupAlong(const dist::MeshGroups& groups, dist::Axis axis,
+                 const SequenceParallelOptions& options);
+
+// The Attention a rank of `mesh` uses: LocalAttention when ring × ulysses
+// is 1, else UlyssesAttention, RingAttention or UspAttention over the
+// rank's groups in `groups`.
+std::unique_ptr<Attention> MakeAttention(
+    const dist::Mesh& mesh, const dist::MeshGroups& groups,
+    const SequenceParallelOptions& options);
+
+}  // namespace ditserve::parallel
+
+#endif  // DITSERVE_CORE_PARALLEL_MAKE_ATTENTION_H_
