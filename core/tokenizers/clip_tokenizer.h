@@ -26,6 +26,7 @@ struct CLIPTokenizerOptions {
 // cut out first; every other run is cleaned and lower-cased (CleanClipText),
 // split by CLIP's word regex (Unicode letter and number classes) and
 // byte-level BPE encoded; then `<|startoftext|>` ... `<|endoftext|>`.
+// Encoding is const and keeps no cache, so one instance serves all threads.
 class CLIPTokenizer {
  public:
   // Reads `dir`/vocab.json, `dir`/merges.txt and, when present,

@@ -18,6 +18,7 @@ namespace ditserve::tokenizers {
 // transformers' T5TokenizerFast (legacy): added tokens written in the text
 // (`</s>`, `<pad>`, `<unk>`, `<extra_id_N>`) are cut out first, every other
 // run goes through the SentencePiece model as is, then `</s>` is appended.
+// Encoding is const and keeps no cache, so one instance serves all threads.
 class T5Tokenizer {
  public:
   // Reads `dir`/spiece.model and, when present, `dir`/tokenizer_config.json
