@@ -10,6 +10,7 @@
 #include "core/io/safetensors.h"
 #include "core/models/flux/flux_transformer_2d_model.h"
 #include "core/models/vae/autoencoder_kl.h"
+#include "tools/make_checkpoint/text_components.h"
 
 namespace ditserve::tools {
 namespace {
@@ -217,7 +218,14 @@ absl::Status WriteFluxCheckpoint(config::ModelFamily family,
       !status.ok()) {
     return status;
   }
-  return WriteJson(root / "model_index.json", ModelIndexJson());
+  if (absl::Status status =
+          WriteJson(root / "model_index.json", ModelIndexJson());
+      !status.ok()) {
+    return status;
+  }
+  return WriteFluxTextComponents(
+      preset, seed, configs->transformer.joint_attention_dim,
+      configs->transformer.pooled_projection_dim, out_dir);
 }
 
 }  // namespace ditserve::tools
