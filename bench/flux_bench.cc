@@ -1,0 +1,202 @@
+// ditserve-bench-flux: milliseconds per FLUX transformer forward and per full
+// 4-step generation (denoise + VAE decode) of a random `small` checkpoint, at
+// several resolutions and intra-op thread counts. Prints one JSON document.
+//
+//   ditserve-bench-flux [--resolutions 256,512] [--threads 1,2] [--repeats 3]
+//                       [--checkpoint DIR]
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "core/parallel/local_attention.h"
+#include "core/pipelines/flux/flux_pipeline.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+#include "tools/make_checkpoint/flux_checkpoint.h"
+
+ABSL_FLAG(std::vector<std::string>, resolutions,
+          (std::vector<std::string>{"256", "512"}),
+          "square image sizes in pixels, comma separated");
+ABSL_FLAG(std::vector<std::string>, threads,
+          (std::vector<std::string>{"1", "2"}),
+          "intra-op thread counts, comma separated");
+ABSL_FLAG(int, repeats, 3, "timed runs per measurement (after one warm-up)");
+ABSL_FLAG(std::string, checkpoint, "",
+          "FLUX checkpoint folder; empty = a random flux-dev `small` one "
+          "written to a temporary folder");
+
+namespace ditserve::bench {
+namespace {
+
+// The benchmark's generation: FLUX.1-schnell's step count.
+constexpr int kGenerationSteps = 4;
+constexpr int64_t kTextTokens = 64;
+
+absl::StatusOr<std::vector<int64_t>> ParseList(
+    const std::vector<std::string>& items, const char* flag) {
+  std::vector<int64_t> values;
+  for (const std::string& item : items) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(item, &value) || value <= 0) {
+      return absl::InvalidArgumentError(std::string("--") + flag + ": \"" +
+                                        item + "\" is not a positive integer");
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+// Milliseconds of `repeats` runs of `body` after one untimed warm-up.
+absl::StatusOr<nlohmann::json> Time(int repeats,
+                                    const std::function<absl::Status()>& body) {
+  if (absl::Status status = body(); !status.ok()) return status;
+  std::vector<double> milliseconds;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (absl::Status status = body(); !status.ok()) return status;
+    milliseconds.push_back(std::chrono::duration<double, std::milli>(
+                               std::chrono::steady_clock::now() - start)
+                               .count());
+  }
+  std::sort(milliseconds.begin(), milliseconds.end());
+  return nlohmann::json{{"median", milliseconds[milliseconds.size() / 2]},
+                        {"min", milliseconds.front()},
+                        {"max", milliseconds.back()},
+                        {"runs", milliseconds.size()}};
+}
+
+pipelines::FluxRequest Request(pipelines::FluxPipeline& pipeline,
+                               int64_t size) {
+  const models::FluxTransformerConfig& config = pipeline.transformer().config();
+  pipelines::FluxRequest request;
+  request.prompt_embeds =
+      torch::randn({1, kTextTokens, config.joint_attention_dim});
+  request.pooled_prompt_embeds =
+      torch::randn({1, config.pooled_projection_dim});
+  request.height = size;
+  request.width = size;
+  request.num_inference_steps = kGenerationSteps;
+  request.guidance_scale = 3.5F;
+  request.seeds = {0};
+  return request;
+}
+
+// One transformer forward on the generation's first-step inputs.
+absl::Status TransformerForward(pipelines::FluxPipeline& pipeline,
+                                const pipelines::FluxRequest& request,
+                                const at::Tensor& latents) {
+  torch::NoGradGuard no_grad;
+  const int64_t vae_scale = pipeline.vae().config().scale_factor();
+  const pipelines::FluxLatentGrid grid{request.height / vae_scale,
+                                       request.width / vae_scale};
+  models::FluxTransformerInputs inputs;
+  inputs.hidden_states = latents;
+  inputs.encoder_hidden_states = request.prompt_embeds;
+  inputs.pooled_projections = request.pooled_prompt_embeds;
+  inputs.timestep = torch::ones({1});
+  inputs.img_ids = pipelines::LatentImageIds(grid, latents.options());
+  inputs.txt_ids = pipelines::TextIds(kTextTokens, latents.options());
+  if (pipeline.transformer().config().guidance_embeds) {
+    inputs.guidance = torch::full({1}, request.guidance_scale);
+  }
+  return pipeline.transformer().Forward(inputs).status();
+}
+
+absl::StatusOr<nlohmann::json> Run() {
+  absl::StatusOr<std::vector<int64_t>> sizes =
+      ParseList(absl::GetFlag(FLAGS_resolutions), "resolutions");
+  if (!sizes.ok()) return sizes.status();
+  absl::StatusOr<std::vector<int64_t>> thread_counts =
+      ParseList(absl::GetFlag(FLAGS_threads), "threads");
+  if (!thread_counts.ok()) return thread_counts.status();
+  std::string dir = absl::GetFlag(FLAGS_checkpoint);
+  std::filesystem::path scratch;
+  if (dir.empty()) {
+    scratch = std::filesystem::temp_directory_path() /
+              ("ditserve-bench-flux-" + std::to_string(::getpid()));
+    dir = scratch.string();
+    if (absl::Status status = tools::WriteFluxCheckpoint(
+            config::ModelFamily::kFluxDev, tools::CheckpointPreset::kSmall,
+            /*seed=*/0, dir);
+        !status.ok()) {
+      return status;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> pipeline =
+      pipelines::FluxPipeline::Load(
+          dir, std::make_shared<parallel::LocalAttention>(), {});
+  if (!scratch.empty()) std::filesystem::remove_all(scratch);
+  if (!pipeline.ok()) return pipeline.status();
+
+  const models::FluxTransformerConfig& config =
+      (*pipeline)->transformer().config();
+  nlohmann::json report = {
+      {"checkpoint", absl::GetFlag(FLAGS_checkpoint).empty()
+                         ? "random flux-dev small (seed 0)"
+                         : dir},
+      {"transformer",
+       {{"blocks", config.total_blocks()},
+        {"heads", config.num_attention_heads},
+        {"inner_dim", config.inner_dim()}}},
+      {"text_tokens", kTextTokens},
+      {"generation_steps", kGenerationSteps},
+      {"results", nlohmann::json::array()},
+  };
+  const int repeats = absl::GetFlag(FLAGS_repeats);
+  for (int64_t size : *sizes) {
+    for (int64_t threads : *thread_counts) {
+      at::set_num_threads(static_cast<int>(threads));
+      const pipelines::FluxRequest request = Request(**pipeline, size);
+      absl::StatusOr<at::Tensor> latents = (*pipeline)->InitialLatents(request);
+      if (!latents.ok()) return latents.status();
+      absl::StatusOr<nlohmann::json> forward = Time(repeats, [&] {
+        return TransformerForward(**pipeline, request, *latents);
+      });
+      if (!forward.ok()) return forward.status();
+      absl::StatusOr<nlohmann::json> generation = Time(
+          repeats, [&] { return (*pipeline)->Generate(request, {}).status(); });
+      if (!generation.ok()) return generation.status();
+      report["results"].push_back({{"height", size},
+                                   {"width", size},
+                                   {"threads", threads},
+                                   {"image_tokens", latents->size(1)},
+                                   {"transformer_forward_ms", *forward},
+                                   {"generation_ms", *generation}});
+    }
+  }
+  return report;
+}
+
+}  // namespace
+}  // namespace ditserve::bench
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "times FLUX transformer forwards and 4-step generations; prints JSON");
+  absl::ParseCommandLine(argc, argv);
+  // stdout carries only the JSON report; load logs go to stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("bench"));
+  absl::StatusOr<nlohmann::json> report = ditserve::bench::Run();
+  if (!report.ok()) {
+    std::cerr << report.status() << "\n";
+    return 1;
+  }
+  std::cout << report->dump(2) << "\n";
+  return 0;
+}
