@@ -1,0 +1,256 @@
+#include "core/pipelines/pixart/pixart_pipeline.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/io/json_file.h"
+#include "core/models/tensor_checks.h"
+#include "core/pipelines/initial_noise.h"
+#include "core/schedulers/load_scheduler.h"
+
+namespace ditserve::pipelines {
+namespace {
+
+// Runs `body`, turning a LibTorch exception into INTERNAL naming `what`.
+template <typename Body>
+auto Guarded(const char* what, Body body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat("PixArtPipeline ", what, ": ", e.what()));
+  }
+}
+
+}  // namespace
+
+PixArtPipeline::PixArtPipeline(
+    std::shared_ptr<models::PixArtTransformer2DModel> transformer,
+    std::shared_ptr<models::AutoencoderKL> vae, nlohmann::json scheduler_config,
+    models::Placement placement)
+    : transformer_(std::move(transformer)),
+      vae_(std::move(vae)),
+      scheduler_config_(std::move(scheduler_config)),
+      placement_(placement) {}
+
+absl::StatusOr<std::unique_ptr<PixArtPipeline>> PixArtPipeline::Load(
+    const std::string& dir, std::shared_ptr<parallel::Attention> attention,
+    const models::Placement& placement) {
+  absl::StatusOr<std::shared_ptr<models::PixArtTransformer2DModel>>
+      transformer = models::LoadPixArtTransformer2DModel(
+          dir + "/transformer", std::move(attention), placement);
+  if (!transformer.ok()) return transformer.status();
+  absl::StatusOr<std::shared_ptr<models::AutoencoderKL>> vae =
+      models::LoadAutoencoderKL(dir + "/vae", placement);
+  if (!vae.ok()) return vae.status();
+  const std::string scheduler_path = dir + "/scheduler/scheduler_config.json";
+  absl::StatusOr<nlohmann::json> scheduler_json =
+      io::ReadJsonFile(scheduler_path);
+  if (!scheduler_json.ok()) return scheduler_json.status();
+  // Fail at load, not at the first request, on a scheduler we cannot build.
+  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> scheduler =
+      schedulers::MakeScheduler(*scheduler_json, scheduler_path);
+  if (!scheduler.ok()) return scheduler.status();
+  const models::PixArtTransformerConfig& config = (*transformer)->config();
+  const int64_t latent_channels = (*vae)->config().latent_channels;
+  if (config.in_channels != latent_channels ||
+      (config.out_channels != latent_channels &&
+       config.out_channels != 2 * latent_channels)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, ": transformer in_channels ", config.in_channels,
+        " and out_channels ", config.out_channels,
+        " do not fit the VAE's latent_channels ", latent_channels,
+        " (expected in = latent, out = latent or 2 x latent for learned "
+        "sigma)"));
+  }
+  return std::make_unique<PixArtPipeline>(
+      *std::move(transformer), *std::move(vae), *std::move(scheduler_json),
+      placement);
+}
+
+c10::TensorOptions PixArtPipeline::options() const {
+  return c10::TensorOptions().device(placement_.device).dtype(placement_.dtype);
+}
+
+absl::Status PixArtPipeline::CheckRequest(const PixArtRequest& request) const {
+  const models::PixArtTransformerConfig& config = transformer_->config();
+  const int64_t batch = static_cast<int64_t>(request.seeds.size());
+  if (batch == 0) {
+    return absl::InvalidArgumentError("seeds is empty; expected one per image");
+  }
+  if (request.num_inference_steps <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("num_inference_steps ",
+                                                   request.num_inference_steps,
+                                                   " must be positive"));
+  }
+  const int64_t multiple = latent_scale() * config.patch_size;
+  if (request.height <= 0 || request.width <= 0 ||
+      request.height % multiple != 0 || request.width % multiple != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "image size ", request.height, "x", request.width,
+        " must be positive multiples of ", multiple, " (VAE scale ",
+        latent_scale(), " x patch ", config.patch_size, ")"));
+  }
+  absl::Status status =
+      models::CheckShape("prompt_embeds", request.prompt_embeds,
+                         {batch, models::kAnySize, config.caption_channels});
+  if (!status.ok()) return status;
+  const int64_t text_tokens = request.prompt_embeds.size(1);
+  status.Update(models::CheckShape("prompt_attention_mask",
+                                   request.prompt_attention_mask,
+                                   {batch, text_tokens}));
+  if (request.guidance_scale > 1.0F) {
+    status.Update(models::CheckShape(
+        "negative_prompt_embeds", request.negative_prompt_embeds,
+        {batch, text_tokens, config.caption_channels}));
+    status.Update(models::CheckShape("negative_prompt_attention_mask",
+                                     request.negative_prompt_attention_mask,
+                                     {batch, text_tokens}));
+  }
+  return status;
+}
+
+absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> PixArtPipeline::Schedule(
+    int num_inference_steps) const {
+  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> scheduler =
+      schedulers::MakeScheduler(scheduler_config_, "scheduler_config.json");
+  if (!scheduler.ok()) return scheduler.status();
+  absl::Status status = (*scheduler)->SetTimesteps(num_inference_steps);
+  if (!status.ok()) return status;
+  return scheduler;
+}
+
+absl::StatusOr<at::Tensor> PixArtPipeline::InitialLatents(
+    const PixArtRequest& request) const {
+  if (absl::Status status = CheckRequest(request); !status.ok()) return status;
+  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> scheduler =
+      Schedule(request.num_inference_steps);
+  if (!scheduler.ok()) return scheduler.status();
+  const int64_t channels = vae_->config().latent_channels;
+  return Guarded("initial latents", [&]() -> absl::StatusOr<at::Tensor> {
+    std::vector<at::Tensor> images;
+    for (uint64_t seed : request.seeds) {
+      images.push_back(
+          InitialNoise(seed, {1, channels, request.height / latent_scale(),
+                              request.width / latent_scale()}));
+    }
+    return (at::cat(images, /*dim=*/0) * (*scheduler)->init_noise_sigma())
+        .to(options());
+  });
+}
+
+absl::StatusOr<at::Tensor> PixArtPipeline::PredictNoise(
+    const PixArtRequest& request, const at::Tensor& latents,
+    const at::Tensor& timestep, at::Tensor& raw) {
+  const bool guided = request.guidance_scale > 1.0F;
+  models::PixArtTransformerInputs inputs;
+  if (guided) {
+    inputs.hidden_states = at::cat({latents, latents}, /*dim=*/0);
+    inputs.encoder_hidden_states = at::cat(
+        {request.negative_prompt_embeds, request.prompt_embeds}, /*dim=*/0);
+    inputs.encoder_attention_mask = at::cat(
+        {request.negative_prompt_attention_mask, request.prompt_attention_mask},
+        /*dim=*/0);
+  } else {
+    inputs.hidden_states = latents;
+    inputs.encoder_hidden_states = request.prompt_embeds;
+    inputs.encoder_attention_mask = request.prompt_attention_mask;
+  }
+  inputs.encoder_hidden_states = inputs.encoder_hidden_states.to(options());
+  inputs.encoder_attention_mask =
+      inputs.encoder_attention_mask->to(placement_.device);
+  const int64_t model_batch = inputs.hidden_states.size(0);
+  inputs.timestep = timestep.to(placement_.device).expand({model_batch});
+  if (transformer_->config().use_additional_conditions) {
+    const double height = static_cast<double>(request.height);
+    const double width = static_cast<double>(request.width);
+    inputs.micro_conditions = models::PixArtMicroConditions{
+        at::tensor({height, width}, options()).repeat({model_batch, 1}),
+        at::tensor({height / width}, options()).repeat({model_batch, 1})};
+  }
+  absl::StatusOr<at::Tensor> output = transformer_->Forward(inputs);
+  if (!output.ok()) return output.status();
+  raw = *output;
+  at::Tensor noise = raw;
+  if (guided) {
+    const std::vector<at::Tensor> halves = noise.chunk(2, /*dim=*/0);
+    noise = halves[0] + request.guidance_scale * (halves[1] - halves[0]);
+  }
+  if (transformer_->config().out_channels == 2 * latents.size(1)) {
+    // Learned sigma: the first half of the channels is the noise.
+    noise = noise.chunk(2, /*dim=*/1)[0];
+  }
+  return noise;
+}
+
+absl::StatusOr<at::Tensor> PixArtPipeline::Denoise(
+    const PixArtRequest& request, at::Tensor latents,
+    const PixArtStepObserver& observer) {
+  if (absl::Status status = CheckRequest(request); !status.ok()) return status;
+  if (absl::Status status = models::CheckShape(
+          "latents", latents,
+          {static_cast<int64_t>(request.seeds.size()),
+           vae_->config().latent_channels, request.height / latent_scale(),
+           request.width / latent_scale()});
+      !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> scheduler =
+      Schedule(request.num_inference_steps);
+  if (!scheduler.ok()) return scheduler.status();
+  torch::NoGradGuard no_grad;
+  return Guarded("denoise", [&]() -> absl::StatusOr<at::Tensor> {
+    for (int step = 0; step < request.num_inference_steps; ++step) {
+      const at::Tensor timestep = (*scheduler)->timesteps()[step];
+      at::Tensor raw;
+      absl::StatusOr<at::Tensor> noise =
+          PredictNoise(request, latents, timestep, raw);
+      if (!noise.ok()) return noise.status();
+      absl::StatusOr<schedulers::StepOutput> stepped =
+          (*scheduler)->Step(*noise, latents);
+      if (!stepped.ok()) return stepped.status();
+      latents = stepped->prev_sample.to(latents.scalar_type());
+      if (observer) {
+        absl::Status status = observer(PixArtStepEvent{
+            step, request.num_inference_steps, timestep, raw, latents});
+        if (!status.ok()) return status;
+      }
+    }
+    return latents;
+  });
+}
+
+absl::StatusOr<PixArtDecodeOutput> PixArtPipeline::Decode(
+    const at::Tensor& latents) {
+  if (absl::Status status =
+          models::CheckShape("latents", latents,
+                             {models::kAnySize, vae_->config().latent_channels,
+                              models::kAnySize, models::kAnySize});
+      !status.ok()) {
+    return status;
+  }
+  torch::NoGradGuard no_grad;
+  return Guarded("decode", [&]() -> absl::StatusOr<PixArtDecodeOutput> {
+    PixArtDecodeOutput out;
+    out.vae_input = latents / vae_->config().scaling_factor;
+    absl::StatusOr<at::Tensor> raw = vae_->Decode(out.vae_input);
+    if (!raw.ok()) return raw.status();
+    out.images = PostprocessDecoded(*raw);
+    return out;
+  });
+}
+
+absl::StatusOr<PixArtDecodeOutput> PixArtPipeline::Generate(
+    const PixArtRequest& request, const PixArtStepObserver& observer) {
+  absl::StatusOr<at::Tensor> latents = InitialLatents(request);
+  if (!latents.ok()) return latents.status();
+  absl::StatusOr<at::Tensor> denoised =
+      Denoise(request, *std::move(latents), observer);
+  if (!denoised.ok()) return denoised.status();
+  return Decode(*denoised);
+}
+
+}  // namespace ditserve::pipelines

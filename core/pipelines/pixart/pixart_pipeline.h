@@ -1,0 +1,125 @@
+#ifndef DITSERVE_CORE_PIPELINES_PIXART_PIXART_PIPELINE_H_
+#define DITSERVE_CORE_PIPELINES_PIXART_PIXART_PIPELINE_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/models/component_weights.h"
+#include "core/models/pixart/pixart_transformer_2d_model.h"
+#include "core/models/vae/autoencoder_kl.h"
+#include "core/parallel/attention.h"
+#include "core/pipelines/decoded_images.h"
+#include "core/schedulers/scheduler.h"
+#include "nlohmann/json.hpp"
+
+namespace ditserve::pipelines {
+
+// One generation, every value explicit (they come from the frozen
+// InputConfig; this pipeline has no defaults of its own).
+struct PixArtRequest {
+  // [B, S_txt, caption_channels] T5 states and their [B, S_txt] masks
+  // (1 = token, 0 = padding), one row per image.
+  at::Tensor prompt_embeds;
+  at::Tensor prompt_attention_mask;
+  // The same for the negative prompt (the empty prompt by default); required
+  // when guidance_scale > 1 (classifier-free guidance), ignored otherwise.
+  at::Tensor negative_prompt_embeds;
+  at::Tensor negative_prompt_attention_mask;
+  // Pixels; multiples of the VAE scale factor times the patch size.
+  int64_t height = 0;
+  int64_t width = 0;
+  int num_inference_steps = 0;
+  // > 1 enables classifier-free guidance, as in diffusers.
+  float guidance_scale = 0.0F;
+  // One seed per image (B entries): image i starts from InitialNoise(seed i).
+  std::vector<uint64_t> seeds;
+};
+
+struct PixArtStepEvent {
+  int step = 0;
+  int num_steps = 0;
+  // The step's timestep (0-dim int64 for DPM-Solver and DDIM).
+  at::Tensor timestep;
+  // Raw transformer output of the step: [negative, positive] batch with
+  // guidance, all out_channels (learned sigma included).
+  at::Tensor noise_pred;
+  // Latents after the scheduler step.
+  at::Tensor latents;
+};
+
+// Called after every step; a non-OK status stops the loop and is returned
+// (how cancellation and deadlines end a generation between steps).
+using PixArtStepObserver = std::function<absl::Status(const PixArtStepEvent&)>;
+
+struct PixArtDecodeOutput {
+  // latents / scaling_factor, as handed to the VAE.
+  at::Tensor vae_input;
+  DecodedImages images;
+};
+
+// diffusers PixArtAlphaPipeline / PixArtSigmaPipeline from prompt embeddings
+// (resolution binning is the caller's choice of height and width): seeded
+// noise, the checkpoint's scheduler, classifier-free guidance over the batch
+// [negative, positive], the noise half of a learned-sigma output, VAE decode.
+// α's micro-conditions are the requested height and width. Not thread-safe:
+// one generation at a time.
+class PixArtPipeline {
+ public:
+  PixArtPipeline(std::shared_ptr<models::PixArtTransformer2DModel> transformer,
+                 std::shared_ptr<models::AutoencoderKL> vae,
+                 nlohmann::json scheduler_config, models::Placement placement);
+
+  // transformer/, vae/ and scheduler/ of a diffusers PixArt folder.
+  static absl::StatusOr<std::unique_ptr<PixArtPipeline>> Load(
+      const std::string& dir, std::shared_ptr<parallel::Attention> attention,
+      const models::Placement& placement);
+
+  // Starting latents [B, C, h, w] on the pipeline's device/dtype.
+  absl::StatusOr<at::Tensor> InitialLatents(const PixArtRequest& request) const;
+
+  // The denoise loop from `latents`; returns the final latents. `observer`
+  // may be empty.
+  absl::StatusOr<at::Tensor> Denoise(const PixArtRequest& request,
+                                     at::Tensor latents,
+                                     const PixArtStepObserver& observer);
+
+  absl::StatusOr<PixArtDecodeOutput> Decode(const at::Tensor& latents);
+
+  // InitialLatents, Denoise and Decode.
+  absl::StatusOr<PixArtDecodeOutput> Generate(
+      const PixArtRequest& request, const PixArtStepObserver& observer);
+
+  // A fresh scheduler set to `num_inference_steps` (what Denoise steps
+  // through).
+  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> Schedule(
+      int num_inference_steps) const;
+
+  models::PixArtTransformer2DModel& transformer() { return *transformer_; }
+
+ private:
+  absl::Status CheckRequest(const PixArtRequest& request) const;
+  // The model's noise prediction for `latents` at `timestep`, guided when the
+  // request asks for it; `raw` receives the transformer output.
+  absl::StatusOr<at::Tensor> PredictNoise(const PixArtRequest& request,
+                                          const at::Tensor& latents,
+                                          const at::Tensor& timestep,
+                                          at::Tensor& raw);
+  int64_t latent_scale() const { return vae_->config().scale_factor(); }
+  c10::TensorOptions options() const;
+
+  std::shared_ptr<models::PixArtTransformer2DModel> transformer_;
+  std::shared_ptr<models::AutoencoderKL> vae_;
+  nlohmann::json scheduler_config_;
+  models::Placement placement_;
+};
+
+}  // namespace ditserve::pipelines
+
+#endif  // DITSERVE_CORE_PIPELINES_PIXART_PIXART_PIPELINE_H_

@@ -1,0 +1,238 @@
+#include "core/pipelines/sd3/sd3_pipeline.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/io/json_file.h"
+#include "core/models/tensor_checks.h"
+#include "core/pipelines/initial_noise.h"
+
+namespace ditserve::pipelines {
+namespace {
+
+// Runs `body`, turning a LibTorch exception into INTERNAL naming `what`.
+template <typename Body>
+auto Guarded(const char* what, Body body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat("SD3Pipeline ", what, ": ", e.what()));
+  }
+}
+
+}  // namespace
+
+SD3Pipeline::SD3Pipeline(
+    std::shared_ptr<models::SD3Transformer2DModel> transformer,
+    std::shared_ptr<models::AutoencoderKL> vae,
+    schedulers::FlowMatchEulerConfig scheduler_config,
+    models::Placement placement)
+    : transformer_(std::move(transformer)),
+      vae_(std::move(vae)),
+      scheduler_config_(std::move(scheduler_config)),
+      placement_(placement) {}
+
+absl::StatusOr<std::unique_ptr<SD3Pipeline>> SD3Pipeline::Load(
+    const std::string& dir, std::shared_ptr<parallel::Attention> attention,
+    const models::Placement& placement) {
+  absl::StatusOr<std::shared_ptr<models::SD3Transformer2DModel>> transformer =
+      models::LoadSD3Transformer2DModel(dir + "/transformer",
+                                        std::move(attention), placement);
+  if (!transformer.ok()) return transformer.status();
+  absl::StatusOr<std::shared_ptr<models::AutoencoderKL>> vae =
+      models::LoadAutoencoderKL(dir + "/vae", placement);
+  if (!vae.ok()) return vae.status();
+  const std::string scheduler_path = dir + "/scheduler/scheduler_config.json";
+  absl::StatusOr<nlohmann::json> scheduler_json =
+      io::ReadJsonFile(scheduler_path);
+  if (!scheduler_json.ok()) return scheduler_json.status();
+  absl::StatusOr<schedulers::FlowMatchEulerConfig> scheduler_config =
+      schedulers::ParseFlowMatchEulerConfig(*scheduler_json, scheduler_path);
+  if (!scheduler_config.ok()) return scheduler_config.status();
+  const int64_t latent_channels = (*vae)->config().latent_channels;
+  if ((*transformer)->config().in_channels != latent_channels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, ": transformer in_channels ", (*transformer)->config().in_channels,
+        " must equal the VAE's latent_channels ", latent_channels));
+  }
+  return std::make_unique<SD3Pipeline>(*std::move(transformer), *std::move(vae),
+                                       *std::move(scheduler_config), placement);
+}
+
+c10::TensorOptions SD3Pipeline::options() const {
+  return c10::TensorOptions().device(placement_.device).dtype(placement_.dtype);
+}
+
+absl::Status SD3Pipeline::CheckRequest(const SD3Request& request) const {
+  const models::SD3TransformerConfig& config = transformer_->config();
+  const int64_t batch = static_cast<int64_t>(request.seeds.size());
+  if (batch == 0) {
+    return absl::InvalidArgumentError("seeds is empty; expected one per image");
+  }
+  if (request.num_inference_steps <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("num_inference_steps ",
+                                                   request.num_inference_steps,
+                                                   " must be positive"));
+  }
+  const int64_t multiple = latent_scale() * config.patch_size;
+  if (request.height <= 0 || request.width <= 0 ||
+      request.height % multiple != 0 || request.width % multiple != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "image size ", request.height, "x", request.width,
+        " must be positive multiples of ", multiple, " (VAE scale ",
+        latent_scale(), " x patch ", config.patch_size, ")"));
+  }
+  absl::Status status =
+      models::CheckShape("prompt_embeds", request.prompt_embeds,
+                         {batch, models::kAnySize, config.joint_attention_dim});
+  status.Update(models::CheckShape("pooled_prompt_embeds",
+                                   request.pooled_prompt_embeds,
+                                   {batch, config.pooled_projection_dim}));
+  if (!status.ok()) return status;
+  if (request.guidance_scale > 1.0F) {
+    status.Update(models::CheckShape(
+        "negative_prompt_embeds", request.negative_prompt_embeds,
+        {batch, request.prompt_embeds.size(1), config.joint_attention_dim}));
+    status.Update(models::CheckShape("negative_pooled_prompt_embeds",
+                                     request.negative_pooled_prompt_embeds,
+                                     {batch, config.pooled_projection_dim}));
+  }
+  return status;
+}
+
+absl::StatusOr<schedulers::FlowMatchEulerDiscreteScheduler>
+SD3Pipeline::Schedule(int64_t height, int64_t width,
+                      int num_inference_steps) const {
+  schedulers::FlowMatchEulerDiscreteScheduler scheduler(scheduler_config_);
+  schedulers::TimestepOptions timestep_options;
+  if (scheduler_config_.use_dynamic_shifting) {
+    const int64_t patch = transformer_->config().patch_size;
+    const int64_t image_tokens =
+        (height / latent_scale() / patch) * (width / latent_scale() / patch);
+    timestep_options.mu =
+        schedulers::CalculateShift(image_tokens, scheduler_config_);
+  }
+  absl::Status status =
+      scheduler.SetTimesteps(num_inference_steps, timestep_options);
+  if (!status.ok()) return status;
+  return scheduler;
+}
+
+absl::StatusOr<at::Tensor> SD3Pipeline::InitialLatents(
+    const SD3Request& request) const {
+  if (absl::Status status = CheckRequest(request); !status.ok()) return status;
+  const int64_t channels = vae_->config().latent_channels;
+  return Guarded("initial latents", [&]() -> absl::StatusOr<at::Tensor> {
+    std::vector<at::Tensor> images;
+    for (uint64_t seed : request.seeds) {
+      images.push_back(
+          InitialNoise(seed, {1, channels, request.height / latent_scale(),
+                              request.width / latent_scale()}));
+    }
+    return at::cat(images, /*dim=*/0).to(options());
+  });
+}
+
+absl::StatusOr<at::Tensor> SD3Pipeline::PredictNoise(const SD3Request& request,
+                                                     const at::Tensor& latents,
+                                                     const at::Tensor& timestep,
+                                                     at::Tensor& raw) {
+  const bool guided = request.guidance_scale > 1.0F;
+  models::SD3TransformerInputs inputs;
+  if (guided) {
+    inputs.hidden_states = at::cat({latents, latents}, /*dim=*/0);
+    inputs.encoder_hidden_states = at::cat(
+        {request.negative_prompt_embeds, request.prompt_embeds}, /*dim=*/0);
+    inputs.pooled_projections = at::cat(
+        {request.negative_pooled_prompt_embeds, request.pooled_prompt_embeds},
+        /*dim=*/0);
+  } else {
+    inputs.hidden_states = latents;
+    inputs.encoder_hidden_states = request.prompt_embeds;
+    inputs.pooled_projections = request.pooled_prompt_embeds;
+  }
+  inputs.encoder_hidden_states = inputs.encoder_hidden_states.to(options());
+  inputs.pooled_projections = inputs.pooled_projections.to(options());
+  inputs.timestep =
+      timestep.to(options()).expand({inputs.hidden_states.size(0)});
+  absl::StatusOr<at::Tensor> output = transformer_->Forward(inputs);
+  if (!output.ok()) return output.status();
+  raw = *output;
+  if (!guided) return raw;
+  const std::vector<at::Tensor> halves = raw.chunk(2, /*dim=*/0);
+  return halves[0] + request.guidance_scale * (halves[1] - halves[0]);
+}
+
+absl::StatusOr<at::Tensor> SD3Pipeline::Denoise(
+    const SD3Request& request, at::Tensor latents,
+    const SD3StepObserver& observer) {
+  if (absl::Status status = CheckRequest(request); !status.ok()) return status;
+  if (absl::Status status = models::CheckShape(
+          "latents", latents,
+          {static_cast<int64_t>(request.seeds.size()),
+           vae_->config().latent_channels, request.height / latent_scale(),
+           request.width / latent_scale()});
+      !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<schedulers::FlowMatchEulerDiscreteScheduler> scheduler =
+      Schedule(request.height, request.width, request.num_inference_steps);
+  if (!scheduler.ok()) return scheduler.status();
+  torch::NoGradGuard no_grad;
+  return Guarded("denoise", [&]() -> absl::StatusOr<at::Tensor> {
+    for (int step = 0; step < request.num_inference_steps; ++step) {
+      const at::Tensor timestep = scheduler->timesteps()[step];
+      at::Tensor raw;
+      absl::StatusOr<at::Tensor> noise =
+          PredictNoise(request, latents, timestep, raw);
+      if (!noise.ok()) return noise.status();
+      absl::StatusOr<schedulers::StepOutput> stepped =
+          scheduler->Step(*noise, latents);
+      if (!stepped.ok()) return stepped.status();
+      latents = stepped->prev_sample.to(latents.scalar_type());
+      if (observer) {
+        absl::Status status = observer(SD3StepEvent{
+            step, request.num_inference_steps, timestep, raw, latents});
+        if (!status.ok()) return status;
+      }
+    }
+    return latents;
+  });
+}
+
+absl::StatusOr<SD3DecodeOutput> SD3Pipeline::Decode(const at::Tensor& latents) {
+  if (absl::Status status =
+          models::CheckShape("latents", latents,
+                             {models::kAnySize, vae_->config().latent_channels,
+                              models::kAnySize, models::kAnySize});
+      !status.ok()) {
+    return status;
+  }
+  torch::NoGradGuard no_grad;
+  return Guarded("decode", [&]() -> absl::StatusOr<SD3DecodeOutput> {
+    const models::AutoencoderKLConfig& config = vae_->config();
+    SD3DecodeOutput out;
+    out.vae_input =
+        latents / config.scaling_factor + config.shift_factor.value_or(0.0);
+    absl::StatusOr<at::Tensor> raw = vae_->Decode(out.vae_input);
+    if (!raw.ok()) return raw.status();
+    out.images = PostprocessDecoded(*raw);
+    return out;
+  });
+}
+
+absl::StatusOr<SD3DecodeOutput> SD3Pipeline::Generate(
+    const SD3Request& request, const SD3StepObserver& observer) {
+  absl::StatusOr<at::Tensor> latents = InitialLatents(request);
+  if (!latents.ok()) return latents.status();
+  absl::StatusOr<at::Tensor> denoised =
+      Denoise(request, *std::move(latents), observer);
+  if (!denoised.ok()) return denoised.status();
+  return Decode(*denoised);
+}
+
+}  // namespace ditserve::pipelines
