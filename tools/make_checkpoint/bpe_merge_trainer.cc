@@ -1,6 +1,7 @@
 #include "tools/make_checkpoint/bpe_merge_trainer.h"
 
 #include <map>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "core/tokenizers/byte_level_bpe.h"
@@ -23,6 +24,18 @@ CharClass ClassOf(char c) {
     return CharClass::kDigit;
   }
   return CharClass::kOther;
+}
+
+// Length of the contraction CLIP's pattern takes as a word at `pos` ("'s",
+// "'ll", ...), 0 when none starts there.
+size_t ContractionLength(absl::string_view text, size_t pos) {
+  for (absl::string_view contraction :
+       {"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"}) {
+    if (text.substr(pos, contraction.size()) == contraction) {
+      return contraction.size();
+    }
+  }
+  return 0;
 }
 
 // A word's starting symbols: one per byte, "</w>" on the last.
@@ -54,19 +67,23 @@ void ApplyMerge(const BpeMerge& merge, std::vector<std::string>& symbols) {
 }  // namespace
 
 std::vector<std::string> ClipStyleWords(absl::string_view text) {
+  const std::string lower = absl::AsciiStrToLower(text);
   std::vector<std::string> words;
   size_t i = 0;
-  while (i < text.size()) {
-    const CharClass kind = ClassOf(text[i]);
+  while (i < lower.size()) {
+    if (const size_t length = ContractionLength(lower, i); length > 0) {
+      words.push_back(lower.substr(i, length));
+      i += length;
+      continue;
+    }
+    const CharClass kind = ClassOf(lower[i]);
     size_t end = i + 1;
     // CLIP's pattern takes digits one at a time; letters and other
     // characters in runs.
     if (kind != CharClass::kDigit) {
-      while (end < text.size() && ClassOf(text[end]) == kind) ++end;
+      while (end < lower.size() && ClassOf(lower[end]) == kind) ++end;
     }
-    if (kind != CharClass::kSpace) {
-      words.push_back(absl::AsciiStrToLower(text.substr(i, end - i)));
-    }
+    if (kind != CharClass::kSpace) words.push_back(lower.substr(i, end - i));
     i = end;
   }
   return words;

@@ -13,8 +13,9 @@ namespace ditserve::tools {
 // (core/tokenizers/byte_level_bpe.h), the right one possibly ending "</w>".
 using BpeMerge = std::pair<std::string, std::string>;
 
-// The words CLIP's tokenizer would see in `text`, for ASCII text: lower-cased
-// runs of letters, single digits and runs of other non-space characters.
+// The words CLIP's tokenizer would see in `text`, for ASCII text: in the
+// lower-cased text, the contractions 's 't 're 've 'm 'll 'd, runs of
+// letters, single digits and runs of other non-space characters.
 std::vector<std::string> ClipStyleWords(absl::string_view text);
 
 // Classic BPE training (Sennrich et al.) with CLIP's end-of-word marker:

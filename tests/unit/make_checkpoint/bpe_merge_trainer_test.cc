@@ -18,6 +18,12 @@ TEST(ClipStyleWordsTest, LowerCasesAndSplitsDigitsAndPunctuation) {
       ElementsAre("a", "red", "-", "fox", ",", "4", "2", "times", "!!"));
 }
 
+TEST(ClipStyleWordsTest, TakesContractionsAsWords) {
+  EXPECT_THAT(
+      ClipStyleWords("The CAT'S hat, isn't it?'"),
+      ElementsAre("the", "cat", "'s", "hat", ",", "isn", "'t", "it", "?'"));
+}
+
 TEST(TrainBpeMergesTest, MergesTheMostFrequentPairFirst) {
   // "lo" occurs in every word; "w</w>" ends two of three.
   const std::vector<std::string> words = {"low", "low", "lower", "slow"};
