@@ -130,5 +130,23 @@ TEST(SequenceParallelAttentionFailureTest, SilentRingPeerEndsTheWaitInTime) {
   EXPECT_THAT(failure["message"], HasSubstr("ring group"));
 }
 
+TEST(SequenceParallelAttentionFailureTest,
+     HeadsNotDivisibleByUlyssesAreAnError) {
+  absl::StatusOr<std::unique_ptr<RankLauncher>> ranks = RankLauncher::Start(
+      DITSERVE_SEQUENCE_PARALLEL_RANK_PROGRAM, {"--ulysses=2", "--heads=3"}, 2);
+  ASSERT_TRUE(ranks.ok()) << ranks.status();
+  const std::vector<RankExit> exits = (*ranks)->WaitAll(kRunLimit);
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string output = (*ranks)->Output(rank);
+    EXPECT_EQ(exits[rank].exit_code, 3) << output;
+    std::map<std::string, std::string> failure =
+        FieldsOf(output, "ATTEND_FAILED");
+    EXPECT_EQ(failure["code"], "INVALID_ARGUMENT") << output;
+    EXPECT_THAT(failure["message"],
+                HasSubstr("attention heads (3) to be a multiple of the "
+                          "ulysses degree (2)"));
+  }
+}
+
 }  // namespace
 }  // namespace ditserve::testing

@@ -31,7 +31,10 @@
 #include "core/parallel/collective_error.h"
 #include "core/parallel/local_attention.h"
 #include "core/parallel/make_attention.h"
+#include "core/parallel/ring_attention.h"
 #include "core/parallel/sequence_sharding.h"
+#include "core/parallel/ulysses_attention.h"
+#include "core/parallel/usp_attention.h"
 
 ABSL_FLAG(int, ulysses, 1, "ulysses degree");
 ABSL_FLAG(int, ring, 1, "ring degree");
@@ -61,12 +64,17 @@ std::string OneLine(absl::string_view text) {
   return line;
 }
 
-const char* AttentionName(const dist::Mesh& mesh) {
-  const int ring = mesh.Degree(dist::Axis::kRing);
-  const int ulysses = mesh.Degree(dist::Axis::kUlysses);
-  if (ring > 1 && ulysses > 1) return "usp";
-  if (ring > 1) return "ring";
-  return ulysses > 1 ? "ulysses" : "local";
+// Which implementation MakeAttention chose.
+const char* AttentionName(const parallel::Attention& attention) {
+  if (dynamic_cast<const parallel::UspAttention*>(&attention)) return "usp";
+  if (dynamic_cast<const parallel::RingAttention*>(&attention)) return "ring";
+  if (dynamic_cast<const parallel::UlyssesAttention*>(&attention)) {
+    return "ulysses";
+  }
+  if (dynamic_cast<const parallel::LocalAttention*>(&attention)) {
+    return "local";
+  }
+  return "unknown";
 }
 
 // The shard, its key mask and the attention output of one rank, or the
@@ -140,7 +148,8 @@ absl::StatusOr<std::string> AttendAndCompare(
   if (!gathered.ok()) return gathered.status();
   const double gathered_error =
       (*gathered - expected).abs().max().item<double>();
-  return absl::StrCat("RESULT rank=", rank, " attention=", AttentionName(mesh),
+  return absl::StrCat("RESULT rank=", rank,
+                      " attention=", AttentionName(*attention),
                       " real_rows=", real_rows, " shard_error=", shard_error,
                       " gathered_error=", gathered_error);
 }
