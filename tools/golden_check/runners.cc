@@ -14,6 +14,10 @@ constexpr RunnerEntry kRunners[] = {
     {"diffusers.FluxTransformer2DModel", RunFluxTransformerCase},
     {"diffusers.AutoencoderKL", RunAutoencoderKLCase},
     {"diffusers.FluxPipeline", RunFluxPipelineCase},
+    {"diffusers.PixArtTransformer2DModel", RunPixArtTransformerCase},
+    {"diffusers.PixArtSigmaPipeline", RunPixArtPipelineCase},
+    {"diffusers.SD3Transformer2DModel", RunSD3TransformerCase},
+    {"diffusers.StableDiffusion3Pipeline", RunSD3PipelineCase},
     {"tokenizer.t5", RunT5TokenizerCase},
     {"tokenizer.clip", RunCLIPTokenizerCase},
 };

@@ -51,6 +51,17 @@ absl::StatusOr<std::vector<OutputComparison>> RunAutoencoderKLCase(
 absl::StatusOr<std::vector<OutputComparison>> RunFluxPipelineCase(
     const GoldenCase& golden_case);
 
+// diffusers PixArt and SD3 transformers and pipelines (pixart_runner.cc,
+// sd3_runner.cc).
+absl::StatusOr<std::vector<OutputComparison>> RunPixArtTransformerCase(
+    const GoldenCase& golden_case);
+absl::StatusOr<std::vector<OutputComparison>> RunPixArtPipelineCase(
+    const GoldenCase& golden_case);
+absl::StatusOr<std::vector<OutputComparison>> RunSD3TransformerCase(
+    const GoldenCase& golden_case);
+absl::StatusOr<std::vector<OutputComparison>> RunSD3PipelineCase(
+    const GoldenCase& golden_case);
+
 // nullptr for a kind no runner handles.
 const RunnerEntry* FindRunner(absl::string_view kind);
 
