@@ -212,7 +212,12 @@ absl::StatusOr<at::Tensor> PixArtPipeline::Denoise(
       absl::StatusOr<schedulers::StepOutput> stepped =
           (*scheduler)->Step(*noise, latents);
       if (!stepped.ok()) return stepped.status();
-      latents = stepped->prev_sample.to(latents.scalar_type());
+      // With a single step diffusers takes the predicted clean sample (the
+      // one-step DMD distillation of PixArt-α).
+      latents =
+          (request.num_inference_steps == 1 ? stepped->pred_original_sample
+                                            : stepped->prev_sample)
+              .to(latents.scalar_type());
       if (observer) {
         absl::Status status = observer(PixArtStepEvent{
             step, request.num_inference_steps, timestep, raw, latents});
