@@ -94,6 +94,12 @@ absl::Status PixArtPipeline::CheckRequest(const PixArtRequest& request) const {
         " must be positive multiples of ", multiple, " (VAE scale ",
         latent_scale(), " x patch ", config.patch_size, ")"));
   }
+  if (request.output_size.has_value() &&
+      (request.output_size->height <= 0 || request.output_size->width <= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("output size ", request.output_size->height, "x",
+                     request.output_size->width, " must be positive"));
+  }
   absl::Status status =
       models::CheckShape("prompt_embeds", request.prompt_embeds,
                          {batch, models::kAnySize, config.caption_channels});
@@ -229,7 +235,7 @@ absl::StatusOr<at::Tensor> PixArtPipeline::Denoise(
 }
 
 absl::StatusOr<PixArtDecodeOutput> PixArtPipeline::Decode(
-    const at::Tensor& latents) {
+    const at::Tensor& latents, std::optional<ImageSize> output_size) {
   if (absl::Status status =
           models::CheckShape("latents", latents,
                              {models::kAnySize, vae_->config().latent_channels,
@@ -243,7 +249,9 @@ absl::StatusOr<PixArtDecodeOutput> PixArtPipeline::Decode(
     out.vae_input = latents / vae_->config().scaling_factor;
     absl::StatusOr<at::Tensor> raw = vae_->Decode(out.vae_input);
     if (!raw.ok()) return raw.status();
-    out.images = PostprocessDecoded(*raw);
+    out.images = PostprocessDecoded(
+        output_size.has_value() ? ResizeAndCenterCrop(*raw, *output_size)
+                                : *raw);
     return out;
   });
 }
@@ -255,7 +263,7 @@ absl::StatusOr<PixArtDecodeOutput> PixArtPipeline::Generate(
   absl::StatusOr<at::Tensor> denoised =
       Denoise(request, *std::move(latents), observer);
   if (!denoised.ok()) return denoised.status();
-  return Decode(*denoised);
+  return Decode(*denoised, request.output_size);
 }
 
 }  // namespace ditserve::pipelines

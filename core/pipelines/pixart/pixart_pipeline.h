@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "core/models/vae/autoencoder_kl.h"
 #include "core/parallel/attention.h"
 #include "core/pipelines/decoded_images.h"
+#include "core/pipelines/pixart/resolution_binning.h"
 #include "core/schedulers/scheduler.h"
 #include "nlohmann/json.hpp"
 
@@ -32,9 +34,13 @@ struct PixArtRequest {
   // when guidance_scale > 1 (classifier-free guidance), ignored otherwise.
   at::Tensor negative_prompt_embeds;
   at::Tensor negative_prompt_attention_mask;
-  // Pixels; multiples of the VAE scale factor times the patch size.
+  // Pixels generated; multiples of the VAE scale factor times the patch size.
+  // With resolution binning, the bin (see resolution_binning.h).
   int64_t height = 0;
   int64_t width = 0;
+  // With resolution binning, the size the caller asked for: the decoded image
+  // is resized and centre-cropped to it. Unset: the image is height x width.
+  std::optional<ImageSize> output_size;
   int num_inference_steps = 0;
   // > 1 enables classifier-free guidance, as in diffusers.
   float guidance_scale = 0.0F;
@@ -90,7 +96,12 @@ class PixArtPipeline {
                                      at::Tensor latents,
                                      const PixArtStepObserver& observer);
 
-  absl::StatusOr<PixArtDecodeOutput> Decode(const at::Tensor& latents);
+  // Decodes `latents`; with `output_size` the decoder output is resized and
+  // centre-cropped to it before post-processing, as diffusers does after
+  // resolution binning.
+  absl::StatusOr<PixArtDecodeOutput> Decode(
+      const at::Tensor& latents,
+      std::optional<ImageSize> output_size = std::nullopt);
 
   // InitialLatents, Denoise and Decode.
   absl::StatusOr<PixArtDecodeOutput> Generate(

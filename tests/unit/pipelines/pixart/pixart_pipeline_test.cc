@@ -154,6 +154,19 @@ TEST_F(PixArtPipelineTest, EachImageOfABatchOfThreeEqualsItsSingleImage) {
   }
 }
 
+TEST_F(PixArtPipelineTest, OutputSizeResizesAndCropsTheDecodedImage) {
+  PixArtRequest request = Request();
+  request.output_size = ImageSize{40, 24};
+  absl::StatusOr<PixArtDecodeOutput> generated =
+      pipeline_->Generate(request, nullptr);
+  ASSERT_TRUE(generated.ok()) << generated.status();
+  EXPECT_EQ(generated->images.rgb.sizes(),
+            (std::vector<int64_t>{1, 40, 24, 3}));
+  const DecodedImages expected = PostprocessDecoded(
+      ResizeAndCenterCrop(golden_->Output("image_raw"), {40, 24}));
+  EXPECT_TRUE(AllClose(generated->images.image, expected.image, {1e-4, 1e-5}));
+}
+
 TEST_F(PixArtPipelineTest, ObserverErrorStopsTheLoopAfterThatStep) {
   int calls = 0;
   absl::StatusOr<PixArtDecodeOutput> result =
