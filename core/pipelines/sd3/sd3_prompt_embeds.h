@@ -3,6 +3,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <optional>
 
 #include "absl/status/statusor.h"
