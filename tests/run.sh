@@ -7,6 +7,13 @@ cd "$root"
 
 deploy/install-deps.sh
 
+# The e2e tests' gRPC reflection client (versions pinned in package-lock.json).
+if [[ ! -d tests/e2e/node_modules ]]; then
+  (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+# Let ccache reuse objects compiled in another checkout of the project.
+export CCACHE_BASEDIR="$root"
 build_dir=${DITSERVE_BUILD_DIR:-build}
 cmake -S . -B "$build_dir" -G Ninja
 cmake --build "$build_dir" -j "$(nproc)"

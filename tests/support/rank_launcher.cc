@@ -158,8 +158,10 @@ bool RankLauncher::WaitForOutput(int rank, const std::string& text,
   return Output(rank).find(text) != std::string::npos;
 }
 
-void RankLauncher::Kill(int rank) {
-  if (!reaped_[rank]) kill(pids_[rank], SIGKILL);
+void RankLauncher::Kill(int rank) { Signal(rank, SIGKILL); }
+
+void RankLauncher::Signal(int rank, int signal) {
+  if (!reaped_[rank]) kill(pids_[rank], signal);
 }
 
 bool RankLauncher::Reap(int rank) {

@@ -52,6 +52,8 @@ class RankLauncher {
                      std::chrono::milliseconds timeout) const;
   // SIGKILLs one rank now.
   void Kill(int rank);
+  // Sends `signal` to one rank (e.g. SIGTERM, as an operator stopping it).
+  void Signal(int rank, int signal);
   // Waits at most `timeout` for every rank to exit, then SIGKILLs those
   // still running; one entry per rank.
   std::vector<RankExit> WaitAll(std::chrono::milliseconds timeout);

@@ -1,0 +1,74 @@
+#include "core/engine/dp_gather.h"
+
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/dist/collective.h"
+#include "core/engine/buffer_plan.h"
+
+namespace ditserve::engine {
+
+std::pair<int, int> DpGroupPrompts(const PipelineContext& context) {
+  const v1::DerivedShapes& shapes = context.config.shapes();
+  const int group = context.mesh.CoordinatesOf(context.rank).dp;
+  return {shapes.dp_group_prompt_offsets(group),
+          shapes.dp_group_prompt_offsets(group + 1)};
+}
+
+absl::StatusOr<at::Tensor> GatherDpLatents(PipelineContext& context,
+                                           const at::Tensor& group_latents) {
+  const v1::InputConfig& config = context.config;
+  const v1::DerivedShapes& shapes = config.shapes();
+  const dist::MeshCoordinates coordinates =
+      context.mesh.CoordinatesOf(context.rank);
+  if (!(dist::MeshCoordinates{.dp = coordinates.dp} == coordinates)) {
+    return at::Tensor();
+  }
+  const int dp = config.parallel().dp_degree();
+  std::vector<int64_t> gathered_shape = {dp};
+  gathered_shape.insert(gathered_shape.end(), group_latents.sizes().begin(),
+                        group_latents.sizes().end());
+  std::vector<at::Tensor> inputs = {
+      group_latents.to(torch::kFloat32).contiguous()};
+  std::vector<std::vector<at::Tensor>> outputs;
+  at::Tensor gathered;
+  if (context.rank == 0) {
+    absl::StatusOr<at::Tensor> planned =
+        context.buffers.ForIncoming(kDpLatentsGather, gathered_shape);
+    if (!planned.ok()) return planned.status();
+    gathered = *planned;
+    outputs.resize(1);
+    for (int group = 0; group < dp; ++group) {
+      outputs[0].push_back(gathered[group]);
+    }
+  }
+  if (dp > 1) {
+    const dist::ProcessGroupPtr& dp_group =
+        context.groups.group(dist::Axis::kDp);
+    c10d::GatherOptions options;
+    options.rootRank = 0;
+    absl::Status status = dist::RunCollective(
+        "gather of dp latents", context.collective_on(dist::Axis::kDp),
+        [&] { return dp_group->gather(outputs, inputs, options); });
+    if (!status.ok()) return status;
+  } else if (context.rank == 0) {
+    gathered[0].copy_(inputs[0]);
+  }
+  if (context.rank != 0) return at::Tensor();
+
+  absl::StatusOr<at::Tensor> output = context.buffers.Get(kOutputLatents);
+  if (!output.ok()) return output.status();
+  for (int group = 0; group < dp; ++group) {
+    const int first = shapes.dp_group_prompt_offsets(group);
+    const int end = shapes.dp_group_prompt_offsets(group + 1);
+    for (int prompt = first; prompt < end; ++prompt) {
+      (*output)[prompt].copy_(gathered[group][prompt - first]);
+    }
+  }
+  // The buffer is reused by the next request of this shape.
+  return output->clone();
+}
+
+}  // namespace ditserve::engine

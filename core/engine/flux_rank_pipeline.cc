@@ -1,0 +1,86 @@
+#include "core/engine/flux_rank_pipeline.h"
+
+#include <torch/torch.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/engine/dp_gather.h"
+#include "core/pipelines/flux/flux_latents.h"
+
+namespace ditserve::engine {
+
+FluxRankPipeline::FluxRankPipeline(
+    std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
+    std::unique_ptr<pipelines::FluxPipeline> flux)
+    : encoder_(std::move(encoder)), flux_(std::move(flux)) {}
+
+absl::StatusOr<at::Tensor> FluxRankPipeline::Generate(PipelineContext& context,
+                                                      int first, int end) {
+  const v1::InputConfig& config = context.config;
+  std::vector<std::string> prompts(config.prompt().begin() + first,
+                                   config.prompt().begin() + end);
+  pipelines::FluxRequest request;
+  {
+    ScopedStageTimer timer(context.timings, Stage::kTextEncode);
+    absl::StatusOr<pipelines::FluxPromptEmbeddings> embeddings =
+        encoder_->Encode(prompts, config.max_sequence_length());
+    if (!embeddings.ok()) return embeddings.status();
+    request.prompt_embeds = embeddings->prompt_embeds;
+    request.pooled_prompt_embeds = embeddings->pooled_prompt_embeds;
+  }
+  request.height = config.height();
+  request.width = config.width();
+  request.num_inference_steps = config.num_inference_steps();
+  request.guidance_scale = config.guidance_scale();
+  request.seeds.assign(config.seeds().begin() + first,
+                       config.seeds().begin() + end);
+
+  ScopedStageTimer timer(context.timings, Stage::kDenoise);
+  absl::StatusOr<at::Tensor> latents = flux_->InitialLatents(request);
+  if (!latents.ok()) return latents.status();
+  absl::StatusOr<at::Tensor> packed =
+      flux_->Denoise(request, *std::move(latents),
+                     [&context](const pipelines::FluxStepEvent& event) {
+                       return context.step_boundary(event.step);
+                     });
+  if (!packed.ok()) return packed.status();
+  const v1::DerivedShapes& shapes = config.shapes();
+  return pipelines::UnpackLatents(
+      *packed, {shapes.latent_height(), shapes.latent_width()});
+}
+
+absl::StatusOr<at::Tensor> FluxRankPipeline::Run(PipelineContext& context) {
+  const v1::DerivedShapes& shapes = context.config.shapes();
+  const auto [first, end] = DpGroupPrompts(context);
+  torch::NoGradGuard no_grad;
+  at::Tensor group_latents =
+      torch::zeros({shapes.max_batch_per_dp_group(), shapes.latent_channels(),
+                    shapes.latent_height(), shapes.latent_width()});
+  if (end > first) {
+    absl::StatusOr<at::Tensor> latents = Generate(context, first, end);
+    if (!latents.ok()) return latents.status();
+    group_latents.narrow(0, 0, end - first).copy_(*latents);
+  } else {
+    // A group without prompts still takes part in every step decision.
+    for (int step = 0; step < context.config.num_inference_steps(); ++step) {
+      if (absl::Status s = context.step_boundary(step); !s.ok()) return s;
+    }
+  }
+  ScopedStageTimer timer(context.timings, Stage::kGather);
+  return GatherDpLatents(context, group_latents);
+}
+
+absl::StatusOr<at::Tensor> FluxRankPipeline::Decode(
+    const v1::InputConfig& config, const at::Tensor& latents,
+    StageTimings& timings) {
+  ScopedStageTimer timer(timings, Stage::kVaeDecode);
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<pipelines::FluxDecodeOutput> decoded = flux_->Decode(
+      pipelines::PackLatents(latents), config.height(), config.width());
+  if (!decoded.ok()) return decoded.status();
+  return decoded->images.rgb;
+}
+
+}  // namespace ditserve::engine

@@ -1,0 +1,43 @@
+#ifndef DITSERVE_CORE_ENGINE_FLUX_RANK_PIPELINE_H_
+#define DITSERVE_CORE_ENGINE_FLUX_RANK_PIPELINE_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/engine/pipeline.h"
+#include "core/pipelines/flux/flux_pipeline.h"
+#include "core/pipelines/text/flux_prompt_encoder.h"
+
+namespace ditserve::engine {
+
+// FLUX.1 on one rank of the mesh: the rank's data-parallel group encodes its
+// prompts, denoises them from their per-image seeds (calling the step
+// boundary after every step, also when the group has no prompt, so that all
+// ranks stop together) and the groups' latents are gathered to rank 0.
+class FluxRankPipeline : public Pipeline {
+ public:
+  FluxRankPipeline(std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
+                   std::unique_ptr<pipelines::FluxPipeline> flux);
+
+  absl::StatusOr<at::Tensor> Run(PipelineContext& context) override;
+
+  // Rank 0: the VAE decode of gathered latents [images, C, h, w] into uint8
+  // RGB [images, height, width, 3].
+  absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& config,
+                                    const at::Tensor& latents,
+                                    StageTimings& timings);
+
+ private:
+  // Final unpacked latents [prompts, C, h, w] of `prompts` of the config.
+  absl::StatusOr<at::Tensor> Generate(PipelineContext& context, int first,
+                                      int end);
+
+  std::unique_ptr<pipelines::FluxPromptEncoder> encoder_;
+  std::unique_ptr<pipelines::FluxPipeline> flux_;
+};
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_FLUX_RANK_PIPELINE_H_

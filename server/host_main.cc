@@ -1,0 +1,194 @@
+// ditserve-host: rank 0. Serves ditserve.v1.Generation, grpc.health.v1 and
+// server reflection over gRPC, Prometheus metrics over HTTP, and runs its
+// own share of every request in the rank loop.
+#include <ATen/Parallel.h>
+#include <torch/version.h>
+
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "core/config/checkpoint_spec.h"
+#include "core/config/model_defaults.h"
+#include "core/config/parallel_config.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "server/admission_queue.h"
+#include "server/engine_executor.h"
+#include "server/generation_service.h"
+#include "server/health_service.h"
+#include "server/host_flags.h"
+#include "server/image_output.h"
+#include "server/metrics.h"
+#include "server/scheduler.h"
+#include "spdlog/spdlog.h"
+#include "worker/logging.h"
+#include "worker/model_loading.h"
+#include "worker/rank_flags.h"
+#include "worker/rank_runtime.h"
+
+namespace ditserve::server {
+namespace {
+
+constexpr char kVersion[] = "0.1.0";
+constexpr int kMaxMessageBytes = 256 << 20;
+
+// Set by SIGTERM/SIGINT; a plain flag read by the main thread, since a signal
+// handler may do nothing else safely.
+volatile std::sig_atomic_t stop_requested = 0;
+void RequestStop(int /*signal*/) { stop_requested = 1; }
+
+int Fail(const absl::Status& status, const char* what) {
+  spdlog::error("{}: {}", what, status.ToString());
+  return 1;
+}
+
+int RunHost() {
+  absl::StatusOr<dist::RankEnv> env =
+      dist::ResolveRankEnvFromProcess(worker::RankEnvOverridesFromFlags());
+  if (!env.ok()) return Fail(env.status(), "rank environment");
+  if (absl::Status s =
+          worker::ConfigureLogging(env->rank, absl::GetFlag(FLAGS_log_format));
+      !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.ToString().c_str());
+    return 2;
+  }
+  if (env->rank != 0) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+                    "ditserve-host runs rank 0 but RANK is ", env->rank,
+                    "; start ditserve-worker for ranks > 0")),
+                "rank environment");
+  }
+  at::set_num_threads(worker::IntraOpThreads(*env));
+
+  absl::StatusOr<v1::ParallelConfig> parallel = config::MakeParallelConfig(
+      worker::ParallelFlagsFromFlags(), env->world_size);
+  if (!parallel.ok()) return Fail(parallel.status(), "parallel flags");
+  absl::StatusOr<std::string> model_dir = worker::ResolveModelDir(
+      absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
+  if (!model_dir.ok()) return Fail(model_dir.status(), "model");
+  absl::StatusOr<config::ModelSpec> spec =
+      config::ReadCheckpointSpec(*model_dir);
+  if (!spec.ok()) return Fail(spec.status(), "model");
+  if (absl::Status s = config::ValidateParallelForModel(*parallel, *spec);
+      !s.ok()) {
+    return Fail(s, "parallel flags");
+  }
+  const std::string model_name(config::DefaultsFor(spec->family).name);
+  spdlog::info("serving {} from {} on {} ranks, {} intra-op threads",
+               model_name, *model_dir, env->world_size, at::get_num_threads());
+
+  absl::StatusOr<std::unique_ptr<worker::RankRuntime>> runtime =
+      worker::RankRuntime::Connect(*env, *parallel,
+                                   worker::RendezvousOptionsFromFlags());
+  if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
+  absl::StatusOr<worker::LoadedModel> model =
+      worker::LoadModel(*model_dir, *spec, (*runtime)->mesh(), env->rank);
+  if (!model.ok()) return Fail(model.status(), "model");
+
+  Metrics metrics(model_name, env->world_size,
+                  {kVersion, TORCH_VERSION, "cpu"});
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  if (absl::GetFlag(FLAGS_metrics_port) != 0) {
+    if (absl::Status s = metrics.Serve(
+            absl::StrCat(listen, ":", absl::GetFlag(FLAGS_metrics_port)));
+        !s.ok()) {
+      return Fail(s, "metrics");
+    }
+  }
+  metrics.SetRanksAlive(env->world_size);
+
+  const config::ServerOptions options = ServerOptionsFromFlags();
+  AdmissionQueue queue(options.max_queue,
+                       [&metrics](int depth) { metrics.SetQueueDepth(depth); });
+  engine::JobQueue jobs(/*capacity=*/1);
+  EngineExecutor executor(&jobs, MakeImageOutput(model->decode),
+                          absl::Seconds(absl::GetFlag(FLAGS_max_run_seconds)));
+  Scheduler scheduler(&queue, &executor, &metrics);
+  HealthService health;
+  GenerationService generation(
+      ServedModel{*spec, *model_dir, *parallel, options, kVersion,
+                  TORCH_VERSION, "cpu"},
+      &queue, &metrics);
+
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(
+      absl::StrCat(listen, ":", absl::GetFlag(FLAGS_grpc_port)),
+      grpc::InsecureServerCredentials(), &bound_port);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.RegisterService(&generation);
+  builder.RegisterService(&health);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || bound_port == 0) {
+    return Fail(
+        absl::UnavailableError(absl::StrCat("cannot listen on ", listen, ":",
+                                            absl::GetFlag(FLAGS_grpc_port))),
+        "gRPC");
+  }
+
+  absl::Status loop_status;
+  absl::Notification loop_done;
+  engine::RankLoopOptions loop_options;
+  loop_options.ping_interval = std::chrono::milliseconds(
+      static_cast<int64_t>(absl::GetFlag(FLAGS_ping_interval_s) * 1000));
+  std::thread loop([&] {
+    loop_status = (*runtime)->Serve(*model->pipeline, model->dimensions, &jobs,
+                                    loop_options);
+    loop_done.Notify();
+  });
+  scheduler.Start();
+  health.SetServing(true);
+  spdlog::info("serving gRPC on {}:{}, metrics on port {}", listen, bound_port,
+               absl::GetFlag(FLAGS_metrics_port));
+
+  std::signal(SIGTERM, RequestStop);
+  std::signal(SIGINT, RequestStop);
+  bool group_broken = false;
+  while (!stop_requested) {
+    if (!group_broken &&
+        loop_done.WaitForNotificationWithTimeout(absl::Milliseconds(200))) {
+      // A rank was lost: stop admitting, answer what is queued, keep
+      // answering health (NOT_SERVING) until told to stop.
+      group_broken = true;
+      jobs.Close(absl::StrCat("rank group broke: ", loop_status.message()));
+      health.SetServing(false);
+      metrics.SetRanksAlive(0);
+      queue.StartDraining();
+      spdlog::error("rank group broke: {}; not serving",
+                    loop_status.ToString());
+    } else if (group_broken) {
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+  }
+
+  spdlog::info("stopping: draining admitted requests");
+  health.SetServing(false);
+  scheduler.Drain(absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)));
+  jobs.Close("host shutting down");
+  loop.join();
+  health.Shutdown();
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  if (!loop_status.ok()) return Fail(loop_status, "rank group");
+  spdlog::info("stopped cleanly");
+  return 0;
+}
+
+}  // namespace
+}  // namespace ditserve::server
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "ditserve-host: rank 0 of a ditserve group (set RANK=0, WORLD_SIZE, "
+      "MASTER_ADDR, MASTER_PORT as torchrun does)");
+  absl::ParseCommandLine(argc, argv);
+  return ditserve::server::RunHost();
+}

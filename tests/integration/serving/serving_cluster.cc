@@ -1,0 +1,117 @@
+#include "tests/integration/serving/serving_cluster.h"
+
+#include <signal.h>
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "grpcpp/grpcpp.h"
+#include "tests/support/http_get.h"
+
+namespace ditserve::testing {
+namespace {
+
+// Loading LibTorch, making the default model the first time and joining the
+// group on two busy cores.
+constexpr std::chrono::seconds kStartLimit{120};
+
+}  // namespace
+
+std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(
+      std::chrono::system_clock::now() +
+      std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+  return context;
+}
+
+v1::GenerateRequest SmallRequest(const std::string& prompt) {
+  v1::GenerateRequest request;
+  request.add_prompt(prompt);
+  request.set_height(64);
+  request.set_width(48);
+  request.set_num_inference_steps(2);
+  request.set_seed(7);
+  request.set_max_sequence_length(32);
+  return request;
+}
+
+absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
+    const ClusterOptions& options) {
+  std::unique_ptr<ServingCluster> cluster(new ServingCluster());
+  absl::StatusOr<int> grpc_port = PickFreePort();
+  if (!grpc_port.ok()) return grpc_port.status();
+  absl::StatusOr<int> metrics_port = PickFreePort();
+  if (!metrics_port.ok()) return metrics_port.status();
+  cluster->grpc_port_ = *grpc_port;
+  cluster->metrics_port_ = *metrics_port;
+
+  std::vector<std::string> host_flags = {
+      absl::StrCat("--grpc_port=", *grpc_port),
+      absl::StrCat("--metrics_port=", *metrics_port), "--listen=127.0.0.1"};
+  host_flags.insert(host_flags.end(), options.host_flags.begin(),
+                    options.host_flags.end());
+  std::vector<std::string> rank_flags = {
+      absl::StrCat("--model_cache_dir=", DITSERVE_TEST_MODEL_CACHE),
+      "--threads=1"};
+  rank_flags.insert(rank_flags.end(), options.rank_flags.begin(),
+                    options.rank_flags.end());
+  absl::StatusOr<std::unique_ptr<RankLauncher>> ranks = RankLauncher::Start(
+      DITSERVE_RANK_DISPATCH, rank_flags, options.world_size,
+      {absl::StrCat("DITSERVE_HOST=", DITSERVE_HOST_BINARY),
+       absl::StrCat("DITSERVE_WORKER=", DITSERVE_WORKER_BINARY),
+       absl::StrCat("DITSERVE_HOST_ARGS=", absl::StrJoin(host_flags, " "))});
+  if (!ranks.ok()) return ranks.status();
+  cluster->ranks_ = *std::move(ranks);
+
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  auto channel = grpc::CreateCustomChannel(
+      cluster->address(), grpc::InsecureChannelCredentials(), args);
+  cluster->generation_ = v1::Generation::NewStub(channel);
+  cluster->health_ = grpc::health::v1::Health::NewStub(channel);
+
+  const auto give_up = std::chrono::steady_clock::now() + kStartLimit;
+  while (std::chrono::steady_clock::now() < give_up) {
+    absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
+        status = cluster->HealthStatus();
+    if (status.ok() &&
+        *status == grpc::health::v1::HealthCheckResponse::SERVING) {
+      return cluster;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  std::string logs;
+  for (int rank = 0; rank < options.world_size; ++rank) {
+    absl::StrAppend(&logs, "\n--- rank ", rank, " ---\n",
+                    cluster->ranks_->Output(rank));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("the group did not report SERVING in time", logs));
+}
+
+std::string ServingCluster::address() const {
+  return absl::StrCat("127.0.0.1:", grpc_port_);
+}
+
+absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
+ServingCluster::HealthStatus() {
+  auto context = ContextWithDeadline(2);
+  grpc::health::v1::HealthCheckRequest request;
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = health_->Check(context.get(), request, &response);
+  if (!status.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        status.error_message());
+  }
+  return response.status();
+}
+
+absl::StatusOr<std::string> ServingCluster::ScrapeMetrics() const {
+  return HttpGet(metrics_port_, "/metrics");
+}
+
+void ServingCluster::Terminate() { ranks_->Signal(0, SIGTERM); }
+
+}  // namespace ditserve::testing

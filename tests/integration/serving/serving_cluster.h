@@ -1,0 +1,66 @@
+#ifndef DITSERVE_TESTS_INTEGRATION_SERVING_SERVING_CLUSTER_H_
+#define DITSERVE_TESTS_INTEGRATION_SERVING_SERVING_CLUSTER_H_
+
+// A real ditserve group on loopback for tests: ditserve-host on rank 0 and
+// ditserve-worker on the others, on the built-in default model (made once
+// into a cache shared by the tests), with gRPC stubs to it.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ditserve/v1/generation.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "tests/support/rank_launcher.h"
+
+namespace ditserve::testing {
+
+struct ClusterOptions {
+  int world_size = 1;
+  // Flags for every rank (parallel degrees, timeouts).
+  std::vector<std::string> rank_flags;
+  // Flags for the host only (queue size, drain timeout).
+  std::vector<std::string> host_flags;
+};
+
+class ServingCluster {
+ public:
+  // Starts the ranks and waits until health reports SERVING.
+  static absl::StatusOr<std::unique_ptr<ServingCluster>> Start(
+      const ClusterOptions& options);
+
+  v1::Generation::Stub& generation() { return *generation_; }
+  grpc::health::v1::Health::Stub& health() { return *health_; }
+  RankLauncher& ranks() { return *ranks_; }
+  std::string address() const;
+  int metrics_port() const { return metrics_port_; }
+
+  // The body of GET /metrics.
+  absl::StatusOr<std::string> ScrapeMetrics() const;
+  // SERVING, NOT_SERVING, or the failed call's error.
+  absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
+  HealthStatus();
+  // SIGTERMs rank 0 (the host), as an operator stopping the group would.
+  void Terminate();
+
+ private:
+  ServingCluster() = default;
+
+  int grpc_port_ = 0;
+  int metrics_port_ = 0;
+  std::unique_ptr<RankLauncher> ranks_;
+  std::unique_ptr<v1::Generation::Stub> generation_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health_;
+};
+
+// A context whose deadline is `seconds` from now.
+std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds);
+
+// A request for a small, quick image of the default model.
+v1::GenerateRequest SmallRequest(const std::string& prompt);
+
+}  // namespace ditserve::testing
+
+#endif  // DITSERVE_TESTS_INTEGRATION_SERVING_SERVING_CLUSTER_H_

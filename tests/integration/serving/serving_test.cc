@@ -1,0 +1,486 @@
+// ditserve-host and ditserve-worker as a user meets them: real processes on
+// loopback, the built-in default model, gRPC calls and /metrics scrapes.
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "core/config/model_defaults.h"
+#include "core/io/image.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tests/integration/serving/serving_cluster.h"
+
+namespace ditserve::testing {
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using HealthStatus = grpc::health::v1::HealthCheckResponse;
+
+constexpr double kCallSeconds = 120;
+
+grpc::Status Generate(ServingCluster& cluster,
+                      const v1::GenerateRequest& request,
+                      v1::GenerateResponse* response,
+                      double seconds = kCallSeconds) {
+  auto context = ContextWithDeadline(seconds);
+  return cluster.generation().Generate(context.get(), request, response);
+}
+
+// Sum of the samples of `metric` whose labels contain every `labels` entry.
+double MetricValue(const std::string& exposition, const std::string& metric,
+                   const std::vector<std::string>& labels) {
+  double total = 0;
+  for (absl::string_view line : absl::StrSplit(exposition, '\n')) {
+    if (!absl::StartsWith(line, metric + "{") &&
+        !absl::StartsWith(line, metric + " ")) {
+      continue;
+    }
+    bool matches = true;
+    for (const std::string& label : labels) {
+      matches = matches && absl::StrContains(line, label);
+    }
+    if (!matches) continue;
+    const size_t space = line.rfind(' ');
+    total += std::stod(std::string(line.substr(space + 1)));
+  }
+  return total;
+}
+
+void ExpectPngOfSize(const v1::Image& image, int width, int height) {
+  EXPECT_EQ(image.mime_type(), "image/png");
+  EXPECT_EQ(image.width(), width);
+  EXPECT_EQ(image.height(), height);
+  absl::StatusOr<at::Tensor> pixels = io::DecodePng(image.data());
+  ASSERT_TRUE(pixels.ok()) << pixels.status();
+  EXPECT_EQ(pixels->size(0), height);
+  EXPECT_EQ(pixels->size(1), width);
+  EXPECT_EQ(pixels->size(2), 3);
+}
+
+class ServingWorldTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ServingWorldTest, GenerateReturnsPngsOfTheRequestedSize) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = GetParam(),
+           .rank_flags = {absl::StrCat("--dp_degree=", GetParam())}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::GenerateRequest request = SmallRequest("a lighthouse at dusk");
+  request.add_prompt("a fox in the snow");
+  v1::GenerateResponse response;
+  const grpc::Status status = Generate(**cluster, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.images_size(), 2);
+  for (const v1::Image& image : response.images()) {
+    ExpectPngOfSize(image, 48, 64);
+  }
+  EXPECT_NE(response.images(0).data(), response.images(1).data());
+  EXPECT_EQ(response.config().parallel().world_size(), GetParam());
+  bool has_total = false;
+  for (const v1::StageTiming& timing : response.timings()) {
+    has_total = has_total || (timing.stage() == "total" && timing.rank() == 0);
+  }
+  EXPECT_TRUE(has_total);
+}
+
+TEST_P(ServingWorldTest, ValidateOnlyFreezesTableDefaultsAndRunsNothing) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = GetParam(),
+           .rank_flags = {absl::StrCat("--dp_degree=", GetParam())}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::GenerateRequest request;
+  request.add_prompt("defaults please");
+  request.set_validate_only(true);
+  v1::GenerateResponse response;
+  const grpc::Status status = Generate(**cluster, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const config::FamilyDefaults& defaults =
+      config::DefaultsFor(config::ModelFamily::kFluxDev);
+  EXPECT_EQ(response.images_size(), 0);
+  EXPECT_EQ(response.config().model(), defaults.name);
+  EXPECT_EQ(response.config().height(), defaults.height);
+  EXPECT_EQ(response.config().num_inference_steps(),
+            defaults.num_inference_steps);
+  EXPECT_FLOAT_EQ(response.config().guidance_scale(), defaults.guidance_scale);
+  EXPECT_EQ(response.config().max_sequence_length(),
+            defaults.max_sequence_length);
+  EXPECT_EQ(response.config().seeds_size(), 1);
+  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_stage_duration_seconds_count",
+                        {"stage=\"denoise\""}),
+            0);
+}
+
+INSTANTIATE_TEST_SUITE_P(WorldSizes, ServingWorldTest, ::testing::Values(1, 2));
+
+// One group for the tests that only need a healthy server.
+class ServingTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<ServingCluster>> started =
+        ServingCluster::Start({.world_size = 2,
+                               .rank_flags = {"--dp_degree=2"},
+                               .host_flags = {"--max_queue=1"}});
+    ASSERT_TRUE(started.ok()) << started.status();
+    cluster_ = started->release();
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  void SetUp() override {
+    if (cluster_ == nullptr) GTEST_SKIP() << "the group did not start";
+  }
+
+  static ServingCluster* cluster_;
+};
+ServingCluster* ServingTest::cluster_ = nullptr;
+
+struct BadRequest {
+  std::string name;
+  std::function<void(v1::GenerateRequest&)> mutate;
+  grpc::StatusCode code;
+  std::string field;
+};
+
+std::vector<BadRequest> BadRequests() {
+  using grpc::StatusCode;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  return {
+      {"height_not_multiple", [](auto& r) { r.set_height(70); },
+       StatusCode::INVALID_ARGUMENT, "height 70"},
+      {"width_not_multiple", [](auto& r) { r.set_width(33); },
+       StatusCode::INVALID_ARGUMENT, "width 33"},
+      {"height_zero", [](auto& r) { r.set_height(0); },
+       StatusCode::INVALID_ARGUMENT, "height 0"},
+      {"height_negative", [](auto& r) { r.set_height(-64); },
+       StatusCode::INVALID_ARGUMENT, "height -64"},
+      {"width_too_large", [](auto& r) { r.set_width(4096); },
+       StatusCode::INVALID_ARGUMENT, "width 4096"},
+      {"steps_zero", [](auto& r) { r.set_num_inference_steps(0); },
+       StatusCode::INVALID_ARGUMENT, "num_inference_steps 0"},
+      {"steps_negative", [](auto& r) { r.set_num_inference_steps(-3); },
+       StatusCode::INVALID_ARGUMENT, "num_inference_steps -3"},
+      {"steps_too_many", [](auto& r) { r.set_num_inference_steps(10000); },
+       StatusCode::INVALID_ARGUMENT, "num_inference_steps 10000"},
+      {"guidance_nan", [nan](auto& r) { r.set_guidance_scale(nan); },
+       StatusCode::INVALID_ARGUMENT, "guidance_scale nan"},
+      {"guidance_inf", [inf](auto& r) { r.set_guidance_scale(inf); },
+       StatusCode::INVALID_ARGUMENT, "guidance_scale inf"},
+      {"guidance_negative_inf", [inf](auto& r) { r.set_guidance_scale(-inf); },
+       StatusCode::INVALID_ARGUMENT, "guidance_scale -inf"},
+      {"guidance_negative", [](auto& r) { r.set_guidance_scale(-2); },
+       StatusCode::INVALID_ARGUMENT, "guidance_scale -2"},
+      {"guidance_huge", [](auto& r) { r.set_guidance_scale(1e6F); },
+       StatusCode::INVALID_ARGUMENT, "guidance_scale"},
+      {"seed_overflows_batch",
+       [](auto& r) {
+         r.add_prompt("second");
+         r.set_seed(std::numeric_limits<uint64_t>::max());
+       },
+       StatusCode::INVALID_ARGUMENT, "seed 18446744073709551615"},
+      {"no_prompt", [](auto& r) { r.clear_prompt(); },
+       StatusCode::INVALID_ARGUMENT, "prompt has 0 entries"},
+      {"too_many_prompts",
+       [](auto& r) {
+         for (int i = 0; i < 8; ++i) r.add_prompt("more");
+       },
+       StatusCode::INVALID_ARGUMENT, "prompt has 9 entries"},
+      {"negative_prompt_without_cfg",
+       [](auto& r) { r.add_negative_prompt("blurry"); },
+       StatusCode::INVALID_ARGUMENT, "negative_prompt"},
+      {"prompt_too_long",
+       [](auto& r) { r.set_prompt(0, std::string(5000, 'x')); },
+       StatusCode::INVALID_ARGUMENT, "prompt[0] has 5000 bytes"},
+      {"second_prompt_too_long",
+       [](auto& r) { r.add_prompt(std::string(4097, 'y')); },
+       StatusCode::INVALID_ARGUMENT, "prompt[1]"},
+      {"unknown_model", [](auto& r) { r.set_model("sdxl"); },
+       StatusCode::NOT_FOUND, "model \"sdxl\""},
+      {"sequence_length_over_limit",
+       [](auto& r) { r.set_max_sequence_length(513); },
+       StatusCode::INVALID_ARGUMENT, "max_sequence_length 513"},
+      {"sequence_length_zero", [](auto& r) { r.set_max_sequence_length(0); },
+       StatusCode::INVALID_ARGUMENT, "max_sequence_length 0"},
+      {"unknown_output_format",
+       [](auto& r) { r.set_output_format(static_cast<v1::OutputFormat>(42)); },
+       StatusCode::INVALID_ARGUMENT, "output_format 42"},
+      {"request_id_with_space", [](auto& r) { r.set_request_id("a b"); },
+       StatusCode::INVALID_ARGUMENT, "request_id"},
+      {"request_id_too_long",
+       [](auto& r) { r.set_request_id(std::string(200, 'r')); },
+       StatusCode::INVALID_ARGUMENT, "request_id has 200 characters"},
+      {"binning_not_available",
+       [](auto& r) { r.set_use_resolution_binning(true); },
+       StatusCode::INVALID_ARGUMENT, "use_resolution_binning"},
+      {"pixels_over_budget",
+       [](auto& r) {
+         r.set_height(2048);
+         r.set_width(2064);
+       },
+       StatusCode::INVALID_ARGUMENT, "width 2064"},
+  };
+}
+
+TEST_F(ServingTest, EveryBadRequestIsRefusedNamingTheFieldAndServingGoesOn) {
+  const std::vector<BadRequest> cases = BadRequests();
+  ASSERT_GE(cases.size(), 25U);
+  for (const BadRequest& bad : cases) {
+    v1::GenerateRequest request = SmallRequest("bad input");
+    bad.mutate(request);
+    v1::GenerateResponse response;
+    const grpc::Status status = Generate(*cluster_, request, &response);
+    EXPECT_EQ(status.error_code(), bad.code)
+        << bad.name << ": " << status.error_message();
+    EXPECT_THAT(status.error_message(), HasSubstr(bad.field)) << bad.name;
+  }
+  v1::GenerateResponse response;
+  const grpc::Status status =
+      Generate(*cluster_, SmallRequest("a good one after"), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.images_size(), 1);
+}
+
+TEST_F(ServingTest, LatentAndRgbOutputsHaveTheirDocumentedLayouts) {
+  v1::GenerateRequest request = SmallRequest("layouts");
+  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+  v1::GenerateResponse latent;
+  ASSERT_TRUE(Generate(*cluster_, request, &latent).ok());
+  ASSERT_EQ(latent.images_size(), 1);
+  const v1::DerivedShapes& shapes = latent.config().shapes();
+  EXPECT_EQ(latent.images(0).data().size(),
+            sizeof(float) * shapes.latent_channels() * shapes.latent_height() *
+                shapes.latent_width());
+  request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
+  v1::GenerateResponse rgb;
+  ASSERT_TRUE(Generate(*cluster_, request, &rgb).ok());
+  ASSERT_EQ(rgb.images_size(), 1);
+  EXPECT_EQ(rgb.images(0).data().size(), 64U * 48U * 3U);
+}
+
+TEST_F(ServingTest, SameSeedGivesTheSameImageWhateverItIsBatchedWith) {
+  v1::GenerateRequest alone = SmallRequest("a red barn");
+  alone.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+  alone.set_seed(1234);
+  v1::GenerateRequest batched = alone;
+  batched.set_prompt(0, "an unrelated first prompt");
+  batched.add_prompt("a red barn");
+  batched.set_seed(1233);  // the second image gets seed 1234
+  v1::GenerateResponse alone_response, batched_response;
+  ASSERT_TRUE(Generate(*cluster_, alone, &alone_response).ok());
+  ASSERT_TRUE(Generate(*cluster_, batched, &batched_response).ok());
+  ASSERT_EQ(batched_response.images_size(), 2);
+  EXPECT_EQ(batched_response.config().seeds(1), 1234U);
+  EXPECT_EQ(alone_response.images(0).data(), batched_response.images(1).data());
+}
+
+TEST_F(ServingTest, StreamSendsAcceptedThenEveryStepThenTheResult) {
+  v1::GenerateRequest request = SmallRequest("streamed");
+  request.set_num_inference_steps(3);
+  auto context = ContextWithDeadline(kCallSeconds);
+  auto reader = cluster_->generation().GenerateStream(context.get(), request);
+  std::vector<v1::GenerateStreamResponse::EventCase> events;
+  std::vector<int> steps;
+  v1::GenerateStreamResponse message;
+  while (reader->Read(&message)) {
+    events.push_back(message.event_case());
+    if (message.has_progress()) steps.push_back(message.progress().step());
+    if (message.has_result()) {
+      EXPECT_EQ(message.result().images_size(), 1);
+    }
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_GE(events.size(), 5U);
+  EXPECT_EQ(events.front(), v1::GenerateStreamResponse::kAccepted);
+  EXPECT_EQ(events.back(), v1::GenerateStreamResponse::kResult);
+  EXPECT_THAT(steps, ::testing::ElementsAre(1, 2, 3));
+}
+
+// A request that keeps the group busy for many steps.
+v1::GenerateRequest LongRequest() {
+  v1::GenerateRequest request = SmallRequest("a long one");
+  request.set_height(256);
+  request.set_width(256);
+  request.set_num_inference_steps(200);
+  return request;
+}
+
+// Starts `request` as a stream and returns once its first step finished.
+struct RunningStream {
+  std::unique_ptr<grpc::ClientContext> context;
+  std::unique_ptr<grpc::ClientReader<v1::GenerateStreamResponse>> reader;
+};
+RunningStream StartAndWaitForFirstStep(ServingCluster& cluster,
+                                       const v1::GenerateRequest& request,
+                                       double seconds = kCallSeconds) {
+  RunningStream running;
+  running.context = ContextWithDeadline(seconds);
+  running.reader =
+      cluster.generation().GenerateStream(running.context.get(), request);
+  v1::GenerateStreamResponse message;
+  while (running.reader->Read(&message)) {
+    if (message.has_progress()) break;
+  }
+  return running;
+}
+
+TEST_F(ServingTest, FullQueueIsResourceExhausted) {
+  RunningStream running = StartAndWaitForFirstStep(*cluster_, LongRequest());
+  // --max_queue=1: one request may wait, the next is refused.
+  grpc::Status queued_status;
+  std::thread queued([&] {
+    v1::GenerateResponse response;
+    queued_status = Generate(*cluster_, SmallRequest("queued"), &response);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  v1::GenerateResponse response;
+  const grpc::Status refused =
+      Generate(*cluster_, SmallRequest("one too many"), &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << refused.error_message();
+  EXPECT_THAT(refused.error_message(), HasSubstr("queue is full"));
+  running.context->TryCancel();
+  queued.join();
+  EXPECT_TRUE(queued_status.ok()) << queued_status.error_message();
+}
+
+TEST_F(ServingTest, CancelMidRunStopsTheRunAndTheGroupServesTheNextRequest) {
+  absl::StatusOr<std::string> before = cluster_->ScrapeMetrics();
+  ASSERT_TRUE(before.ok());
+  const double steps_before =
+      MetricValue(*before, "ditserve_denoise_step_duration_seconds_count", {});
+  RunningStream running = StartAndWaitForFirstStep(*cluster_, LongRequest());
+  running.context->TryCancel();
+  v1::GenerateStreamResponse message;
+  while (running.reader->Read(&message)) {
+  }
+  EXPECT_EQ(running.reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  v1::GenerateResponse response;
+  const grpc::Status next =
+      Generate(*cluster_, SmallRequest("after the cancel"), &response);
+  ASSERT_TRUE(next.ok()) << next.error_message();
+  absl::StatusOr<std::string> after = cluster_->ScrapeMetrics();
+  ASSERT_TRUE(after.ok());
+  const double steps_run =
+      MetricValue(*after, "ditserve_denoise_step_duration_seconds_count", {}) -
+      steps_before;
+  // The 200-step run stopped early: far fewer steps than it asked for.
+  EXPECT_LT(steps_run, 100) << "steps run: " << steps_run;
+  EXPECT_GE(
+      MetricValue(*after, "ditserve_requests_total", {"status=\"cancelled\""}),
+      1);
+}
+
+TEST_F(ServingTest, DeadlinePassingWhileRunningIsDeadlineExceeded) {
+  v1::GenerateResponse response;
+  const grpc::Status status =
+      Generate(*cluster_, LongRequest(), &response, /*seconds=*/3);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  const grpc::Status next =
+      Generate(*cluster_, SmallRequest("after the deadline"), &response);
+  ASSERT_TRUE(next.ok()) << next.error_message();
+}
+
+TEST_F(ServingTest, MetricsCountEveryStageOfEveryRequest) {
+  absl::StatusOr<std::string> before = cluster_->ScrapeMetrics();
+  ASSERT_TRUE(before.ok()) << before.status();
+  constexpr int kRequests = 2;
+  for (int i = 0; i < kRequests; ++i) {
+    v1::GenerateResponse response;
+    ASSERT_TRUE(Generate(*cluster_, SmallRequest("counted"), &response).ok());
+  }
+  absl::StatusOr<std::string> after = cluster_->ScrapeMetrics();
+  ASSERT_TRUE(after.ok()) << after.status();
+  for (const char* stage :
+       {"queue", "freeze", "broadcast", "prepare", "text_encode", "denoise",
+        "vae_decode", "gather", "encode", "total"}) {
+    const std::string label = absl::StrCat("stage=\"", stage, "\"");
+    EXPECT_THAT(*after, HasSubstr(label));
+    EXPECT_EQ(
+        MetricValue(*after, "ditserve_stage_duration_seconds_count", {label}) -
+            MetricValue(*before, "ditserve_stage_duration_seconds_count",
+                        {label}),
+        kRequests)
+        << stage;
+  }
+  EXPECT_EQ(
+      MetricValue(*after, "ditserve_requests_total", {"status=\"ok\""}) -
+          MetricValue(*before, "ditserve_requests_total", {"status=\"ok\""}),
+      kRequests);
+  EXPECT_GT(MetricValue(*after, "ditserve_rank_stage_duration_seconds_count",
+                        {"rank=\"1\"", "stage=\"denoise\""}),
+            0);
+  EXPECT_EQ(MetricValue(*after, "ditserve_world_size", {}), 2);
+  EXPECT_EQ(MetricValue(*after, "ditserve_ranks_alive", {}), 2);
+  EXPECT_THAT(*after, HasSubstr("ditserve_build_info{"));
+}
+
+TEST(ServingFailureTest, KilledWorkerFailsTheRequestNamingItAndHealthDrops) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 2,
+           .rank_flags = {"--dp_degree=2", "--collective_timeout_s=10"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  RunningStream running =
+      StartAndWaitForFirstStep(**cluster, LongRequest(), /*seconds=*/60);
+  (*cluster)->ranks().Kill(1);
+  v1::GenerateStreamResponse message;
+  while (running.reader->Read(&message)) {
+  }
+  const grpc::Status status = running.reader->Finish();
+  EXPECT_THAT(status.error_code(),
+              AnyOf(grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::INTERNAL))
+      << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("rank 1"));
+  absl::StatusOr<HealthStatus::ServingStatus> health;
+  for (int i = 0; i < 50; ++i) {
+    health = (*cluster)->HealthStatus();
+    if (health.ok() && *health == HealthStatus::NOT_SERVING) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthStatus::NOT_SERVING);
+  v1::GenerateResponse response;
+  EXPECT_EQ(Generate(**cluster, SmallRequest("after the loss"), &response, 30)
+                .error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST(ServingFailureTest, SigtermLetsTheRunningRequestFinishThenAllExitZero) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 2, .rank_flags = {"--dp_degree=2"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::GenerateRequest request = LongRequest();
+  request.set_num_inference_steps(12);
+  RunningStream running = StartAndWaitForFirstStep(**cluster, request);
+  (*cluster)->Terminate();
+  v1::GenerateStreamResponse message;
+  bool got_result = false;
+  while (running.reader->Read(&message)) {
+    got_result = got_result || message.has_result();
+  }
+  EXPECT_TRUE(running.reader->Finish().ok());
+  EXPECT_TRUE(got_result);
+  for (const RankExit& exit :
+       (*cluster)->ranks().WaitAll(std::chrono::seconds(60))) {
+    EXPECT_EQ(exit.exit_code, 0) << "rank " << exit.rank << " output:\n"
+                                 << (*cluster)->ranks().Output(exit.rank);
+    EXPECT_FALSE(exit.timed_out) << "rank " << exit.rank;
+  }
+}
+
+}  // namespace
+}  // namespace ditserve::testing

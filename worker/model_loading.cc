@@ -1,0 +1,139 @@
+#include "worker/model_loading.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/config/model_defaults.h"
+#include "core/engine/flux_rank_pipeline.h"
+#include "core/parallel/local_attention.h"
+#include "spdlog/spdlog.h"
+#include "tools/make_checkpoint/flux_checkpoint.h"
+
+namespace ditserve::worker {
+namespace {
+
+// Bump when the default checkpoint's contents change, so caches refresh.
+constexpr char kDefaultModelName[] = "flux-dev-tiny-seed0-v1";
+constexpr uint64_t kDefaultModelSeed = 0;
+
+std::filesystem::path DefaultCacheDir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return std::filesystem::path(xdg) / "ditserve";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::filesystem::path(home) / ".cache" / "ditserve";
+  }
+  return std::filesystem::temp_directory_path() / "ditserve-cache";
+}
+
+// Degrees the FLUX rank pipeline runs today: data parallel only.
+absl::Status CheckSupportedParallelism(const dist::Mesh& mesh) {
+  for (const auto& [axis, flag] :
+       {std::pair{dist::Axis::kCfg, "--cfg_degree"},
+        std::pair{dist::Axis::kPp, "--pipefusion_degree"},
+        std::pair{dist::Axis::kRing, "--ring_degree"},
+        std::pair{dist::Axis::kUlysses, "--ulysses_degree"}}) {
+    if (mesh.Degree(axis) > 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          flag, " ", mesh.Degree(axis),
+          ": this build runs FLUX with data parallelism only "
+          "(--dp_degree); the other parallel methods are not implemented "
+          "yet"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
+                                            const std::string& cache_dir) {
+  if (!model_dir.empty()) return model_dir;
+  const std::filesystem::path cache =
+      cache_dir.empty() ? DefaultCacheDir() : std::filesystem::path(cache_dir);
+  const std::filesystem::path target = cache / kDefaultModelName;
+  if (std::filesystem::exists(target / "model_index.json")) {
+    return target.string();
+  }
+  std::error_code error;
+  std::filesystem::create_directories(cache, error);
+  if (error) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot create the model cache ", cache.string(), ": ", error.message(),
+        " (set --model_cache_dir or --model_dir)"));
+  }
+  // Written beside the target and renamed into place, so that ranks
+  // starting together never load a half-written folder.
+  const std::filesystem::path staging =
+      cache / absl::StrCat(kDefaultModelName, ".tmp-", ::getpid());
+  std::filesystem::remove_all(staging, error);
+  spdlog::info(
+      "writing the built-in default model (tiny FLUX.1-dev, random "
+      "weights) to {}",
+      target.string());
+  if (absl::Status s = tools::WriteFluxCheckpoint(
+          config::ModelFamily::kFluxDev, tools::CheckpointPreset::kTiny,
+          kDefaultModelSeed, staging.string());
+      !s.ok()) {
+    std::filesystem::remove_all(staging, error);
+    return s;
+  }
+  std::filesystem::rename(staging, target, error);
+  if (error) {
+    // Another rank finished first; its folder is identical.
+    std::filesystem::remove_all(staging, error);
+    if (!std::filesystem::exists(target / "model_index.json")) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot move the default model into ", target.string()));
+    }
+  }
+  return target.string();
+}
+
+absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
+                                      const config::ModelSpec& spec,
+                                      const dist::Mesh& mesh, int rank) {
+  if (spec.family != config::ModelFamily::kFluxDev &&
+      spec.family != config::ModelFamily::kFluxSchnell) {
+    return absl::UnimplementedError(
+        absl::StrCat("serving ", config::ModelFamilyName(spec.family),
+                     " is not implemented yet; this build serves flux-dev and "
+                     "flux-schnell checkpoints"));
+  }
+  if (absl::Status s = CheckSupportedParallelism(mesh); !s.ok()) return s;
+
+  const models::Placement placement;
+  absl::StatusOr<std::unique_ptr<pipelines::FluxPromptEncoder>> encoder =
+      pipelines::FluxPromptEncoder::Load(model_dir, placement);
+  if (!encoder.ok()) return encoder.status();
+  absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> flux =
+      pipelines::FluxPipeline::Load(
+          model_dir, std::make_shared<parallel::LocalAttention>(), placement);
+  if (!flux.ok()) return flux.status();
+
+  LoadedModel model;
+  model.spec = spec;
+  model.model_dir = model_dir;
+  model.dimensions.hidden_size =
+      static_cast<int>((*flux)->transformer().config().inner_dim());
+  auto pipeline = std::make_unique<engine::FluxRankPipeline>(
+      *std::move(encoder), *std::move(flux));
+  if (rank == 0) {
+    engine::FluxRankPipeline* decoder = pipeline.get();
+    model.decode = [decoder](const v1::InputConfig& config,
+                             const at::Tensor& latents,
+                             engine::StageTimings& timings) {
+      return decoder->Decode(config, latents, timings);
+    };
+  }
+  model.pipeline = std::move(pipeline);
+  return model;
+}
+
+}  // namespace ditserve::worker

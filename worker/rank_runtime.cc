@@ -1,0 +1,51 @@
+#include "worker/rank_runtime.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+
+namespace ditserve::worker {
+
+absl::StatusOr<std::unique_ptr<RankRuntime>> RankRuntime::Connect(
+    const dist::RankEnv& env, const v1::ParallelConfig& parallel,
+    const dist::RendezvousOptions& options) {
+  std::unique_ptr<RankRuntime> runtime(new RankRuntime());
+  absl::StatusOr<std::unique_ptr<dist::Rendezvous>> rendezvous =
+      dist::Rendezvous::Connect(env, options);
+  if (!rendezvous.ok()) return rendezvous.status();
+  runtime->rendezvous_ = *std::move(rendezvous);
+  absl::StatusOr<dist::Mesh> mesh = dist::Mesh::Create(parallel);
+  if (!mesh.ok()) return mesh.status();
+  runtime->mesh_.emplace(*std::move(mesh));
+  absl::StatusOr<dist::MeshGroups> groups =
+      dist::MeshGroups::Create(*runtime->mesh_, *runtime->rendezvous_);
+  if (!groups.ok()) return groups.status();
+  runtime->groups_.emplace(*std::move(groups));
+  dist::ControlChannelOptions channel_options;
+  channel_options.timeout = options.collective_timeout;
+  dist::Rendezvous* rendezvous_ptr = runtime->rendezvous_.get();
+  runtime->channel_ = std::make_unique<dist::ControlChannel>(
+      runtime->rendezvous_->control(), env.rank, env.world_size,
+      [rendezvous_ptr] { return rendezvous_ptr->watchdog().FindLostRanks(); },
+      channel_options);
+  return runtime;
+}
+
+absl::Status RankRuntime::Serve(engine::Pipeline& pipeline,
+                                const engine::ModelDimensions& dimensions,
+                                engine::JobQueue* jobs,
+                                engine::RankLoopOptions loop_options) {
+  engine::EngineOptions engine_options;
+  engine_options.dimensions = dimensions;
+  engine_options.tensor_options = torch::TensorOptions().dtype(torch::kFloat32);
+  engine_options.collective_timeout = rendezvous_->options().collective_timeout;
+  dist::Rendezvous* rendezvous = rendezvous_.get();
+  engine::Engine engine(
+      env().rank, *mesh_, *groups_, *channel_,
+      [rendezvous] { return rendezvous->watchdog().FindLostRanks(); }, pipeline,
+      engine_options);
+  engine::RankLoop loop(*channel_, engine, std::move(loop_options));
+  return loop.Run(jobs);
+}
+
+}  // namespace ditserve::worker

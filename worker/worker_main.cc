@@ -1,0 +1,86 @@
+// ditserve-worker: ranks 1..N-1. Joins the group, loads its share of the
+// model and follows rank 0's control messages until shut down; exits
+// non-zero when the host or another rank is lost.
+#include <ATen/Parallel.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "core/config/checkpoint_spec.h"
+#include "core/config/parallel_config.h"
+#include "spdlog/spdlog.h"
+#include "worker/logging.h"
+#include "worker/model_loading.h"
+#include "worker/rank_flags.h"
+#include "worker/rank_runtime.h"
+
+namespace ditserve::worker {
+namespace {
+
+int Fail(const absl::Status& status, const char* what) {
+  spdlog::error("{}: {}", what, status.ToString());
+  return 1;
+}
+
+int RunWorker() {
+  absl::StatusOr<dist::RankEnv> env =
+      dist::ResolveRankEnvFromProcess(RankEnvOverridesFromFlags());
+  if (!env.ok()) return Fail(env.status(), "rank environment");
+  if (absl::Status s =
+          ConfigureLogging(env->rank, absl::GetFlag(FLAGS_log_format));
+      !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.ToString().c_str());
+    return 2;
+  }
+  if (env->rank == 0) {
+    return Fail(absl::InvalidArgumentError(
+                    "ditserve-worker runs ranks > 0 but RANK is 0; start "
+                    "ditserve-host for rank 0"),
+                "rank environment");
+  }
+  at::set_num_threads(IntraOpThreads(*env));
+  absl::StatusOr<v1::ParallelConfig> parallel =
+      config::MakeParallelConfig(ParallelFlagsFromFlags(), env->world_size);
+  if (!parallel.ok()) return Fail(parallel.status(), "parallel flags");
+  absl::StatusOr<std::string> model_dir = ResolveModelDir(
+      absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
+  if (!model_dir.ok()) return Fail(model_dir.status(), "model");
+  absl::StatusOr<config::ModelSpec> spec =
+      config::ReadCheckpointSpec(*model_dir);
+  if (!spec.ok()) return Fail(spec.status(), "model");
+  if (absl::Status s = config::ValidateParallelForModel(*parallel, *spec);
+      !s.ok()) {
+    return Fail(s, "parallel flags");
+  }
+
+  absl::StatusOr<std::unique_ptr<RankRuntime>> runtime =
+      RankRuntime::Connect(*env, *parallel, RendezvousOptionsFromFlags());
+  if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
+  absl::StatusOr<LoadedModel> model =
+      LoadModel(*model_dir, *spec, (*runtime)->mesh(), env->rank);
+  if (!model.ok()) return Fail(model.status(), "model");
+  spdlog::info("joined a group of {} ranks; serving {}", env->world_size,
+               *model_dir);
+  engine::RankLoopOptions loop_options;
+  const absl::Status status = (*runtime)->Serve(
+      *model->pipeline, model->dimensions, /*jobs=*/nullptr, loop_options);
+  if (!status.ok()) return Fail(status, "rank group");
+  spdlog::info("shut down by the host");
+  return 0;
+}
+
+}  // namespace
+}  // namespace ditserve::worker
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "ditserve-worker: rank > 0 of a ditserve group (set RANK, WORLD_SIZE, "
+      "MASTER_ADDR, MASTER_PORT as torchrun does)");
+  absl::ParseCommandLine(argc, argv);
+  return ditserve::worker::RunWorker();
+}
