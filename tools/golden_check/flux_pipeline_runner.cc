@@ -1,5 +1,7 @@
-// Golden cases of diffusers' FluxPipeline from prompt embeddings: the denoise
-// loop from the case's starting latents (every step's noise prediction and
+// Golden cases of diffusers' FluxPipeline, from prompt embeddings or (when
+// case.json lists `prompt` strings) from text through the checkpoint's
+// tokenizers and encoders: the encoder inputs and outputs, the denoise loop
+// from the case's starting latents (every step's noise prediction and
 // latents), the schedule, and the decoded image in each output form.
 
 #include <torch/torch.h>
@@ -11,14 +13,45 @@
 #include "absl/strings/str_cat.h"
 #include "core/parallel/local_attention.h"
 #include "core/pipelines/flux/flux_pipeline.h"
+#include "core/pipelines/text/flux_prompt_encoder.h"
 #include "tools/golden_check/runners.h"
 
 namespace ditserve::golden {
 namespace {
 
-absl::StatusOr<pipelines::FluxRequest> ReadRequest(
-    const GoldenCase& golden_case, const io::TensorMap& inputs) {
-  pipelines::FluxRequest request;
+// The embeddings of the case's `prompt` strings, from the pipeline folder's
+// text encoders; what they produced goes into `outputs` for comparison.
+absl::Status EncodePrompts(const GoldenCase& golden_case,
+                           pipelines::FluxRequest& request,
+                           io::TensorMap& outputs) {
+  std::vector<std::string> prompts;
+  int max_sequence_length = 0;
+  try {
+    prompts = golden_case.spec.at("prompt").get<std::vector<std::string>>();
+    max_sequence_length = golden_case.spec.at("max_sequence_length").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(golden_case.dir, "/case.json: ", e.what()));
+  }
+  absl::StatusOr<std::unique_ptr<pipelines::FluxPromptEncoder>> encoder =
+      pipelines::FluxPromptEncoder::Load(golden_case.dir, models::Placement{});
+  if (!encoder.ok()) return encoder.status();
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<pipelines::FluxPromptEmbeddings> embeddings =
+      (*encoder)->Encode(prompts, max_sequence_length);
+  if (!embeddings.ok()) return embeddings.status();
+  request.prompt_embeds = embeddings->prompt_embeds;
+  request.pooled_prompt_embeds = embeddings->pooled_prompt_embeds;
+  outputs["clip_input_ids"] = embeddings->clip_input_ids;
+  outputs["t5_input_ids"] = embeddings->t5_input_ids;
+  outputs["prompt_embeds"] = embeddings->prompt_embeds;
+  outputs["pooled_prompt_embeds"] = embeddings->pooled_prompt_embeds;
+  return absl::OkStatus();
+}
+
+absl::Status ReadPromptEmbeddings(const GoldenCase& golden_case,
+                                  const io::TensorMap& inputs,
+                                  pipelines::FluxRequest& request) {
   for (auto [name, target] :
        {std::pair{"prompt_embeds", &request.prompt_embeds},
         std::pair{"pooled_prompt_embeds", &request.pooled_prompt_embeds}}) {
@@ -29,6 +62,18 @@ absl::StatusOr<pipelines::FluxRequest> ReadRequest(
     }
     *target = it->second;
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<pipelines::FluxRequest> ReadRequest(
+    const GoldenCase& golden_case, const io::TensorMap& inputs,
+    io::TensorMap& outputs) {
+  pipelines::FluxRequest request;
+  const absl::Status embedded =
+      golden_case.spec.contains("prompt")
+          ? EncodePrompts(golden_case, request, outputs)
+          : ReadPromptEmbeddings(golden_case, inputs, request);
+  if (!embedded.ok()) return embedded;
   try {
     request.height = golden_case.spec.at("height").get<int64_t>();
     request.width = golden_case.spec.at("width").get<int64_t>();
@@ -50,8 +95,9 @@ absl::StatusOr<std::vector<OutputComparison>> RunFluxPipelineCase(
   absl::StatusOr<io::TensorMap> inputs =
       golden_case.ReadTensors("inputs_file", "inputs.safetensors");
   if (!inputs.ok()) return inputs.status();
+  io::TensorMap outputs;
   absl::StatusOr<pipelines::FluxRequest> request =
-      ReadRequest(golden_case, *inputs);
+      ReadRequest(golden_case, *inputs, outputs);
   if (!request.ok()) return request.status();
   auto latents = inputs->find("latents");
   if (latents == inputs->end()) {
@@ -64,7 +110,6 @@ absl::StatusOr<std::vector<OutputComparison>> RunFluxPipelineCase(
           models::Placement{});
   if (!pipeline.ok()) return pipeline.status();
 
-  io::TensorMap outputs;
   absl::StatusOr<schedulers::FlowMatchEulerDiscreteScheduler> schedule =
       (*pipeline)->Schedule(request->height, request->width,
                             request->num_inference_steps);
