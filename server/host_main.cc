@@ -97,8 +97,8 @@ int RunHost() {
                   {kVersion, TORCH_VERSION, "cpu"});
   const std::string listen = absl::GetFlag(FLAGS_listen);
   if (absl::GetFlag(FLAGS_metrics_port) != 0) {
-    if (absl::Status s = metrics.Serve(
-            absl::StrCat(listen, ":", absl::GetFlag(FLAGS_metrics_port)));
+    if (absl::Status s =
+            metrics.Serve(listen, absl::GetFlag(FLAGS_metrics_port));
         !s.ok()) {
       return Fail(s, "metrics");
     }

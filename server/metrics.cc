@@ -74,14 +74,11 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
       .Set(1);
 }
 
-absl::Status Metrics::Serve(const std::string& address) {
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(address);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot serve metrics on ", address, ": ", e.what()));
-  }
-  exposer_->RegisterCollectable(registry_);
+absl::Status Metrics::Serve(const std::string& host, int port) {
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server =
+      MetricsHttpServer::Start(host, port, registry_);
+  if (!server.ok()) return server.status();
+  http_server_ = *std::move(server);
   return absl::OkStatus();
 }
 

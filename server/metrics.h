@@ -9,11 +9,11 @@
 
 #include "absl/status/status.h"
 #include "prometheus/counter.h"
-#include "prometheus/exposer.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/metrics_http_server.h"
 
 namespace ditserve::server {
 
@@ -23,7 +23,9 @@ inline constexpr char kRankStageDurationMetric[] =
     "ditserve_rank_stage_duration_seconds";
 inline constexpr char kDenoiseStepDurationMetric[] =
     "ditserve_denoise_step_duration_seconds";
-inline constexpr char kRequestsMetric[] = "ditserve_requests";  // + "_total"
+// Named with its suffix: Debian's prometheus-cpp 1.0 writes counter names as
+// registered (it does not append "_total").
+inline constexpr char kRequestsMetric[] = "ditserve_requests_total";
 inline constexpr char kQueueDepthMetric[] = "ditserve_queue_depth";
 inline constexpr char kRequestsRunningMetric[] = "ditserve_requests_running";
 inline constexpr char kRanksAliveMetric[] = "ditserve_ranks_alive";
@@ -40,8 +42,9 @@ class Metrics {
  public:
   Metrics(std::string model, int world_size, const BuildInfo& build);
 
-  // Serves /metrics on `address` ("0.0.0.0:9400"). Fails if the port is taken.
-  absl::Status Serve(const std::string& address);
+  // Serves /metrics on `host`:`port` ("0.0.0.0", 9400). UNAVAILABLE if the
+  // address cannot be bound.
+  absl::Status Serve(const std::string& host, int port);
 
   // Stage durations measured on rank 0 (the request's own view).
   void ObserveStage(const std::string& stage, double seconds);
@@ -61,7 +64,7 @@ class Metrics {
 
   const std::string model_;
   std::shared_ptr<prometheus::Registry> registry_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<MetricsHttpServer> http_server_;
   prometheus::Family<prometheus::Histogram>& stage_;
   prometheus::Family<prometheus::Histogram>& rank_stage_;
   prometheus::Histogram& denoise_step_;
