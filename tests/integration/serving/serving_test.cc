@@ -400,9 +400,12 @@ TEST_F(ServingTest, MetricsCountEveryStageOfEveryRequest) {
   absl::StatusOr<std::string> before = cluster_->ScrapeMetrics();
   ASSERT_TRUE(before.ok()) << before.status();
   constexpr int kRequests = 2;
+  // Two prompts, so that rank 1 (the second data-parallel group) denoises.
+  v1::GenerateRequest request = SmallRequest("counted");
+  request.add_prompt("counted too");
   for (int i = 0; i < kRequests; ++i) {
     v1::GenerateResponse response;
-    ASSERT_TRUE(Generate(*cluster_, SmallRequest("counted"), &response).ok());
+    ASSERT_TRUE(Generate(*cluster_, request, &response).ok());
   }
   absl::StatusOr<std::string> after = cluster_->ScrapeMetrics();
   ASSERT_TRUE(after.ok()) << after.status();
