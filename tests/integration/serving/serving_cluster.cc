@@ -1,6 +1,10 @@
 #include "tests/integration/serving/serving_cluster.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -15,6 +19,21 @@ namespace {
 // Loading LibTorch, making the default model the first time and joining the
 // group on two busy cores.
 constexpr std::chrono::seconds kStartLimit{120};
+constexpr std::chrono::milliseconds kPollInterval{50};
+
+// Whether something accepts TCP connections on 127.0.0.1:`port`.
+bool AcceptsConnections(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  const bool connected =
+      connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  close(fd);
+  return connected;
+}
 
 }  // namespace
 
@@ -65,6 +84,13 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
   if (!ranks.ok()) return ranks.status();
   cluster->ranks_ = *std::move(ranks);
 
+  const auto give_up = std::chrono::steady_clock::now() + kStartLimit;
+  // The channel is made once the host listens: a channel whose first
+  // connection was refused keeps failing fast for seconds (gRPC backoff).
+  while (std::chrono::steady_clock::now() < give_up &&
+         !AcceptsConnections(*grpc_port)) {
+    std::this_thread::sleep_for(kPollInterval);
+  }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   auto channel = grpc::CreateCustomChannel(
@@ -72,7 +98,6 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
   cluster->generation_ = v1::Generation::NewStub(channel);
   cluster->health_ = grpc::health::v1::Health::NewStub(channel);
 
-  const auto give_up = std::chrono::steady_clock::now() + kStartLimit;
   while (std::chrono::steady_clock::now() < give_up) {
     absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
         status = cluster->HealthStatus();
@@ -80,7 +105,7 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
         *status == grpc::health::v1::HealthCheckResponse::SERVING) {
       return cluster;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::this_thread::sleep_for(kPollInterval);
   }
   std::string logs;
   for (int rank = 0; rank < options.world_size; ++rank) {
