@@ -54,7 +54,7 @@ at::Tensor FluxAttentionImpl::MergeHeads(const at::Tensor& x) {
 
 FluxJointAttentionOutput FluxAttentionImpl::ForwardJoint(
     const at::Tensor& image, const at::Tensor& text,
-    const RotaryTables& rotary) {
+    const FluxSequence& sequence) {
   const at::Tensor q = at::cat(
       {Heads(text, add_q_proj_, &norm_added_q_), Heads(image, to_q_, &norm_q_)},
       /*dim=*/2);
@@ -64,22 +64,22 @@ FluxJointAttentionOutput FluxAttentionImpl::ForwardJoint(
   const at::Tensor v =
       at::cat({Heads(text, add_v_proj_, nullptr), Heads(image, to_v_, nullptr)},
               /*dim=*/2);
-  const at::Tensor attended = MergeHeads(
-      attention_->Attend(ApplyRotaryEmbedding(q, rotary),
-                         ApplyRotaryEmbedding(k, rotary), v, std::nullopt));
+  const at::Tensor attended = MergeHeads(attention_->Attend(
+      ApplyRotaryEmbedding(q, sequence.rotary),
+      ApplyRotaryEmbedding(k, sequence.rotary), v, sequence.key_mask));
   const int64_t text_tokens = text.size(1);
   return {to_out_->forward(attended.slice(1, text_tokens)),
           to_add_out_->forward(attended.slice(1, 0, text_tokens))};
 }
 
 at::Tensor FluxAttentionImpl::ForwardPreOnly(const at::Tensor& x,
-                                             const RotaryTables& rotary) {
+                                             const FluxSequence& sequence) {
   const at::Tensor q = Heads(x, to_q_, &norm_q_);
   const at::Tensor k = Heads(x, to_k_, &norm_k_);
   const at::Tensor v = Heads(x, to_v_, nullptr);
-  return MergeHeads(attention_->Attend(ApplyRotaryEmbedding(q, rotary),
-                                       ApplyRotaryEmbedding(k, rotary), v,
-                                       std::nullopt));
+  return MergeHeads(attention_->Attend(ApplyRotaryEmbedding(q, sequence.rotary),
+                                       ApplyRotaryEmbedding(k, sequence.rotary),
+                                       v, sequence.key_mask));
 }
 
 }  // namespace ditserve::models

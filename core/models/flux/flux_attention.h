@@ -8,12 +8,24 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "core/models/layers/rms_norm.h"
 #include "core/models/layers/rotary_embedding.h"
 #include "core/parallel/attention.h"
 
 namespace ditserve::models {
+
+// The tokens one forward runs on, as every attention layer sees them: the
+// whole joint sequence, or one rank's shard of it under sequence
+// parallelism.
+struct FluxSequence {
+  // RoPE rows of the tokens, in their order ([text, image], then padding).
+  RotaryTables rotary;
+  // Bool [B, S]: false for keys no query may attend to (padding); nullopt
+  // when every key is visible.
+  std::optional<at::Tensor> key_mask;
+};
 
 struct FluxJointAttentionOutput {
   // [B, S_img, dim] after to_out.0.
@@ -36,13 +48,13 @@ class FluxAttentionImpl : public torch::nn::Module {
   FluxAttentionImpl(Kind kind, int64_t dim, int64_t heads, int64_t head_dim,
                     std::shared_ptr<parallel::Attention> attention);
 
-  // Joint form. `rotary` covers [text, image] positions.
+  // Joint form. `sequence` covers the tokens of [text, image].
   FluxJointAttentionOutput ForwardJoint(const at::Tensor& image,
                                         const at::Tensor& text,
-                                        const RotaryTables& rotary);
+                                        const FluxSequence& sequence);
 
   // Pre-only form: x [B, S, dim] -> [B, S, heads * head_dim].
-  at::Tensor ForwardPreOnly(const at::Tensor& x, const RotaryTables& rotary);
+  at::Tensor ForwardPreOnly(const at::Tensor& x, const FluxSequence& sequence);
 
  private:
   // x [B, S, dim] -> normalised heads [B, H, S, D].

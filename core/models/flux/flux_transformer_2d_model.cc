@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "core/models/layers/rotary_embedding.h"
 #include "core/models/tensor_checks.h"
+#include "core/parallel/collective_error.h"
 
 namespace ditserve::models {
 namespace {
@@ -35,6 +37,46 @@ std::optional<int64_t> BlockIndex(absl::string_view name,
     return std::nullopt;
   }
   return index;
+}
+
+// Runs a forward, keeping the Status of a failed sequence-parallel
+// collective and turning other LibTorch errors into INTERNAL.
+template <typename Body>
+absl::StatusOr<at::Tensor> Guarded(Body body) {
+  try {
+    return body();
+  } catch (const parallel::CollectiveError& e) {
+    return e.status();
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat("FluxTransformer2DModel forward failed: ", e.what()));
+  }
+}
+
+// Where a shard [begin, begin + tokens) of the padded joint sequence falls:
+// `text_tokens` text tokens from `text_begin`, then `image_tokens` image
+// tokens from `image_begin`, then `padding` tokens of padding.
+struct ShardLayout {
+  int64_t text_begin = 0;
+  int64_t text_tokens = 0;
+  int64_t image_begin = 0;
+  int64_t image_tokens = 0;
+  int64_t padding = 0;
+};
+
+ShardLayout LayoutOf(const FluxSequenceShard& shard, int64_t text_tokens,
+                     int64_t image_tokens) {
+  const int64_t end = shard.begin + shard.tokens;
+  ShardLayout layout;
+  layout.text_begin = std::min(shard.begin, text_tokens);
+  layout.text_tokens = std::min(end, text_tokens) - layout.text_begin;
+  layout.image_begin =
+      std::clamp<int64_t>(shard.begin - text_tokens, 0, image_tokens);
+  layout.image_tokens =
+      std::clamp<int64_t>(end - text_tokens, 0, image_tokens) -
+      layout.image_begin;
+  layout.padding = shard.tokens - layout.text_tokens - layout.image_tokens;
+  return layout;
 }
 
 }  // namespace
@@ -145,21 +187,45 @@ absl::Status FluxTransformer2DModel::CheckInputs(
   return absl::OkStatus();
 }
 
-absl::StatusOr<at::Tensor> FluxTransformer2DModel::Forward(
-    const FluxTransformerInputs& inputs) {
+absl::Status FluxTransformer2DModel::CheckHoldsEveryBlock() const {
   if (blocks_.begin != 0 || blocks_.end != config_.total_blocks()) {
     return absl::FailedPreconditionError(
         absl::StrCat("FluxTransformer2DModel holds blocks [", blocks_.begin,
                      ", ", blocks_.end, ") of ", config_.total_blocks(),
                      "; a whole-model forward needs all of them"));
   }
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  try {
-    return ForwardUnchecked(inputs);
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("FluxTransformer2DModel forward failed: ", e.what()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<at::Tensor> FluxTransformer2DModel::Forward(
+    const FluxTransformerInputs& inputs) {
+  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
+    return status;
   }
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  return Guarded([&] { return ForwardUnchecked(inputs); });
+}
+
+absl::StatusOr<at::Tensor> FluxTransformer2DModel::ForwardShard(
+    const FluxTransformerInputs& inputs, const FluxSequenceShard& shard) {
+  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  if (shard.begin < 0 || shard.tokens < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sequence shard begin ", shard.begin, ", tokens ", shard.tokens,
+        ": expected begin >= 0 and at least one token"));
+  }
+  if (shard.key_mask.has_value()) {
+    if (absl::Status status =
+            CheckShape("key_mask", *shard.key_mask,
+                       {inputs.hidden_states.size(0), shard.tokens});
+        !status.ok()) {
+      return status;
+    }
+  }
+  return Guarded([&] { return ForwardShardUnchecked(inputs, shard); });
 }
 
 at::Tensor FluxTransformer2DModel::Conditioning(
@@ -173,22 +239,70 @@ at::Tensor FluxTransformer2DModel::Conditioning(
   return time_text_embed_->Forward(timestep, inputs.pooled_projections);
 }
 
+FluxStreams FluxTransformer2DModel::RunBlocks(FluxStreams streams,
+                                              const at::Tensor& temb,
+                                              const FluxSequence& sequence) {
+  for (FluxTransformerBlock& block : transformer_blocks_) {
+    streams = block->Forward(streams, temb, sequence);
+  }
+  for (FluxSingleTransformerBlock& block : single_transformer_blocks_) {
+    streams = block->Forward(streams, temb, sequence);
+  }
+  return streams;
+}
+
 at::Tensor FluxTransformer2DModel::ForwardUnchecked(
     const FluxTransformerInputs& inputs) {
   FluxStreams streams;
   streams.image = x_embedder_->forward(inputs.hidden_states);
   const at::Tensor temb = Conditioning(inputs, streams.image.scalar_type());
   streams.text = context_embedder_->forward(inputs.encoder_hidden_states);
-  const RotaryTables rotary =
-      FluxRotaryTables(at::cat({inputs.txt_ids, inputs.img_ids}, /*dim=*/0),
-                       config_.axes_dims_rope, kRopeTheta);
-  for (FluxTransformerBlock& block : transformer_blocks_) {
-    streams = block->Forward(streams, temb, rotary);
-  }
-  for (FluxSingleTransformerBlock& block : single_transformer_blocks_) {
-    streams = block->Forward(streams, temb, rotary);
-  }
+  const FluxSequence sequence{
+      .rotary =
+          FluxRotaryTables(at::cat({inputs.txt_ids, inputs.img_ids}, /*dim=*/0),
+                           config_.axes_dims_rope, kRopeTheta),
+      .key_mask = std::nullopt};
+  streams = RunBlocks(std::move(streams), temb, sequence);
   return proj_out_->forward(norm_out_->Forward(streams.image, temb));
+}
+
+at::Tensor FluxTransformer2DModel::ForwardShardUnchecked(
+    const FluxTransformerInputs& inputs, const FluxSequenceShard& shard) {
+  const ShardLayout layout =
+      LayoutOf(shard, inputs.encoder_hidden_states.size(1),
+               inputs.hidden_states.size(1));
+  const int64_t batch = inputs.hidden_states.size(0);
+  FluxStreams streams;
+  // Padding follows the image tokens in the image stream, as zeros.
+  const at::Tensor image = x_embedder_->forward(
+      inputs.hidden_states.narrow(1, layout.image_begin, layout.image_tokens));
+  streams.image = at::cat(
+      {image,
+       at::zeros({batch, layout.padding, image.size(2)}, image.options())},
+      /*dim=*/1);
+  const at::Tensor temb = Conditioning(inputs, streams.image.scalar_type());
+  streams.text = context_embedder_->forward(inputs.encoder_hidden_states.narrow(
+      1, layout.text_begin, layout.text_tokens));
+  // Padding rows take position 0: any position would do, since padded keys
+  // are masked and padded queries' outputs are dropped.
+  const at::Tensor ids = at::cat(
+      {inputs.txt_ids.narrow(0, layout.text_begin, layout.text_tokens),
+       inputs.img_ids.narrow(0, layout.image_begin, layout.image_tokens),
+       at::zeros({layout.padding, inputs.img_ids.size(1)},
+                 inputs.img_ids.options())},
+      /*dim=*/0);
+  const FluxSequence sequence{
+      .rotary = FluxRotaryTables(ids, config_.axes_dims_rope, kRopeTheta),
+      .key_mask = shard.key_mask};
+  streams = RunBlocks(std::move(streams), temb, sequence);
+  const at::Tensor output = proj_out_->forward(norm_out_->Forward(
+      streams.image.narrow(1, 0, layout.image_tokens), temb));
+  // FLUX has no output for text tokens; they and the padding get zeros.
+  const auto zeros = [&](int64_t tokens) {
+    return at::zeros({batch, tokens, output.size(2)}, output.options());
+  };
+  return at::cat({zeros(layout.text_tokens), output, zeros(layout.padding)},
+                 /*dim=*/1);
 }
 
 }  // namespace ditserve::models

@@ -50,6 +50,21 @@ struct FluxTransformerInputs {
   std::optional<at::Tensor> guidance;
 };
 
+// One rank's contiguous shard of the joint sequence [text, image] after it
+// was zero-padded at the end to a multiple of the sequence-parallel degree
+// (parallel::SequenceSharding decides the split; models sit below parallel
+// and only see the numbers).
+struct FluxSequenceShard {
+  // Joint position of the shard's first token, and its token count;
+  // positions from S_txt + S_img on are padding.
+  int64_t begin = 0;
+  int64_t tokens = 0;
+  // Bool [B, tokens], false for padded keys; nullopt when the sequence has
+  // no padding. Every rank of the sequence-parallel group passes one or none,
+  // since the attention's collectives carry it.
+  std::optional<at::Tensor> key_mask;
+};
+
 // diffusers FluxTransformer2DModel. Submodules carry the diffusers attribute
 // names, so checkpoint keys are module paths; blocks keep their index in the
 // whole model even when this instance holds only a range of them.
@@ -74,15 +89,34 @@ class FluxTransformer2DModel : public torch::nn::Module {
   // back as INTERNAL.
   absl::StatusOr<at::Tensor> Forward(const FluxTransformerInputs& inputs);
 
+  // This rank's part of a sequence-parallel forward. `inputs` are the whole
+  // inputs (as for Forward); embedders, modulation, norms, MLPs and RoPE run
+  // on the shard's tokens only, each token with the weights of its stream,
+  // and attention goes through the model's parallel::Attention, which sees
+  // the other ranks' shards. Returns [B, shard.tokens, patch_size^2 *
+  // out_channels]: the output of the shard's image tokens at their
+  // positions and zeros at its text tokens and padding, so that the shards
+  // of all ranks concatenate to the padded joint sequence (the caller
+  // gathers them; models never call collectives). Errors as Forward, plus
+  // INVALID_ARGUMENT for a shard or key mask that does not fit, and the
+  // Status of a failed collective.
+  absl::StatusOr<at::Tensor> ForwardShard(const FluxTransformerInputs& inputs,
+                                          const FluxSequenceShard& shard);
+
  private:
   FluxTransformer2DModel(const FluxTransformerConfig& config,
                          std::shared_ptr<parallel::Attention> attention,
                          FluxBlockRange blocks);
 
+  absl::Status CheckHoldsEveryBlock() const;
   absl::Status CheckInputs(const FluxTransformerInputs& inputs) const;
   at::Tensor Conditioning(const FluxTransformerInputs& inputs,
                           c10::ScalarType dtype);
+  FluxStreams RunBlocks(FluxStreams streams, const at::Tensor& temb,
+                        const FluxSequence& sequence);
   at::Tensor ForwardUnchecked(const FluxTransformerInputs& inputs);
+  at::Tensor ForwardShardUnchecked(const FluxTransformerInputs& inputs,
+                                   const FluxSequenceShard& shard);
 
   FluxTransformerConfig config_;
   FluxBlockRange blocks_;

@@ -40,12 +40,12 @@ FluxTransformerBlockImpl::FluxTransformerBlockImpl(
 
 FluxStreams FluxTransformerBlockImpl::Forward(const FluxStreams& streams,
                                               const at::Tensor& temb,
-                                              const RotaryTables& rotary) {
+                                              const FluxSequence& sequence) {
   const AdaLayerNormZeroOutput image_mod = norm1_->Forward(streams.image, temb);
   const AdaLayerNormZeroOutput text_mod =
       norm1_context_->Forward(streams.text, temb);
   const FluxJointAttentionOutput attended =
-      attn_->ForwardJoint(image_mod.normed, text_mod.normed, rotary);
+      attn_->ForwardJoint(image_mod.normed, text_mod.normed, sequence);
   const at::Tensor image =
       streams.image + Gated(image_mod.gate_msa, attended.image);
   const at::Tensor text =
@@ -68,13 +68,13 @@ FluxSingleTransformerBlockImpl::FluxSingleTransformerBlockImpl(
 
 FluxStreams FluxSingleTransformerBlockImpl::Forward(
     const FluxStreams& streams, const at::Tensor& temb,
-    const RotaryTables& rotary) {
+    const FluxSequence& sequence) {
   const int64_t text_tokens = streams.text.size(1);
   const at::Tensor residual = at::cat({streams.text, streams.image}, /*dim=*/1);
   const AdaLayerNormZeroSingleOutput mod = norm_->Forward(residual, temb);
   const at::Tensor mlp =
       at::gelu(proj_mlp_->forward(mod.normed), /*approximate=*/"tanh");
-  const at::Tensor attended = attn_->ForwardPreOnly(mod.normed, rotary);
+  const at::Tensor attended = attn_->ForwardPreOnly(mod.normed, sequence);
   const at::Tensor out =
       residual +
       Gated(mod.gate, proj_out_->forward(at::cat({attended, mlp}, /*dim=*/2)));

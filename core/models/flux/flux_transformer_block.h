@@ -11,11 +11,14 @@
 #include "core/models/flux/flux_attention.h"
 #include "core/models/layers/ada_layer_norm.h"
 #include "core/models/layers/feed_forward.h"
-#include "core/models/layers/rotary_embedding.h"
 #include "core/parallel/attention.h"
 
 namespace ditserve::models {
 
+// The two streams of a forward. On a shard of the joint sequence they hold
+// the shard's tokens: its text tokens, and its image tokens followed by its
+// padding (padding rides along in the image stream; it is never attended to
+// and its output is dropped).
 struct FluxStreams {
   // [B, S_img, dim]
   at::Tensor image;
@@ -31,7 +34,7 @@ class FluxTransformerBlockImpl : public torch::nn::Module {
                            std::shared_ptr<parallel::Attention> attention);
 
   FluxStreams Forward(const FluxStreams& streams, const at::Tensor& temb,
-                      const RotaryTables& rotary);
+                      const FluxSequence& sequence);
 
  private:
   AdaLayerNormZero norm1_;
@@ -52,7 +55,7 @@ class FluxSingleTransformerBlockImpl : public torch::nn::Module {
       std::shared_ptr<parallel::Attention> attention);
 
   FluxStreams Forward(const FluxStreams& streams, const at::Tensor& temb,
-                      const RotaryTables& rotary);
+                      const FluxSequence& sequence);
 
  private:
   AdaLayerNormZeroSingle norm_;
