@@ -132,7 +132,8 @@ absl::StatusOr<at::Tensor> FluxPipeline::InitialLatents(
 
 absl::StatusOr<at::Tensor> FluxPipeline::Denoise(
     const FluxRequest& request, at::Tensor latents,
-    const FluxStepObserver& observer) {
+    const FluxStepObserver& observer,
+    const FluxSequenceParallel* sequence_parallel) {
   if (absl::Status status = CheckRequest(request); !status.ok()) return status;
   const FluxLatentGrid grid =
       *LatentGridFor(request.height, request.width, vae_scale_factor());
@@ -166,7 +167,10 @@ absl::StatusOr<at::Tensor> FluxPipeline::Denoise(
       inputs.hidden_states = latents;
       inputs.timestep =
           timestep.expand({batch}).to(latents.scalar_type()) / kTimestepScale;
-      absl::StatusOr<at::Tensor> noise_pred = transformer_->Forward(inputs);
+      absl::StatusOr<at::Tensor> noise_pred =
+          sequence_parallel == nullptr
+              ? transformer_->Forward(inputs)
+              : ShardedFluxForward(*transformer_, inputs, *sequence_parallel);
       if (!noise_pred.ok()) return noise_pred.status();
       absl::StatusOr<schedulers::StepOutput> stepped =
           scheduler->Step(*noise_pred, latents);

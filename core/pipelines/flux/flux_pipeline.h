@@ -17,6 +17,7 @@
 #include "core/parallel/attention.h"
 #include "core/pipelines/decoded_images.h"
 #include "core/pipelines/flux/flux_latents.h"
+#include "core/pipelines/flux/flux_sequence_parallel.h"
 #include "core/schedulers/flow_match_euler.h"
 
 namespace ditserve::pipelines {
@@ -80,10 +81,15 @@ class FluxPipeline {
   absl::StatusOr<at::Tensor> InitialLatents(const FluxRequest& request) const;
 
   // The denoise loop from `latents` (from InitialLatents); returns the final
-  // packed latents. `observer` may be empty.
-  absl::StatusOr<at::Tensor> Denoise(const FluxRequest& request,
-                                     at::Tensor latents,
-                                     const FluxStepObserver& observer);
+  // packed latents. `observer` may be empty. With `sequence_parallel`, every
+  // transformer forward runs on this rank's shard of the joint sequence and
+  // is gathered over the sp group (ShardedFluxForward); pass it exactly when
+  // the transformer's Attention is a sequence-parallel one, on every rank of
+  // the group.
+  absl::StatusOr<at::Tensor> Denoise(
+      const FluxRequest& request, at::Tensor latents,
+      const FluxStepObserver& observer,
+      const FluxSequenceParallel* sequence_parallel = nullptr);
 
   absl::StatusOr<FluxDecodeOutput> Decode(const at::Tensor& latents,
                                           int64_t height, int64_t width);
