@@ -90,7 +90,7 @@ int RunHost() {
                                    worker::RendezvousOptionsFromFlags());
   if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
   absl::StatusOr<worker::LoadedModel> model =
-      worker::LoadModel(*model_dir, *spec, (*runtime)->mesh(), env->rank);
+      worker::LoadModel(*model_dir, *spec, **runtime);
   if (!model.ok()) return Fail(model.status(), "model");
 
   Metrics metrics(model_name, env->world_size,

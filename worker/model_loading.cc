@@ -10,8 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/config/model_defaults.h"
+#include "core/dist/mesh.h"
 #include "core/engine/flux_rank_pipeline.h"
-#include "core/parallel/local_attention.h"
+#include "core/parallel/make_attention.h"
 #include "spdlog/spdlog.h"
 #include "tools/make_checkpoint/flux_checkpoint.h"
 
@@ -32,19 +33,19 @@ std::filesystem::path DefaultCacheDir() {
   return std::filesystem::temp_directory_path() / "ditserve-cache";
 }
 
-// Degrees the FLUX rank pipeline runs today: data parallel only.
+// Degrees the FLUX rank pipeline runs today: data parallel and sequence
+// parallel (Ulysses, Ring, both). CFG parallel never applies to FLUX.1
+// (config::ValidateParallelForModel refuses it first).
 absl::Status CheckSupportedParallelism(const dist::Mesh& mesh) {
   for (const auto& [axis, flag] :
        {std::pair{dist::Axis::kCfg, "--cfg_degree"},
-        std::pair{dist::Axis::kPp, "--pipefusion_degree"},
-        std::pair{dist::Axis::kRing, "--ring_degree"},
-        std::pair{dist::Axis::kUlysses, "--ulysses_degree"}}) {
+        std::pair{dist::Axis::kPp, "--pipefusion_degree"}}) {
     if (mesh.Degree(axis) > 1) {
       return absl::UnimplementedError(absl::StrCat(
           flag, " ", mesh.Degree(axis),
-          ": this build runs FLUX with data parallelism only "
-          "(--dp_degree); the other parallel methods are not implemented "
-          "yet"));
+          ": this build runs FLUX with data parallelism (--dp_degree) and "
+          "sequence parallelism (--ulysses_degree, --ring_degree) only; the "
+          "other parallel methods are not implemented yet"));
     }
   }
   return absl::OkStatus();
@@ -98,7 +99,9 @@ absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
 
 absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
                                       const config::ModelSpec& spec,
-                                      const dist::Mesh& mesh, int rank) {
+                                      const RankRuntime& runtime) {
+  const dist::Mesh& mesh = runtime.mesh();
+  const int rank = runtime.env().rank;
   if (spec.family != config::ModelFamily::kFluxDev &&
       spec.family != config::ModelFamily::kFluxSchnell) {
     return absl::UnimplementedError(
@@ -114,7 +117,10 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
   if (!encoder.ok()) return encoder.status();
   absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> flux =
       pipelines::FluxPipeline::Load(
-          model_dir, std::make_shared<parallel::LocalAttention>(), placement);
+          model_dir,
+          parallel::MakeAttention(mesh, runtime.groups(),
+                                  runtime.sequence_parallel_options()),
+          placement);
   if (!flux.ok()) return flux.status();
 
   LoadedModel model;

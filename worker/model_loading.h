@@ -9,11 +9,11 @@
 
 #include "absl/status/statusor.h"
 #include "core/config/model_spec.h"
-#include "core/dist/mesh.h"
 #include "core/engine/buffer_plan.h"
 #include "core/engine/pipeline.h"
 #include "core/engine/stage_timings.h"
 #include "ditserve/v1/input_config.pb.h"
+#include "worker/rank_runtime.h"
 
 namespace ditserve::worker {
 
@@ -40,11 +40,13 @@ struct LoadedModel {
 absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
                                             const std::string& cache_dir);
 
-// Loads what rank `rank` of `mesh` runs from the checkpoint folder (the
-// decoder only on rank 0). Logs the memory each component maps.
+// Loads what this rank of `runtime`'s mesh runs from the checkpoint folder
+// (the decoder only on rank 0), attending through the mesh's Attention
+// (Ulysses, Ring or both when sp = ring × ulysses > 1). Logs the memory each
+// component maps.
 absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
                                       const config::ModelSpec& spec,
-                                      const dist::Mesh& mesh, int rank);
+                                      const RankRuntime& runtime);
 
 }  // namespace ditserve::worker
 

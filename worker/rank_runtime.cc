@@ -31,6 +31,15 @@ absl::StatusOr<std::unique_ptr<RankRuntime>> RankRuntime::Connect(
   return runtime;
 }
 
+parallel::SequenceParallelOptions RankRuntime::sequence_parallel_options()
+    const {
+  dist::Rendezvous* rendezvous = rendezvous_.get();
+  return {.timeout = rendezvous->options().collective_timeout,
+          .find_lost_ranks = [rendezvous] {
+            return rendezvous->watchdog().FindLostRanks();
+          }};
+}
+
 absl::Status RankRuntime::Serve(engine::Pipeline& pipeline,
                                 const engine::ModelDimensions& dimensions,
                                 engine::JobQueue* jobs,

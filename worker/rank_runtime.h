@@ -14,6 +14,7 @@
 #include "core/engine/engine.h"
 #include "core/engine/job_queue.h"
 #include "core/engine/rank_loop.h"
+#include "core/parallel/make_attention.h"
 #include "ditserve/v1/input_config.pb.h"
 
 namespace ditserve::worker {
@@ -31,6 +32,9 @@ class RankRuntime {
   const dist::RankEnv& env() const { return rendezvous_->env(); }
   const dist::Mesh& mesh() const { return *mesh_; }
   const dist::MeshGroups& groups() const { return *groups_; }
+  // What bounds and explains the sequence-parallel attention's collectives:
+  // the rendezvous' collective timeout and the ranks its watchdog lost.
+  parallel::SequenceParallelOptions sequence_parallel_options() const;
 
   // Runs the rank loop with `pipeline` until rank 0 shuts the group down
   // (OK) or the group breaks (the error, naming the lost rank). Rank 0 passes

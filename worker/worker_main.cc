@@ -61,8 +61,7 @@ int RunWorker() {
   absl::StatusOr<std::unique_ptr<RankRuntime>> runtime =
       RankRuntime::Connect(*env, *parallel, RendezvousOptionsFromFlags());
   if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
-  absl::StatusOr<LoadedModel> model =
-      LoadModel(*model_dir, *spec, (*runtime)->mesh(), env->rank);
+  absl::StatusOr<LoadedModel> model = LoadModel(*model_dir, *spec, **runtime);
   if (!model.ok()) return Fail(model.status(), "model");
   spdlog::info("joined a group of {} ranks; serving {}", env->world_size,
                *model_dir);

@@ -2,14 +2,37 @@
 
 #include <torch/torch.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/engine/dp_gather.h"
+#include "core/parallel/sequence_sharding.h"
 #include "core/pipelines/flux/flux_latents.h"
+#include "core/pipelines/flux/flux_sequence_parallel.h"
 
 namespace ditserve::engine {
+namespace {
+
+// This rank's shard of every transformer forward when sp = ring × ulysses
+// is above 1, else nullopt (the whole sequence on every rank).
+absl::StatusOr<std::optional<pipelines::FluxSequenceParallel>>
+SequenceParallelFor(const PipelineContext& context) {
+  const int degree = context.mesh.Degree(dist::Axis::kSp);
+  if (degree == 1) return std::nullopt;
+  absl::StatusOr<parallel::SequenceSharding> sharding =
+      parallel::SequenceSharding::Create(
+          context.config.shapes(), degree,
+          context.mesh.IndexInGroup(dist::Axis::kSp, context.rank));
+  if (!sharding.ok()) return sharding.status();
+  return pipelines::FluxSequenceParallel{
+      .sharding = *sharding,
+      .group = {.group = context.groups.group(dist::Axis::kSp),
+                .context = context.collective_on(dist::Axis::kSp)}};
+}
+
+}  // namespace
 
 FluxRankPipeline::FluxRankPipeline(
     std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
@@ -38,13 +61,17 @@ absl::StatusOr<at::Tensor> FluxRankPipeline::Generate(PipelineContext& context,
                        config.seeds().begin() + end);
 
   ScopedStageTimer timer(context.timings, Stage::kDenoise);
+  absl::StatusOr<std::optional<pipelines::FluxSequenceParallel>>
+      sequence_parallel = SequenceParallelFor(context);
+  if (!sequence_parallel.ok()) return sequence_parallel.status();
   absl::StatusOr<at::Tensor> latents = flux_->InitialLatents(request);
   if (!latents.ok()) return latents.status();
-  absl::StatusOr<at::Tensor> packed =
-      flux_->Denoise(request, *std::move(latents),
-                     [&context](const pipelines::FluxStepEvent& event) {
-                       return context.step_boundary(event.step);
-                     });
+  absl::StatusOr<at::Tensor> packed = flux_->Denoise(
+      request, *std::move(latents),
+      [&context](const pipelines::FluxStepEvent& event) {
+        return context.step_boundary(event.step);
+      },
+      sequence_parallel->has_value() ? &**sequence_parallel : nullptr);
   if (!packed.ok()) return packed.status();
   const v1::DerivedShapes& shapes = config.shapes();
   return pipelines::UnpackLatents(

@@ -15,7 +15,11 @@ namespace ditserve::engine {
 // FLUX.1 on one rank of the mesh: the rank's data-parallel group encodes its
 // prompts, denoises them from their per-image seeds (calling the step
 // boundary after every step, also when the group has no prompt, so that all
-// ranks stop together) and the groups' latents are gathered to rank 0.
+// ranks stop together) and the groups' latents are gathered to rank 0. When
+// sp = ring × ulysses > 1, the sp ranks of a group split every transformer
+// forward by sequence (the transformer must attend through the mesh's
+// parallel::Attention, see parallel::MakeAttention) and all hold the whole
+// latents after each step.
 class FluxRankPipeline : public Pipeline {
  public:
   FluxRankPipeline(std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
