@@ -2,11 +2,18 @@ include(GoogleTest)
 find_package(GTest CONFIG REQUIRED)
 
 # ditserve_add_gtest(NAME <target> LABEL <unit|integration|e2e>
+#                    [TIMEOUT <seconds>] [PROCESSORS <cores a case keeps busy>]
 #                    SOURCES <files...> LIBS <targets...>)
+# ctest -j N never runs cases whose PROCESSORS add up to more than N (a case
+# asking for more than N runs alone).
 function(ditserve_add_gtest)
-  cmake_parse_arguments(ARG "" "NAME;LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;LABEL;TIMEOUT;PROCESSORS" "SOURCES;LIBS"
+                        ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
+  endif()
+  if(NOT ARG_PROCESSORS)
+    set(ARG_PROCESSORS 1)
   endif()
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY
@@ -18,5 +25,6 @@ function(ditserve_add_gtest)
                                             GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${ARG_NAME}
     DISCOVERY_MODE PRE_TEST
-    PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
+    PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
+               PROCESSORS ${ARG_PROCESSORS})
 endfunction()
