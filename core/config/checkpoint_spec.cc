@@ -101,6 +101,14 @@ absl::StatusOr<ModelSpec> ReadCheckpointSpec(const std::string& model_dir) {
     spec.patch_size *= 2;
   }
 
+  if (spec.family == ModelFamily::kPixArtAlpha ||
+      spec.family == ModelFamily::kPixArtSigma) {
+    absl::StatusOr<int> sample_size =
+        PositiveInt(*transformer, "sample_size", transformer_path);
+    if (!sample_size.ok()) return sample_size.status();
+    spec.sample_size = *sample_size;
+  }
+
   const auto blocks = vae->find("block_out_channels");
   if (blocks == vae->end() || !blocks->is_array() || blocks->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(

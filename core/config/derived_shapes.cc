@@ -2,11 +2,33 @@
 
 #include <algorithm>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/config/aspect_ratio_bins.h"
 #include "core/config/model_defaults.h"
 #include "core/config/parallel_config.h"
 
 namespace ditserve::config {
+namespace {
+
+// The pixels the model generates: with use_resolution_binning the bin of
+// spec.sample_size's table nearest the requested aspect ratio, else
+// height × width.
+absl::StatusOr<ImageSize> GeneratedSize(const v1::InputConfig& config,
+                                        const ModelSpec& spec) {
+  const ImageSize requested{config.height(), config.width()};
+  if (!config.use_resolution_binning()) return requested;
+  absl::StatusOr<std::vector<AspectRatioBin>> bins =
+      AspectRatioBinsForSampleSize(spec.sample_size);
+  if (!bins.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("use_resolution_binning true: ", bins.status().message(),
+                     "; request use_resolution_binning false"));
+  }
+  return NearestAspectRatioBin(requested, *bins);
+}
+
+}  // namespace
 
 SequenceSplit SplitSequence(int tokens, int degree) {
   SequenceSplit split;
@@ -31,8 +53,12 @@ absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
   const FamilyDefaults& family = DefaultsFor(spec.family);
   const v1::ParallelConfig& parallel = config.parallel();
   v1::DerivedShapes shapes;
-  shapes.set_latent_height(config.height() / spec.vae_scale_factor);
-  shapes.set_latent_width(config.width() / spec.vae_scale_factor);
+  absl::StatusOr<ImageSize> generated = GeneratedSize(config, spec);
+  if (!generated.ok()) return generated.status();
+  shapes.set_generated_height(static_cast<int>(generated->height));
+  shapes.set_generated_width(static_cast<int>(generated->width));
+  shapes.set_latent_height(shapes.generated_height() / spec.vae_scale_factor);
+  shapes.set_latent_width(shapes.generated_width() / spec.vae_scale_factor);
   shapes.set_latent_channels(spec.latent_channels);
   shapes.set_patch_size(spec.patch_size);
   const int patch_rows = shapes.latent_height() / spec.patch_size;

@@ -22,6 +22,9 @@ struct ModelSpec {
   int latent_channels = 0;
   // Pixels per latent pixel (2^(number of VAE up blocks - 1), 8 in practice).
   int vae_scale_factor = 0;
+  // PixArt: the transformer's sample_size (latent side it was trained at),
+  // which picks the resolution-binning table; 0 for other families.
+  int sample_size = 0;
 
   // Height and width must be multiples of this.
   int size_multiple() const { return vae_scale_factor * patch_size; }

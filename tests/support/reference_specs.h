@@ -26,7 +26,8 @@ inline config::ModelSpec FullSizeSpec(config::ModelFamily family) {
               .num_layers = 28,
               .patch_size = 2,
               .latent_channels = 4,
-              .vae_scale_factor = 8};
+              .vae_scale_factor = 8,
+              .sample_size = 128};
     case ModelFamily::kSd3Medium:
       return {.family = family,
               .num_attention_heads = 24,

@@ -235,7 +235,7 @@ absl::StatusOr<at::Tensor> PixArtPipeline::Denoise(
 }
 
 absl::StatusOr<PixArtDecodeOutput> PixArtPipeline::Decode(
-    const at::Tensor& latents, std::optional<ImageSize> output_size) {
+    const at::Tensor& latents, std::optional<config::ImageSize> output_size) {
   if (absl::Status status =
           models::CheckShape("latents", latents,
                              {models::kAnySize, vae_->config().latent_channels,

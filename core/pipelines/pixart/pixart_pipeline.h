@@ -40,7 +40,7 @@ struct PixArtRequest {
   int64_t width = 0;
   // With resolution binning, the size the caller asked for: the decoded image
   // is resized and centre-cropped to it. Unset: the image is height x width.
-  std::optional<ImageSize> output_size;
+  std::optional<config::ImageSize> output_size;
   int num_inference_steps = 0;
   // > 1 enables classifier-free guidance, as in diffusers.
   float guidance_scale = 0.0F;
@@ -101,7 +101,7 @@ class PixArtPipeline {
   // resolution binning.
   absl::StatusOr<PixArtDecodeOutput> Decode(
       const at::Tensor& latents,
-      std::optional<ImageSize> output_size = std::nullopt);
+      std::optional<config::ImageSize> output_size = std::nullopt);
 
   // InitialLatents, Denoise and Decode.
   absl::StatusOr<PixArtDecodeOutput> Generate(

@@ -1,50 +1,21 @@
 #ifndef DITSERVE_CORE_PIPELINES_PIXART_RESOLUTION_BINNING_H_
 #define DITSERVE_CORE_PIPELINES_PIXART_RESOLUTION_BINNING_H_
 
-// PixArt's resolution binning, as diffusers' PixArt pipelines do it by
-// default: generate at the trained size whose aspect ratio is nearest the
-// requested one, then resize and centre-crop the image back to the request.
+// The image half of PixArt's resolution binning: the model generates at the
+// trained size nearest the request (config/aspect_ratio_bins.h) and the
+// decoded image is resized and centre-cropped back to the request.
 
 #include <ATen/core/Tensor.h>
 
-#include <cstdint>
-#include <vector>
-
-#include "absl/status/statusor.h"
+#include "core/config/aspect_ratio_bins.h"
 
 namespace ditserve::pipelines {
-
-struct ImageSize {
-  int64_t height = 0;
-  int64_t width = 0;
-
-  bool operator==(const ImageSize& other) const {
-    return height == other.height && width == other.width;
-  }
-};
-
-// One trained size: height / width rounded as diffusers keys its tables.
-struct AspectRatioBin {
-  double ratio;
-  ImageSize size;
-};
-
-// diffusers' ASPECT_RATIO_1024_BIN, _512_BIN or _256_BIN, chosen by the
-// transformer's sample_size (latent side 128, 64 or 32), in the tables' order.
-// INVALID_ARGUMENT for other sample sizes.
-absl::StatusOr<std::vector<AspectRatioBin>> AspectRatioBinsForSampleSize(
-    int64_t sample_size);
-
-// The bin whose ratio is nearest height / width (the first of equals, as
-// Python's min() picks), diffusers' classify_height_width_bin. `bins` must
-// not be empty.
-ImageSize NearestAspectRatioBin(ImageSize requested,
-                                const std::vector<AspectRatioBin>& bins);
 
 // diffusers' resize_and_crop_tensor: images [B, C, H, W] scaled bilinearly
 // (align_corners=false) by the larger of the two side ratios so they cover
 // `target`, then centre-cropped to it. Unchanged when already that size.
-at::Tensor ResizeAndCenterCrop(const at::Tensor& images, ImageSize target);
+at::Tensor ResizeAndCenterCrop(const at::Tensor& images,
+                               config::ImageSize target);
 
 }  // namespace ditserve::pipelines
 

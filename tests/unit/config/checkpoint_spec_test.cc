@@ -48,6 +48,8 @@ TEST(CheckpointSpecTest, Sd3AndPixArtSigmaAreDetected) {
   ASSERT_TRUE(pixart.ok()) << pixart.status();
   EXPECT_EQ(pixart->family, ModelFamily::kPixArtSigma);
   EXPECT_EQ(pixart->latent_channels, 4);
+  // The binning table is picked by the transformer's sample_size.
+  EXPECT_EQ(pixart->sample_size, 8);
 }
 
 class BrokenCheckpointTest : public ::testing::Test {

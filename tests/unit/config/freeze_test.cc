@@ -244,6 +244,32 @@ TEST(FreezeTest, PixArtSequenceIsImageTokensOnly) {
   EXPECT_EQ(config->shapes().guidance_branches(), 2);
 }
 
+TEST(FreezeTest, PixArtResolutionBinningGeneratesAtTheNearestTrainedSize) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(768);
+  request.set_width(1360);
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, ModelFamily::kPixArtSigma);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->width(), 1360);
+  EXPECT_EQ(config->shapes().generated_height(), 768);
+  EXPECT_EQ(config->shapes().generated_width(), 1344);
+  EXPECT_EQ(config->shapes().latent_width(), 1344 / 8);
+  EXPECT_EQ(config->shapes().image_tokens(), (768 / 16) * (1344 / 16));
+}
+
+TEST(FreezeTest, WithoutResolutionBinningPixArtGeneratesTheRequestedSize) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(768);
+  request.set_width(1360);
+  request.set_use_resolution_binning(false);
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, ModelFamily::kPixArtSigma);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->shapes().generated_width(), 1360);
+  EXPECT_EQ(config->shapes().latent_width(), 1360 / 8);
+}
+
 TEST(FreezeTest, DataParallelSplitsPromptsDeterministically) {
   v1::GenerateRequest request = OnePrompt();
   request.add_prompt("b");
@@ -445,6 +471,17 @@ TEST(FreezeValidationTest, ResolutionBinningOnlyForPixArt) {
                  "use_resolution_binning is not available for flux-dev");
   request.set_use_resolution_binning(false);
   ExpectAccepted(request);
+}
+
+TEST(FreezeValidationTest, ResolutionBinningNeedsATableForTheSampleSize) {
+  ModelSpec spec = FullSizeSpec(ModelFamily::kPixArtSigma);
+  spec.sample_size = 8;
+  absl::StatusOr<v1::InputConfig> config =
+      Freeze(OnePrompt(), spec, ServerOptions{}, Parallel({}, 1), Context());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("use_resolution_binning true: resolution binning has "
+                        "no aspect-ratio table for transformer sample_size 8"));
 }
 
 TEST(FreezeValidationTest, OutputFormat) {

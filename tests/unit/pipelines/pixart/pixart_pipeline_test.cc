@@ -156,7 +156,7 @@ TEST_F(PixArtPipelineTest, EachImageOfABatchOfThreeEqualsItsSingleImage) {
 
 TEST_F(PixArtPipelineTest, OutputSizeResizesAndCropsTheDecodedImage) {
   PixArtRequest request = Request();
-  request.output_size = ImageSize{40, 24};
+  request.output_size = config::ImageSize{40, 24};
   absl::StatusOr<PixArtDecodeOutput> generated =
       pipeline_->Generate(request, nullptr);
   ASSERT_TRUE(generated.ok()) << generated.status();
