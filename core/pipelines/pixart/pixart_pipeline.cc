@@ -116,6 +116,7 @@ absl::Status PixArtPipeline::CheckRequest(const PixArtRequest& request) const {
                                      request.negative_prompt_attention_mask,
                                      {batch, text_tokens}));
   }
+  status.Update(CheckCfgSplit(request.cfg_split, request.guidance_scale));
   return status;
 }
 
@@ -153,7 +154,7 @@ absl::StatusOr<at::Tensor> PixArtPipeline::PredictNoise(
     const at::Tensor& timestep, at::Tensor& raw) {
   const bool guided = request.guidance_scale > 1.0F;
   models::PixArtTransformerInputs inputs;
-  if (guided) {
+  if (guided && !request.cfg_split.has_value()) {
     inputs.hidden_states = at::cat({latents, latents}, /*dim=*/0);
     inputs.encoder_hidden_states = at::cat(
         {request.negative_prompt_embeds, request.prompt_embeds}, /*dim=*/0);
@@ -161,9 +162,14 @@ absl::StatusOr<at::Tensor> PixArtPipeline::PredictNoise(
         {request.negative_prompt_attention_mask, request.prompt_attention_mask},
         /*dim=*/0);
   } else {
+    const bool negative = request.cfg_split.has_value() &&
+                          request.cfg_split->branch == kNegativeBranch;
     inputs.hidden_states = latents;
-    inputs.encoder_hidden_states = request.prompt_embeds;
-    inputs.encoder_attention_mask = request.prompt_attention_mask;
+    inputs.encoder_hidden_states =
+        negative ? request.negative_prompt_embeds : request.prompt_embeds;
+    inputs.encoder_attention_mask = negative
+                                        ? request.negative_prompt_attention_mask
+                                        : request.prompt_attention_mask;
   }
   inputs.encoder_hidden_states = inputs.encoder_hidden_states.to(options());
   inputs.encoder_attention_mask =
@@ -179,6 +185,10 @@ absl::StatusOr<at::Tensor> PixArtPipeline::PredictNoise(
   }
   absl::StatusOr<at::Tensor> output = transformer_->Forward(inputs);
   if (!output.ok()) return output.status();
+  if (request.cfg_split.has_value()) {
+    output = ExchangeBranches(*request.cfg_split, *output);
+    if (!output.ok()) return output.status();
+  }
   raw = *output;
   at::Tensor noise = raw;
   if (guided) {

@@ -16,6 +16,7 @@
 #include "core/models/pixart/pixart_transformer_2d_model.h"
 #include "core/models/vae/autoencoder_kl.h"
 #include "core/parallel/attention.h"
+#include "core/pipelines/cfg_split.h"
 #include "core/pipelines/decoded_images.h"
 #include "core/pipelines/pixart/resolution_binning.h"
 #include "core/schedulers/scheduler.h"
@@ -46,6 +47,9 @@ struct PixArtRequest {
   float guidance_scale = 0.0F;
   // One seed per image (B entries): image i starts from InitialNoise(seed i).
   std::vector<uint64_t> seeds;
+  // With guidance: run only this rank's branch and exchange the outputs
+  // (CFG parallel). Unset: both branches in one batch.
+  std::optional<CfgSplit> cfg_split;
 };
 
 struct PixArtStepEvent {
@@ -54,7 +58,8 @@ struct PixArtStepEvent {
   // The step's timestep (0-dim int64 for DPM-Solver and DDIM).
   at::Tensor timestep;
   // Raw transformer output of the step: [negative, positive] batch with
-  // guidance, all out_channels (learned sigma included).
+  // guidance (with cfg_split: both ranks' outputs after the exchange), all
+  // out_channels (learned sigma included).
   at::Tensor noise_pred;
   // Latents after the scheduler step.
   at::Tensor latents;

@@ -101,6 +101,7 @@ absl::Status SD3Pipeline::CheckRequest(const SD3Request& request) const {
                                      request.negative_pooled_prompt_embeds,
                                      {batch, config.pooled_projection_dim}));
   }
+  status.Update(CheckCfgSplit(request.cfg_split, request.guidance_scale));
   return status;
 }
 
@@ -143,7 +144,7 @@ absl::StatusOr<at::Tensor> SD3Pipeline::PredictNoise(const SD3Request& request,
                                                      at::Tensor& raw) {
   const bool guided = request.guidance_scale > 1.0F;
   models::SD3TransformerInputs inputs;
-  if (guided) {
+  if (guided && !request.cfg_split.has_value()) {
     inputs.hidden_states = at::cat({latents, latents}, /*dim=*/0);
     inputs.encoder_hidden_states = at::cat(
         {request.negative_prompt_embeds, request.prompt_embeds}, /*dim=*/0);
@@ -151,9 +152,13 @@ absl::StatusOr<at::Tensor> SD3Pipeline::PredictNoise(const SD3Request& request,
         {request.negative_pooled_prompt_embeds, request.pooled_prompt_embeds},
         /*dim=*/0);
   } else {
+    const bool negative = request.cfg_split.has_value() &&
+                          request.cfg_split->branch == kNegativeBranch;
     inputs.hidden_states = latents;
-    inputs.encoder_hidden_states = request.prompt_embeds;
-    inputs.pooled_projections = request.pooled_prompt_embeds;
+    inputs.encoder_hidden_states =
+        negative ? request.negative_prompt_embeds : request.prompt_embeds;
+    inputs.pooled_projections = negative ? request.negative_pooled_prompt_embeds
+                                         : request.pooled_prompt_embeds;
   }
   inputs.encoder_hidden_states = inputs.encoder_hidden_states.to(options());
   inputs.pooled_projections = inputs.pooled_projections.to(options());
@@ -161,6 +166,10 @@ absl::StatusOr<at::Tensor> SD3Pipeline::PredictNoise(const SD3Request& request,
       timestep.to(options()).expand({inputs.hidden_states.size(0)});
   absl::StatusOr<at::Tensor> output = transformer_->Forward(inputs);
   if (!output.ok()) return output.status();
+  if (request.cfg_split.has_value()) {
+    output = ExchangeBranches(*request.cfg_split, *output);
+    if (!output.ok()) return output.status();
+  }
   raw = *output;
   if (!guided) return raw;
   const std::vector<at::Tensor> halves = raw.chunk(2, /*dim=*/0);

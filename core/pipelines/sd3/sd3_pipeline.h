@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "core/models/sd3/sd3_transformer_2d_model.h"
 #include "core/models/vae/autoencoder_kl.h"
 #include "core/parallel/attention.h"
+#include "core/pipelines/cfg_split.h"
 #include "core/pipelines/decoded_images.h"
 #include "core/schedulers/flow_match_euler.h"
 
@@ -40,6 +42,9 @@ struct SD3Request {
   float guidance_scale = 0.0F;
   // One seed per image (B entries): image i starts from InitialNoise(seed i).
   std::vector<uint64_t> seeds;
+  // With guidance: run only this rank's branch and exchange the outputs
+  // (CFG parallel). Unset: both branches in one batch.
+  std::optional<CfgSplit> cfg_split;
 };
 
 struct SD3StepEvent {
@@ -47,7 +52,8 @@ struct SD3StepEvent {
   int num_steps = 0;
   // The step's timestep on the 0..1000 scale (0-dim float32).
   at::Tensor timestep;
-  // Raw transformer output of the step ([negative, positive] with guidance).
+  // Raw transformer output of the step ([negative, positive] with guidance;
+  // with cfg_split both ranks' outputs after the exchange).
   at::Tensor noise_pred;
   // Latents after the scheduler step.
   at::Tensor latents;

@@ -198,5 +198,64 @@ TEST_F(PixArtPipelineTest, ImageSizeOffTheLatentGridNamesTheMultiple) {
                         "(VAE scale 4 x patch 2)"));
 }
 
+// An exchange that hands this rank's output back as both branches reduces
+// guidance to that branch alone: the split must run exactly the branch it
+// names, once per step on the unbatched latents.
+TEST_F(PixArtPipelineTest, CfgSplitRunsTheTransformerOnItsOwnBranchOnly) {
+  const PixArtRequest guided = Request();
+  ASSERT_FALSE(
+      torch::equal(guided.negative_prompt_embeds, guided.prompt_embeds));
+  for (const int branch : {kNegativeBranch, kPositiveBranch}) {
+    PixArtRequest split = guided;
+    std::vector<int64_t> exchanged_rows;
+    split.cfg_split = CfgSplit{
+        branch,
+        [&exchanged_rows](const at::Tensor& own) -> absl::StatusOr<at::Tensor> {
+          exchanged_rows.push_back(own.size(0));
+          return at::cat({own, own});
+        }};
+    PixArtRequest branch_alone = guided;
+    branch_alone.guidance_scale = 1.0F;
+    if (branch == kNegativeBranch) {
+      branch_alone.prompt_embeds = guided.negative_prompt_embeds;
+      branch_alone.prompt_attention_mask =
+          guided.negative_prompt_attention_mask;
+    }
+    absl::StatusOr<at::Tensor> from_split =
+        pipeline_->Denoise(split, golden_->Input("latents"), nullptr);
+    absl::StatusOr<at::Tensor> from_branch =
+        pipeline_->Denoise(branch_alone, golden_->Input("latents"), nullptr);
+    ASSERT_TRUE(from_split.ok()) << from_split.status();
+    ASSERT_TRUE(from_branch.ok()) << from_branch.status();
+    EXPECT_TRUE(torch::equal(*from_split, *from_branch)) << branch;
+    EXPECT_EQ(exchanged_rows,
+              std::vector<int64_t>(guided.num_inference_steps, 1));
+  }
+}
+
+TEST_F(PixArtPipelineTest, CfgSplitExchangeOfTheWrongSizeIsAnError) {
+  PixArtRequest request = Request();
+  request.cfg_split = CfgSplit{
+      kPositiveBranch,
+      [](const at::Tensor& own) -> absl::StatusOr<at::Tensor> { return own; }};
+  absl::StatusOr<at::Tensor> latents =
+      pipeline_->Denoise(request, golden_->Input("latents"), nullptr);
+  EXPECT_EQ(latents.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(latents.status().message(),
+              HasSubstr("exchanged guidance branches has shape [1, 8"));
+}
+
+TEST_F(PixArtPipelineTest, CfgSplitWithoutGuidanceIsAnError) {
+  PixArtRequest request = Request();
+  request.guidance_scale = 1.0F;
+  request.cfg_split = CfgSplit{
+      kNegativeBranch,
+      [](const at::Tensor& own) -> absl::StatusOr<at::Tensor> { return own; }};
+  absl::StatusOr<at::Tensor> latents = pipeline_->InitialLatents(request);
+  EXPECT_EQ(latents.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(latents.status().message(),
+              HasSubstr("cfg_split needs classifier-free guidance"));
+}
+
 }  // namespace
 }  // namespace ditserve::pipelines

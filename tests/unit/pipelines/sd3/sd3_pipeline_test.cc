@@ -179,5 +179,51 @@ TEST_F(SD3PipelineTest, GuidanceOfOneRunsTheModelOnThePromptAlone) {
   EXPECT_EQ(model_batch, 1);
 }
 
+// An exchange that hands this rank's output back as both branches reduces
+// guidance to that branch alone: the split must run exactly the branch it
+// names, once per step on the unbatched latents.
+TEST_F(SD3PipelineTest, CfgSplitRunsTheTransformerOnItsOwnBranchOnly) {
+  const SD3Request guided = Request();
+  ASSERT_FALSE(
+      torch::equal(guided.negative_prompt_embeds, guided.prompt_embeds));
+  for (const int branch : {kNegativeBranch, kPositiveBranch}) {
+    SD3Request split = guided;
+    std::vector<int64_t> exchanged_rows;
+    split.cfg_split = CfgSplit{
+        branch,
+        [&exchanged_rows](const at::Tensor& own) -> absl::StatusOr<at::Tensor> {
+          exchanged_rows.push_back(own.size(0));
+          return at::cat({own, own});
+        }};
+    SD3Request branch_alone = guided;
+    branch_alone.guidance_scale = 1.0F;
+    if (branch == kNegativeBranch) {
+      branch_alone.prompt_embeds = guided.negative_prompt_embeds;
+      branch_alone.pooled_prompt_embeds = guided.negative_pooled_prompt_embeds;
+    }
+    absl::StatusOr<at::Tensor> from_split =
+        pipeline_->Denoise(split, golden_->Input("latents"), nullptr);
+    absl::StatusOr<at::Tensor> from_branch =
+        pipeline_->Denoise(branch_alone, golden_->Input("latents"), nullptr);
+    ASSERT_TRUE(from_split.ok()) << from_split.status();
+    ASSERT_TRUE(from_branch.ok()) << from_branch.status();
+    EXPECT_TRUE(torch::equal(*from_split, *from_branch)) << branch;
+    EXPECT_EQ(exchanged_rows,
+              std::vector<int64_t>(guided.num_inference_steps, 1));
+  }
+}
+
+TEST_F(SD3PipelineTest, CfgSplitExchangeErrorStopsTheLoop) {
+  SD3Request request = Request();
+  request.cfg_split = CfgSplit{
+      kNegativeBranch, [](const at::Tensor&) -> absl::StatusOr<at::Tensor> {
+        return absl::DeadlineExceededError("cfg peer silent");
+      }};
+  absl::StatusOr<at::Tensor> latents =
+      pipeline_->Denoise(request, golden_->Input("latents"), nullptr);
+  EXPECT_EQ(latents.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(latents.status().message(), HasSubstr("cfg peer silent"));
+}
+
 }  // namespace
 }  // namespace ditserve::pipelines
