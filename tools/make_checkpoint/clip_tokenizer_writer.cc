@@ -65,6 +65,7 @@ absl::Status WriteMerges(const std::vector<BpeMerge>& merges,
 
 absl::StatusOr<ClipVocabulary> WriteClipTokenizer(const std::string& corpus,
                                                   int max_merges,
+                                                  const std::string& pad_token,
                                                   const std::string& dir) {
   const std::filesystem::path root(dir);
   if (absl::Status status = CreateFolder(root); !status.ok()) return status;
@@ -88,6 +89,10 @@ absl::StatusOr<ClipVocabulary> WriteClipTokenizer(const std::string& corpus,
   out.eos_token_id = next_id;
   add(kEndOfText);
   out.vocab_size = next_id;
+  if (!vocab.contains(pad_token)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pad token \"", pad_token, "\" is not in the vocabulary of ", dir));
+  }
 
   if (absl::Status status = WriteJsonFile(root / "vocab.json", vocab);
       !status.ok()) {
@@ -111,7 +116,7 @@ absl::StatusOr<ClipVocabulary> WriteClipTokenizer(const std::string& corpus,
       {"eos_token", kEndOfText},
       {"errors", "replace"},
       {"model_max_length", kModelMaxLength},
-      {"pad_token", kEndOfText},
+      {"pad_token", pad_token},
       {"tokenizer_class", "CLIPTokenizer"},
       {"unk_token", kEndOfText},
   };
@@ -123,7 +128,7 @@ absl::StatusOr<ClipVocabulary> WriteClipTokenizer(const std::string& corpus,
   const nlohmann::json special_tokens_map = {
       {"bos_token", AddedTokenJson(kStartOfText)},
       {"eos_token", AddedTokenJson(kEndOfText)},
-      {"pad_token", AddedTokenJson(kEndOfText)},
+      {"pad_token", AddedTokenJson(pad_token.c_str())},
       {"unk_token", AddedTokenJson(kEndOfText)},
   };
   if (absl::Status status =

@@ -18,10 +18,12 @@ struct ClipVocabulary {
 // Writes a CLIPTokenizer folder to `dir` (created if needed): vocab.json with
 // the 256 byte symbols, the same with "</w>", up to `max_merges` merges
 // learned from `corpus`, then <|startoftext|> and <|endoftext|>; merges.txt;
-// tokenizer_config.json (model_max_length 77, pad = unk = <|endoftext|>);
-// special_tokens_map.json. Errors name the file.
+// tokenizer_config.json (model_max_length 77, unk = <|endoftext|>, pad =
+// `pad_token`, a token of the vocabulary); special_tokens_map.json. Errors
+// name the file.
 absl::StatusOr<ClipVocabulary> WriteClipTokenizer(const std::string& corpus,
                                                   int max_merges,
+                                                  const std::string& pad_token,
                                                   const std::string& dir);
 
 }  // namespace ditserve::tools

@@ -9,24 +9,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "core/config/model_defaults.h"
 #include "core/models/flux/flux_transformer_config.h"
 #include "core/models/vae/autoencoder_kl_config.h"
 #include "core/schedulers/flow_match_euler.h"
+#include "tools/make_checkpoint/component_writer.h"
 
 namespace ditserve::tools {
-
-enum class CheckpointPreset {
-  // Seconds per generation on a CPU; the real VAE scale factor 8, 4 heads
-  // and 4 blocks so every parallel configuration of up to 4 ranks fits.
-  kTiny,
-  // Large enough that compute, not overhead, dominates a CPU forward.
-  kSmall,
-};
-
-// "tiny" / "small"; INVALID_ARGUMENT naming the known presets otherwise.
-absl::StatusOr<CheckpointPreset> ParseCheckpointPreset(absl::string_view name);
 
 struct FluxCheckpointConfigs {
   models::FluxTransformerConfig transformer;

@@ -11,9 +11,11 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "core/config/model_defaults.h"
-#include "tools/make_checkpoint/flux_checkpoint.h"
+#include "tools/make_checkpoint/write_checkpoint.h"
 
-ABSL_FLAG(std::string, family, "", "model family: flux-dev or flux-schnell");
+ABSL_FLAG(std::string, family, "",
+          "model family: flux-dev, flux-schnell, pixart-alpha, pixart-sigma "
+          "or sd3-medium");
 ABSL_FLAG(std::string, preset, "", "size preset: tiny or small");
 ABSL_FLAG(uint64_t, seed, 0, "seed of the random weights");
 ABSL_FLAG(std::string, out, "", "output folder (created if needed)");
@@ -21,7 +23,8 @@ ABSL_FLAG(std::string, out, "", "output folder (created if needed)");
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "writes a random diffusers-layout checkpoint: --family flux-dev|"
-      "flux-schnell --preset tiny|small --seed N --out DIR");
+      "flux-schnell|pixart-alpha|pixart-sigma|sd3-medium --preset tiny|small "
+      "--seed N --out DIR");
   absl::ParseCommandLine(argc, argv);
   const std::string out = absl::GetFlag(FLAGS_out);
   if (out.empty()) {
@@ -40,7 +43,7 @@ int main(int argc, char** argv) {
     std::cerr << "--preset: " << preset.status().message() << "\n";
     return 2;
   }
-  const absl::Status status = ditserve::tools::WriteFluxCheckpoint(
+  const absl::Status status = ditserve::tools::WriteCheckpoint(
       *family, *preset, absl::GetFlag(FLAGS_seed), out);
   if (!status.ok()) {
     std::cerr << status << "\n";

@@ -4,10 +4,10 @@
 
 #include <exception>
 #include <filesystem>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "core/io/json_file.h"
-#include "core/io/safetensors.h"
 #include "core/models/text/clip_text_model.h"
 #include "core/models/text/t5_encoder_model.h"
 #include "nlohmann/json.hpp"
@@ -22,9 +22,6 @@ namespace {
 // The transformers version whose folder layout is written.
 constexpr char kTransformersVersion[] = "4.43.4";
 constexpr char kWeightsFile[] = "model.safetensors";
-// Scale of the noise added to every initialised parameter, as for the
-// diffusers components.
-constexpr double kParameterNoise = 0.02;
 // Every CLIP text encoder has 77 positions.
 constexpr int kClipPositions = 77;
 // Enough pieces and merges that common prompt words are one or two tokens;
@@ -32,7 +29,7 @@ constexpr int kClipPositions = 77;
 constexpr int kT5Pieces = 400;
 constexpr int kClipMerges = 300;
 
-// Depth and width of both encoders; the model widths come from the
+// Depth and width of every encoder; the model widths come from the
 // transformer.
 struct EncoderShape {
   int layers;
@@ -56,9 +53,10 @@ absl::Status CheckWidth(const char* what, int width, int heads) {
 }
 
 nlohmann::json ClipConfigJson(const EncoderShape& shape, int hidden_size,
-                              const ClipVocabulary& vocabulary) {
+                              const ClipVocabulary& vocabulary,
+                              const char* architecture) {
   return {
-      {"architectures", {"CLIPTextModel"}},
+      {"architectures", {architecture}},
       {"attention_dropout", 0.0},
       {"bos_token_id", vocabulary.bos_token_id},
       // The real id: pooling reads the first EOS of each row.
@@ -113,64 +111,79 @@ nlohmann::json T5ConfigJson(const EncoderShape& shape, int d_model,
   };
 }
 
-// The module's parameters after the seeded noise, by transformers name.
-io::TensorMap PerturbedWeights(torch::nn::Module& module) {
-  torch::NoGradGuard no_grad;
-  io::TensorMap weights;
-  for (const auto& parameter : module.named_parameters()) {
-    parameter.value().add_(torch::randn_like(parameter.value()) *
-                           kParameterNoise);
-    weights[parameter.key()] = parameter.value();
+// What each slot's tokenizer gave its encoder's config.
+struct SlotVocabulary {
+  ClipVocabulary clip;
+  T5Vocabulary t5;
+};
+
+absl::StatusOr<SlotVocabulary> WriteTokenizer(
+    const TextEncoderSlot& slot, const std::string& corpus,
+    const std::filesystem::path& dir) {
+  SlotVocabulary vocabulary;
+  if (slot.kind == TextEncoderSlot::Kind::kT5) {
+    absl::StatusOr<T5Vocabulary> t5 =
+        WriteT5Tokenizer(corpus, kT5Pieces, dir.string());
+    if (!t5.ok()) return t5.status();
+    vocabulary.t5 = *t5;
+  } else {
+    absl::StatusOr<ClipVocabulary> clip = WriteClipTokenizer(
+        corpus, kClipMerges, slot.clip_pad_token, dir.string());
+    if (!clip.ok()) return clip.status();
+    vocabulary.clip = *clip;
   }
-  return weights;
+  return vocabulary;
 }
 
-absl::Status WriteEncoder(const std::filesystem::path& dir,
-                          const nlohmann::json& config,
-                          torch::nn::Module& module) {
-  if (absl::Status status = CreateFolder(dir); !status.ok()) return status;
-  if (absl::Status status = WriteJsonFile(dir / "config.json", config);
-      !status.ok()) {
-    return status;
-  }
-  return io::WriteSafetensors((dir / kWeightsFile).string(),
-                              PerturbedWeights(module), {{"format", "pt"}});
-}
-
-// Builds each encoder from the config it writes, so the folder and the
+// Builds the slot's encoder from the config it writes, so the folder and the
 // weights agree by construction.
-absl::Status WriteEncoders(const EncoderShape& shape, uint64_t seed,
-                           int t5_d_model, int clip_hidden_size,
-                           const ClipVocabulary& clip_vocabulary,
-                           const T5Vocabulary& t5_vocabulary,
-                           const std::filesystem::path& root) {
-  const nlohmann::json clip_json =
-      ClipConfigJson(shape, clip_hidden_size, clip_vocabulary);
-  absl::StatusOr<models::CLIPTextConfig> clip_config =
-      models::CLIPTextConfig::FromJson(clip_json, "text_encoder/config.json");
-  if (!clip_config.ok()) return clip_config.status();
-  const nlohmann::json t5_json = T5ConfigJson(shape, t5_d_model, t5_vocabulary);
-  absl::StatusOr<models::T5EncoderConfig> t5_config =
-      models::T5EncoderConfig::FromJson(t5_json, "text_encoder_2/config.json");
-  if (!t5_config.ok()) return t5_config.status();
-  try {
-    torch::manual_seed(seed);
-    models::CLIPTextModel clip(*clip_config);
-    if (absl::Status status =
-            WriteEncoder(root / "text_encoder", clip_json, clip);
-        !status.ok()) {
-      return status;
+absl::Status WriteEncoder(const TextEncoderSlot& slot,
+                          const EncoderShape& shape,
+                          const SlotVocabulary& vocabulary,
+                          const std::filesystem::path& dir) {
+  const std::string source = (dir / "config.json").string();
+  nlohmann::json json;
+  std::unique_ptr<torch::nn::Module> module;
+  if (slot.kind == TextEncoderSlot::Kind::kT5) {
+    json = T5ConfigJson(shape, slot.width, vocabulary.t5);
+    absl::StatusOr<models::T5EncoderConfig> config =
+        models::T5EncoderConfig::FromJson(json, source);
+    if (!config.ok()) return config.status();
+    module = std::make_unique<models::T5EncoderModel>(*config);
+  } else {
+    const bool projection =
+        slot.kind == TextEncoderSlot::Kind::kClipWithProjection;
+    json = ClipConfigJson(
+        shape, slot.width, vocabulary.clip,
+        projection ? "CLIPTextModelWithProjection" : "CLIPTextModel");
+    absl::StatusOr<models::CLIPTextConfig> config =
+        models::CLIPTextConfig::FromJson(json, source);
+    if (!config.ok()) return config.status();
+    if (projection) {
+      module = std::make_unique<models::CLIPTextModelWithProjection>(*config);
+    } else {
+      module = std::make_unique<models::CLIPTextModel>(*config);
     }
-    models::T5EncoderModel t5(*t5_config);
-    return WriteEncoder(root / "text_encoder_2", t5_json, t5);
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(
-        "initialising the text encoders for ", root.string(), ": ", e.what()));
   }
+  return WriteComponentFolder(dir, json, PerturbedWeights(*module),
+                              kWeightsFile);
 }
 
-// Adds the four text components to an existing model_index.json.
-absl::Status ListInModelIndex(const std::filesystem::path& root) {
+const char* EncoderClass(TextEncoderSlot::Kind kind) {
+  switch (kind) {
+    case TextEncoderSlot::Kind::kClip:
+      return "CLIPTextModel";
+    case TextEncoderSlot::Kind::kClipWithProjection:
+      return "CLIPTextModelWithProjection";
+    case TextEncoderSlot::Kind::kT5:
+      return "T5EncoderModel";
+  }
+  return "";
+}
+
+// Adds the slots' components to an existing model_index.json.
+absl::Status ListInModelIndex(const std::vector<TextEncoderSlot>& slots,
+                              const std::filesystem::path& root) {
   const std::filesystem::path path = root / "model_index.json";
   absl::StatusOr<nlohmann::json> index = io::ReadJsonFile(path.string());
   if (!index.ok()) {
@@ -179,43 +192,53 @@ absl::Status ListInModelIndex(const std::filesystem::path& root) {
                      "model_index.json, which must be written first: ",
                      index.status().message()));
   }
-  (*index)["text_encoder"] = {"transformers", "CLIPTextModel"};
-  (*index)["text_encoder_2"] = {"transformers", "T5EncoderModel"};
-  (*index)["tokenizer"] = {"transformers", "CLIPTokenizer"};
-  (*index)["tokenizer_2"] = {"transformers", "T5Tokenizer"};
+  for (const TextEncoderSlot& slot : slots) {
+    const bool t5 = slot.kind == TextEncoderSlot::Kind::kT5;
+    (*index)[slot.text_encoder] = {"transformers", EncoderClass(slot.kind)};
+    (*index)[slot.tokenizer] = {"transformers",
+                                t5 ? "T5Tokenizer" : "CLIPTokenizer"};
+  }
   return WriteJsonFile(path, *index);
 }
 
 }  // namespace
 
-absl::Status WriteFluxTextComponents(CheckpointPreset preset, uint64_t seed,
-                                     int t5_d_model, int clip_hidden_size,
-                                     const std::string& out_dir) {
+absl::Status WriteTextComponents(CheckpointPreset preset, uint64_t seed,
+                                 const std::vector<TextEncoderSlot>& slots,
+                                 const std::string& out_dir) {
   const EncoderShape shape = ShapeOf(preset);
-  if (absl::Status status = CheckWidth("T5 d_model", t5_d_model, shape.heads);
-      !status.ok()) {
-    return status;
-  }
-  if (absl::Status status =
-          CheckWidth("CLIP hidden size", clip_hidden_size, shape.heads);
-      !status.ok()) {
-    return status;
+  for (const TextEncoderSlot& slot : slots) {
+    if (absl::Status status = CheckWidth(slot.kind == TextEncoderSlot::Kind::kT5
+                                             ? "T5 d_model"
+                                             : "CLIP hidden size",
+                                         slot.width, shape.heads);
+        !status.ok()) {
+      return status;
+    }
   }
   const std::filesystem::path root(out_dir);
   const std::string corpus = BuiltInEnglishCorpus();
-  absl::StatusOr<ClipVocabulary> clip_vocabulary =
-      WriteClipTokenizer(corpus, kClipMerges, (root / "tokenizer").string());
-  if (!clip_vocabulary.ok()) return clip_vocabulary.status();
-  absl::StatusOr<T5Vocabulary> t5_vocabulary =
-      WriteT5Tokenizer(corpus, kT5Pieces, (root / "tokenizer_2").string());
-  if (!t5_vocabulary.ok()) return t5_vocabulary.status();
-  if (absl::Status status =
-          WriteEncoders(shape, seed, t5_d_model, clip_hidden_size,
-                        *clip_vocabulary, *t5_vocabulary, root);
-      !status.ok()) {
-    return status;
+  std::vector<SlotVocabulary> vocabularies;
+  for (const TextEncoderSlot& slot : slots) {
+    absl::StatusOr<SlotVocabulary> vocabulary =
+        WriteTokenizer(slot, corpus, root / slot.tokenizer);
+    if (!vocabulary.ok()) return vocabulary.status();
+    vocabularies.push_back(*vocabulary);
   }
-  return ListInModelIndex(root);
+  try {
+    torch::manual_seed(seed);
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (absl::Status status = WriteEncoder(slots[i], shape, vocabularies[i],
+                                             root / slots[i].text_encoder);
+          !status.ok()) {
+        return status;
+      }
+    }
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(
+        "initialising the text encoders for ", out_dir, ": ", e.what()));
+  }
+  return ListInModelIndex(slots, root);
 }
 
 }  // namespace ditserve::tools

@@ -4,34 +4,9 @@
 
 #include <utility>
 
-#include "absl/strings/str_cat.h"
+#include "core/pipelines/text/token_ids.h"
 
 namespace ditserve::pipelines {
-namespace {
-
-// [B, max_length] int64 ids of `prompts`, each tokenized by `encode`.
-template <typename EncodeFn>
-absl::StatusOr<at::Tensor> TokenIds(const std::vector<std::string>& prompts,
-                                    int max_length, const EncodeFn& encode,
-                                    const c10::Device& device) {
-  std::vector<int64_t> ids;
-  ids.reserve(prompts.size() * max_length);
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    absl::StatusOr<tokenizers::TokenizedText> tokens =
-        encode(prompts[i], max_length);
-    if (!tokens.ok()) {
-      return absl::Status(
-          tokens.status().code(),
-          absl::StrCat("prompt[", i, "]: ", tokens.status().message()));
-    }
-    ids.insert(ids.end(), tokens->input_ids.begin(), tokens->input_ids.end());
-  }
-  return torch::tensor(ids, torch::kLong)
-      .view({static_cast<int64_t>(prompts.size()), max_length})
-      .to(device);
-}
-
-}  // namespace
 
 FluxPromptEncoder::FluxPromptEncoder(
     tokenizers::CLIPTokenizer clip_tokenizer,
@@ -66,16 +41,16 @@ absl::StatusOr<std::unique_ptr<FluxPromptEncoder>> FluxPromptEncoder::Load(
 absl::StatusOr<FluxPromptEmbeddings> FluxPromptEncoder::Encode(
     const std::vector<std::string>& prompts, int max_sequence_length) {
   FluxPromptEmbeddings out;
-  absl::StatusOr<at::Tensor> clip_ids = TokenIds(
+  absl::StatusOr<at::Tensor> clip_ids = PaddedTokenIds(
       prompts, clip_tokenizer_.model_max_length(),
-      [this](const std::string& text, int length) {
+      [this](absl::string_view text, int length) {
         return clip_tokenizer_.EncodePadded(text, length);
       },
       placement_.device);
   if (!clip_ids.ok()) return clip_ids.status();
-  absl::StatusOr<at::Tensor> t5_ids = TokenIds(
+  absl::StatusOr<at::Tensor> t5_ids = PaddedTokenIds(
       prompts, max_sequence_length,
-      [this](const std::string& text, int length) {
+      [this](absl::string_view text, int length) {
         return t5_tokenizer_.EncodePadded(text, length);
       },
       placement_.device);

@@ -4,9 +4,6 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 
@@ -14,43 +11,17 @@
 #include "core/models/json_fields.h"
 #include "core/parallel/local_attention.h"
 #include "core/pipelines/flux/flux_pipeline.h"
+#include "tests/unit/make_checkpoint/checkpoint_folder_test.h"
 
 namespace ditserve::tools {
 namespace {
 
 using ::testing::HasSubstr;
 
-class FluxCheckpointTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    root_ =
-        std::filesystem::path(::testing::TempDir()) /
-        ("flux_checkpoint_test_" +
-         std::string(
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(root_);
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
-  std::string Write(config::ModelFamily family, uint64_t seed,
-                    const std::string& name) {
-    const std::string dir = (root_ / name).string();
-    const absl::Status status =
-        WriteFluxCheckpoint(family, CheckpointPreset::kTiny, seed, dir);
-    EXPECT_TRUE(status.ok()) << status;
-    return dir;
-  }
-
-  static std::string Bytes(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-  }
-
-  std::filesystem::path root_;
-};
+using FluxCheckpointTest = CheckpointFolderTest;
 
 TEST_F(FluxCheckpointTest, TinyDevCheckpointLoadsAndGenerates) {
-  const std::string dir = Write(config::ModelFamily::kFluxDev, 0, "dev");
+  const std::string dir = WriteTiny(config::ModelFamily::kFluxDev, 0, "dev");
   absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> pipeline =
       pipelines::FluxPipeline::Load(
           dir, std::make_shared<parallel::LocalAttention>(), {});
@@ -71,7 +42,7 @@ TEST_F(FluxCheckpointTest, TinyDevCheckpointLoadsAndGenerates) {
 }
 
 TEST_F(FluxCheckpointTest, TinyAdmitsEveryParallelConfigurationUpToFourRanks) {
-  const std::string dir = Write(config::ModelFamily::kFluxDev, 0, "dev");
+  const std::string dir = WriteTiny(config::ModelFamily::kFluxDev, 0, "dev");
   absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->family, config::ModelFamily::kFluxDev);
@@ -83,7 +54,7 @@ TEST_F(FluxCheckpointTest, TinyAdmitsEveryParallelConfigurationUpToFourRanks) {
 
 TEST_F(FluxCheckpointTest, SchnellHasNoGuidanceEmbeddingAndStaticShift) {
   const std::string dir =
-      Write(config::ModelFamily::kFluxSchnell, 0, "schnell");
+      WriteTiny(config::ModelFamily::kFluxSchnell, 0, "schnell");
   absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->family, config::ModelFamily::kFluxSchnell);
@@ -95,9 +66,9 @@ TEST_F(FluxCheckpointTest, SchnellHasNoGuidanceEmbeddingAndStaticShift) {
 }
 
 TEST_F(FluxCheckpointTest, SameSeedGivesIdenticalWeights) {
-  const std::string a = Write(config::ModelFamily::kFluxDev, 3, "a");
-  const std::string b = Write(config::ModelFamily::kFluxDev, 3, "b");
-  const std::string c = Write(config::ModelFamily::kFluxDev, 4, "c");
+  const std::string a = WriteTiny(config::ModelFamily::kFluxDev, 3, "a");
+  const std::string b = WriteTiny(config::ModelFamily::kFluxDev, 3, "b");
+  const std::string c = WriteTiny(config::ModelFamily::kFluxDev, 4, "c");
   const std::string weights =
       "/transformer/diffusion_pytorch_model.safetensors";
   EXPECT_EQ(Bytes(a + weights), Bytes(b + weights));

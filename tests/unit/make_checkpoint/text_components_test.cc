@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +15,7 @@
 #include "core/tokenizers/clip_tokenizer.h"
 #include "core/tokenizers/t5_tokenizer.h"
 #include "nlohmann/json.hpp"
+#include "tests/unit/make_checkpoint/checkpoint_folder_test.h"
 #include "tools/make_checkpoint/flux_checkpoint.h"
 
 namespace ditserve::tools {
@@ -29,30 +28,12 @@ using ::testing::Ne;
 
 constexpr char kSentence[] = "A golden fox sleeps under the old bridge.";
 
-class TextComponentsTest : public ::testing::Test {
+class TextComponentsTest : public CheckpointFolderTest {
  protected:
-  void SetUp() override {
-    root_ =
-        std::filesystem::path(::testing::TempDir()) /
-        ("text_components_test_" +
-         std::string(
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    std::filesystem::remove_all(root_);
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
   // A whole tiny FLUX.1-dev checkpoint: the text components come with it.
   std::string WriteTiny(uint64_t seed, const std::string& name) {
-    const std::string dir = (root_ / name).string();
-    const absl::Status status = WriteFluxCheckpoint(
-        config::ModelFamily::kFluxDev, CheckpointPreset::kTiny, seed, dir);
-    EXPECT_TRUE(status.ok()) << status;
-    return dir;
-  }
-
-  static std::string Bytes(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
+    return CheckpointFolderTest::WriteTiny(config::ModelFamily::kFluxDev, seed,
+                                           name);
   }
 
   // Every file under the text folders, relative to `dir`.
@@ -68,8 +49,6 @@ class TextComponentsTest : public ::testing::Test {
     std::sort(files.begin(), files.end());
     return files;
   }
-
-  std::filesystem::path root_;
 };
 
 TEST_F(TextComponentsTest, FluxPromptEncoderLoadsAndTellsPromptsApart) {
@@ -197,16 +176,25 @@ TEST_F(TextComponentsTest, OtherSeedChangesWeightsButNotTokenizers) {
 }
 
 TEST_F(TextComponentsTest, WidthNotDividedByHeadsIsInvalid) {
-  const absl::Status status = WriteFluxTextComponents(
-      CheckpointPreset::kTiny, 0, /*t5_d_model=*/30, /*clip_hidden_size=*/32,
-      (root_ / "bad").string());
+  const absl::Status status =
+      WriteTextComponents(CheckpointPreset::kTiny, 0,
+                          {{.kind = TextEncoderSlot::Kind::kT5,
+                            .width = 30,
+                            .tokenizer = "tokenizer",
+                            .text_encoder = "text_encoder"}},
+                          (root_ / "bad").string());
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("T5 d_model 30"));
 }
 
 TEST_F(TextComponentsTest, MissingModelIndexIsAPreconditionError) {
-  const absl::Status status = WriteFluxTextComponents(
-      CheckpointPreset::kTiny, 0, 32, 32, (root_ / "text_only").string());
+  const absl::Status status =
+      WriteTextComponents(CheckpointPreset::kTiny, 0,
+                          {{.kind = TextEncoderSlot::Kind::kClip,
+                            .width = 32,
+                            .tokenizer = "tokenizer",
+                            .text_encoder = "text_encoder"}},
+                          (root_ / "text_only").string());
   EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(status.message(), HasSubstr("model_index.json"));
 }
