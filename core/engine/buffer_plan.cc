@@ -58,17 +58,18 @@ absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
       "shapes.max_batch_per_dp_group ", shapes.max_batch_per_dp_group(),
       " × shapes.branches_per_cfg_rank ", shapes.branches_per_cfg_rank());
   const std::string tokens_by = absl::StrCat(
-      "shapes.shard_tokens ", shapes.shard_tokens(), " (from height ",
-      config.height(), ", width ", config.width(), ", max_sequence_length ",
-      config.max_sequence_length(), ", ring ", parallel.ring_degree(),
-      " × ulysses ", parallel.ulysses_degree(), ")");
+      "shapes.shard_tokens ", shapes.shard_tokens(), " (from generated height ",
+      shapes.generated_height(), ", width ", shapes.generated_width(),
+      ", max_sequence_length ", config.max_sequence_length(), ", ring ",
+      parallel.ring_degree(), " × ulysses ", parallel.ulysses_degree(), ")");
   const std::string hidden_by =
       absl::StrCat("model hidden_size ", dimensions.hidden_size);
-  const std::string latent_by = absl::StrCat(
-      "shapes.latent_channels ", shapes.latent_channels(),
-      ", shapes.latent_height ", shapes.latent_height(),
-      ", shapes.latent_width ", shapes.latent_width(), " (from height ",
-      config.height(), ", width ", config.width(), ")");
+  const std::string latent_by =
+      absl::StrCat("shapes.latent_channels ", shapes.latent_channels(),
+                   ", shapes.latent_height ", shapes.latent_height(),
+                   ", shapes.latent_width ", shapes.latent_width(),
+                   " (from generated height ", shapes.generated_height(),
+                   ", width ", shapes.generated_width(), ")");
 
   BufferPlan plan;
   plan.buffers.push_back(
@@ -81,6 +82,22 @@ absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
        absl::StrCat("ring ", parallel.ring_degree(), " × ulysses ",
                     parallel.ulysses_degree(), "; ", rows_by, "; ", tokens_by,
                     "; ", hidden_by)});
+  if (parallel.cfg_degree() > 1) {
+    if (dimensions.transformer_out_channels <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model transformer_out_channels ",
+                       dimensions.transformer_out_channels,
+                       " must be positive to plan the exchange of cfg_degree ",
+                       parallel.cfg_degree()));
+    }
+    plan.buffers.push_back(
+        {std::string(kCfgBranchGather),
+         {parallel.cfg_degree(), rows, dimensions.transformer_out_channels,
+          shapes.latent_height(), shapes.latent_width()},
+         absl::StrCat("cfg_degree ", parallel.cfg_degree(), "; ", rows_by,
+                      "; model transformer_out_channels ",
+                      dimensions.transformer_out_channels, "; ", latent_by)});
+  }
   const bool is_rank_zero = coordinates == dist::MeshCoordinates{};
   if (is_rank_zero) {
     plan.buffers.push_back(

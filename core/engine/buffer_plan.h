@@ -19,6 +19,10 @@ inline constexpr absl::string_view kSequenceShard = "sequence_shard";
 // The sp group's shards gathered on every sp rank: [sp, rows, shard_tokens,
 // hidden].
 inline constexpr absl::string_view kSequenceGather = "sequence_gather";
+// CFG parallel (cfg_degree 2) only: each cfg rank's transformer output of
+// one step, gathered on both, [cfg, rows, transformer_out_channels,
+// latent_height, latent_width] with rows as for the sequence shard.
+inline constexpr absl::string_view kCfgBranchGather = "cfg_branch_gather";
 // Rank 0 only: each dp group's latents, [dp, max_batch_per_dp_group,
 // channels, latent_height, latent_width].
 inline constexpr absl::string_view kDpLatentsGather = "dp_latents_gather";
@@ -31,6 +35,9 @@ inline constexpr absl::string_view kOutputLatents = "output_latents";
 struct ModelDimensions {
   // Width of the transformer's hidden states.
   int hidden_size = 0;
+  // Channels of the transformer's output (twice the latent channels with
+  // PixArt's learned sigma); needed only with cfg_degree 2.
+  int transformer_out_channels = 0;
 };
 
 // One buffer a rank receives into.

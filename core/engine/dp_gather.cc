@@ -71,4 +71,31 @@ absl::StatusOr<at::Tensor> GatherDpLatents(PipelineContext& context,
   return output->clone();
 }
 
+std::vector<std::string> PromptRange(
+    const google::protobuf::RepeatedPtrField<std::string>& texts, int first,
+    int end) {
+  return std::vector<std::string>(texts.begin() + first, texts.begin() + end);
+}
+
+absl::StatusOr<at::Tensor> RunDpGroup(PipelineContext& context,
+                                      const DpGroupGenerator& generate) {
+  const v1::DerivedShapes& shapes = context.config.shapes();
+  const auto [first, end] = DpGroupPrompts(context);
+  torch::NoGradGuard no_grad;
+  at::Tensor group_latents =
+      torch::zeros({shapes.max_batch_per_dp_group(), shapes.latent_channels(),
+                    shapes.latent_height(), shapes.latent_width()});
+  if (end > first) {
+    absl::StatusOr<at::Tensor> latents = generate(first, end);
+    if (!latents.ok()) return latents.status();
+    group_latents.narrow(0, 0, end - first).copy_(*latents);
+  } else {
+    for (int step = 0; step < context.config.num_inference_steps(); ++step) {
+      if (absl::Status s = context.step_boundary(step); !s.ok()) return s;
+    }
+  }
+  ScopedStageTimer timer(context.timings, Stage::kGather);
+  return GatherDpLatents(context, group_latents);
+}
+
 }  // namespace ditserve::engine

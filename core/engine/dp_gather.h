@@ -3,8 +3,14 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "core/engine/pipeline.h"
+#include "google/protobuf/repeated_ptr_field.h"
 
 namespace ditserve::engine {
 
@@ -21,6 +27,22 @@ absl::StatusOr<at::Tensor> GatherDpLatents(PipelineContext& context,
 
 // Prompt indices [first, end) the dp group of `rank` runs.
 std::pair<int, int> DpGroupPrompts(const PipelineContext& context);
+
+// Entries [first, end) of `texts`: a dp group's prompts or negative prompts.
+std::vector<std::string> PromptRange(
+    const google::protobuf::RepeatedPtrField<std::string>& texts, int first,
+    int end);
+
+// Final latents [end - first, channels, latent_height, latent_width] of the
+// config's prompts [first, end).
+using DpGroupGenerator =
+    std::function<absl::StatusOr<at::Tensor>(int first, int end)>;
+
+// This rank's share of a run: `generate` makes its dp group's latents (a
+// group without prompts skips it but still takes part in every step
+// decision, so that all ranks stop together), then GatherDpLatents.
+absl::StatusOr<at::Tensor> RunDpGroup(PipelineContext& context,
+                                      const DpGroupGenerator& generate);
 
 }  // namespace ditserve::engine
 

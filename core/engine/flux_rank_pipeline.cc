@@ -79,24 +79,9 @@ absl::StatusOr<at::Tensor> FluxRankPipeline::Generate(PipelineContext& context,
 }
 
 absl::StatusOr<at::Tensor> FluxRankPipeline::Run(PipelineContext& context) {
-  const v1::DerivedShapes& shapes = context.config.shapes();
-  const auto [first, end] = DpGroupPrompts(context);
-  torch::NoGradGuard no_grad;
-  at::Tensor group_latents =
-      torch::zeros({shapes.max_batch_per_dp_group(), shapes.latent_channels(),
-                    shapes.latent_height(), shapes.latent_width()});
-  if (end > first) {
-    absl::StatusOr<at::Tensor> latents = Generate(context, first, end);
-    if (!latents.ok()) return latents.status();
-    group_latents.narrow(0, 0, end - first).copy_(*latents);
-  } else {
-    // A group without prompts still takes part in every step decision.
-    for (int step = 0; step < context.config.num_inference_steps(); ++step) {
-      if (absl::Status s = context.step_boundary(step); !s.ok()) return s;
-    }
-  }
-  ScopedStageTimer timer(context.timings, Stage::kGather);
-  return GatherDpLatents(context, group_latents);
+  return RunDpGroup(context, [this, &context](int first, int end) {
+    return Generate(context, first, end);
+  });
 }
 
 absl::StatusOr<at::Tensor> FluxRankPipeline::Decode(

@@ -9,11 +9,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/frozen_test_config.h"
+#include "tests/support/reference_specs.h"
 
 namespace ditserve::engine {
 namespace {
 
 using ::ditserve::testing::FreezeTestConfig;
+using ::ditserve::testing::FullSizeSpec;
 using ::ditserve::testing::TestConfigRequest;
 using ::ditserve::testing::TestParallelConfig;
 using ::testing::ElementsAre;
@@ -80,6 +82,54 @@ TEST(BufferPlanTest, NonPositiveHiddenSizeIsRejected) {
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(plan.status().message()),
               HasSubstr("hidden_size 0 must be positive"));
+}
+
+// A PixArt-Σ config (learned sigma: 8 output channels) of `prompts` 128-pixel
+// images on dp × cfg ranks.
+v1::InputConfig FrozenPixArt(int dp, int cfg, int prompts) {
+  absl::StatusOr<v1::ParallelConfig> parallel = config::MakeParallelConfig(
+      {.dp_degree = dp, .cfg_degree = cfg}, dp * cfg);
+  EXPECT_TRUE(parallel.ok()) << parallel.status();
+  v1::GenerateRequest request;
+  for (int i = 0; i < prompts; ++i) request.add_prompt("a fox");
+  request.set_height(128);
+  request.set_width(128);
+  request.set_use_resolution_binning(false);
+  absl::StatusOr<v1::InputConfig> config = config::Freeze(
+      request, FullSizeSpec(config::ModelFamily::kPixArtSigma),
+      config::ServerOptions{}, *parallel, config::FreezeContext{});
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+constexpr ModelDimensions kPixArtDimensions{.hidden_size = 8,
+                                            .transformer_out_channels = 8};
+
+TEST(BufferPlanTest, CfgRanksGatherOneStepOutputPerBranch) {
+  // Three prompts over two dp groups: the larger group runs two.
+  absl::StatusOr<BufferPlan> plan = PlanBuffers(
+      FrozenPixArt(2, 2, 3), {.dp = 1, .cfg = 1}, kPixArtDimensions);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NE(plan->Find(kCfgBranchGather), nullptr);
+  EXPECT_THAT(plan->Find(kCfgBranchGather)->shape,
+              ElementsAre(2, 2, 8, 128 / 8, 128 / 8));
+  EXPECT_THAT(plan->Find(kCfgBranchGather)->sized_by,
+              HasSubstr("model transformer_out_channels 8"));
+}
+
+TEST(BufferPlanTest, WithoutCfgParallelThereIsNoBranchExchange) {
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(FrozenPixArt(2, 1, 3), {}, kPixArtDimensions);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->Find(kCfgBranchGather), nullptr);
+}
+
+TEST(BufferPlanTest, CfgParallelNeedsTheTransformerOutputChannels) {
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(FrozenPixArt(1, 2, 1), {}, {.hidden_size = 8});
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(plan.status().message()),
+              HasSubstr("transformer_out_channels 0 must be positive"));
 }
 
 TEST(ReceiveBuffersTest, IncomingSizeOtherThanPlannedNamesTheConfigFields) {

@@ -1,0 +1,51 @@
+#ifndef DITSERVE_CORE_ENGINE_GUIDED_GENERATION_H_
+#define DITSERVE_CORE_ENGINE_GUIDED_GENERATION_H_
+
+// What the rank pipelines of the classifier-free-guidance families (PixArt,
+// SD3) share: their requests have the same run fields and their pipelines
+// the same InitialLatents / Denoise interface.
+
+#include <ATen/core/Tensor.h>
+
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "core/engine/cfg_exchange.h"
+#include "core/engine/pipeline.h"
+
+namespace ditserve::engine {
+
+// Sets `request`'s run fields for the config's prompts [first, end): the
+// generated size, steps, guidance scale, per-image seeds and this rank's
+// CFG-parallel split.
+template <typename Request>
+void SetGuidedRunFields(PipelineContext& context, int first, int end,
+                        Request& request) {
+  const v1::InputConfig& config = context.config;
+  request.height = config.shapes().generated_height();
+  request.width = config.shapes().generated_width();
+  request.num_inference_steps = config.num_inference_steps();
+  request.guidance_scale = config.guidance_scale();
+  request.seeds.assign(config.seeds().begin() + first,
+                       config.seeds().begin() + end);
+  request.cfg_split = CfgSplitFor(context, end - first);
+}
+
+// The final latents of `request` from its seeded noise, calling the step
+// boundary after every step (timed as denoise).
+template <typename FamilyPipeline, typename Request>
+absl::StatusOr<at::Tensor> DenoiseFromSeeds(PipelineContext& context,
+                                            FamilyPipeline& pipeline,
+                                            const Request& request) {
+  ScopedStageTimer timer(context.timings, Stage::kDenoise);
+  absl::StatusOr<at::Tensor> latents = pipeline.InitialLatents(request);
+  if (!latents.ok()) return latents.status();
+  return pipeline.Denoise(request, *std::move(latents),
+                          [&context](const auto& event) {
+                            return context.step_boundary(event.step);
+                          });
+}
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_GUIDED_GENERATION_H_

@@ -1,0 +1,59 @@
+#include "core/engine/pixart_rank_pipeline.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+
+#include "core/engine/dp_gather.h"
+#include "core/engine/guided_generation.h"
+
+namespace ditserve::engine {
+
+PixArtRankPipeline::PixArtRankPipeline(
+    std::unique_ptr<pipelines::PixArtPromptEncoder> encoder,
+    std::unique_ptr<pipelines::PixArtPipeline> pixart)
+    : encoder_(std::move(encoder)), pixart_(std::move(pixart)) {}
+
+absl::StatusOr<at::Tensor> PixArtRankPipeline::Generate(
+    PipelineContext& context, int first, int end) {
+  const v1::InputConfig& config = context.config;
+  pipelines::PixArtRequest request;
+  {
+    ScopedStageTimer timer(context.timings, Stage::kTextEncode);
+    absl::StatusOr<pipelines::PixArtPromptEmbeddings> positive =
+        encoder_->Encode(PromptRange(config.prompt(), first, end),
+                         config.max_sequence_length());
+    if (!positive.ok()) return positive.status();
+    request.prompt_embeds = positive->prompt_embeds;
+    request.prompt_attention_mask = positive->prompt_attention_mask;
+    if (config.do_classifier_free_guidance()) {
+      absl::StatusOr<pipelines::PixArtPromptEmbeddings> negative =
+          encoder_->Encode(PromptRange(config.negative_prompt(), first, end),
+                           config.max_sequence_length());
+      if (!negative.ok()) return negative.status();
+      request.negative_prompt_embeds = negative->prompt_embeds;
+      request.negative_prompt_attention_mask = negative->prompt_attention_mask;
+    }
+  }
+  SetGuidedRunFields(context, first, end, request);
+  return DenoiseFromSeeds(context, *pixart_, request);
+}
+
+absl::StatusOr<at::Tensor> PixArtRankPipeline::Run(PipelineContext& context) {
+  return RunDpGroup(context, [this, &context](int first, int end) {
+    return Generate(context, first, end);
+  });
+}
+
+absl::StatusOr<at::Tensor> PixArtRankPipeline::Decode(
+    const v1::InputConfig& config, const at::Tensor& latents,
+    StageTimings& timings) {
+  ScopedStageTimer timer(timings, Stage::kVaeDecode);
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<pipelines::PixArtDecodeOutput> decoded = pixart_->Decode(
+      latents, config::ImageSize{config.height(), config.width()});
+  if (!decoded.ok()) return decoded.status();
+  return decoded->images.rgb;
+}
+
+}  // namespace ditserve::engine

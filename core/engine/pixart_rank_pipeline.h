@@ -1,0 +1,45 @@
+#ifndef DITSERVE_CORE_ENGINE_PIXART_RANK_PIPELINE_H_
+#define DITSERVE_CORE_ENGINE_PIXART_RANK_PIPELINE_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/engine/pipeline.h"
+#include "core/pipelines/pixart/pixart_pipeline.h"
+#include "core/pipelines/pixart/pixart_prompt_encoder.h"
+
+namespace ditserve::engine {
+
+// PixArt-α/Σ on one rank of the mesh: the rank's data-parallel group encodes
+// its prompts and negative prompts, denoises them at the generated size
+// (the resolution bin, when binning) from their per-image seeds, each cfg
+// rank running one guidance branch when cfg_degree is 2, and the groups'
+// latents are gathered to rank 0.
+class PixArtRankPipeline : public Pipeline {
+ public:
+  PixArtRankPipeline(std::unique_ptr<pipelines::PixArtPromptEncoder> encoder,
+                     std::unique_ptr<pipelines::PixArtPipeline> pixart);
+
+  absl::StatusOr<at::Tensor> Run(PipelineContext& context) override;
+
+  // Rank 0: the VAE decode of gathered latents [images, C, h, w] into uint8
+  // RGB [images, height, width, 3], resized and centre-cropped back to the
+  // requested size after resolution binning.
+  absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& config,
+                                    const at::Tensor& latents,
+                                    StageTimings& timings);
+
+ private:
+  // Final latents [end - first, C, h, w] of prompts [first, end).
+  absl::StatusOr<at::Tensor> Generate(PipelineContext& context, int first,
+                                      int end);
+
+  std::unique_ptr<pipelines::PixArtPromptEncoder> encoder_;
+  std::unique_ptr<pipelines::PixArtPipeline> pixart_;
+};
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_PIXART_RANK_PIPELINE_H_

@@ -1,0 +1,58 @@
+#include "core/engine/sd3_rank_pipeline.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+
+#include "core/engine/dp_gather.h"
+#include "core/engine/guided_generation.h"
+
+namespace ditserve::engine {
+
+SD3RankPipeline::SD3RankPipeline(
+    std::unique_ptr<pipelines::SD3PromptEncoder> encoder,
+    std::unique_ptr<pipelines::SD3Pipeline> sd3)
+    : encoder_(std::move(encoder)), sd3_(std::move(sd3)) {}
+
+absl::StatusOr<at::Tensor> SD3RankPipeline::Generate(PipelineContext& context,
+                                                     int first, int end) {
+  const v1::InputConfig& config = context.config;
+  pipelines::SD3Request request;
+  {
+    ScopedStageTimer timer(context.timings, Stage::kTextEncode);
+    absl::StatusOr<pipelines::SD3PromptEmbeds> positive = encoder_->Encode(
+        PromptRange(config.prompt(), first, end), config.max_sequence_length());
+    if (!positive.ok()) return positive.status();
+    request.prompt_embeds = positive->prompt_embeds;
+    request.pooled_prompt_embeds = positive->pooled_prompt_embeds;
+    if (config.do_classifier_free_guidance()) {
+      absl::StatusOr<pipelines::SD3PromptEmbeds> negative =
+          encoder_->Encode(PromptRange(config.negative_prompt(), first, end),
+                           config.max_sequence_length());
+      if (!negative.ok()) return negative.status();
+      request.negative_prompt_embeds = negative->prompt_embeds;
+      request.negative_pooled_prompt_embeds = negative->pooled_prompt_embeds;
+    }
+  }
+  SetGuidedRunFields(context, first, end, request);
+
+  return DenoiseFromSeeds(context, *sd3_, request);
+}
+
+absl::StatusOr<at::Tensor> SD3RankPipeline::Run(PipelineContext& context) {
+  return RunDpGroup(context, [this, &context](int first, int end) {
+    return Generate(context, first, end);
+  });
+}
+
+absl::StatusOr<at::Tensor> SD3RankPipeline::Decode(
+    const v1::InputConfig& /*config*/, const at::Tensor& latents,
+    StageTimings& timings) {
+  ScopedStageTimer timer(timings, Stage::kVaeDecode);
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<pipelines::SD3DecodeOutput> decoded = sd3_->Decode(latents);
+  if (!decoded.ok()) return decoded.status();
+  return decoded->images.rgb;
+}
+
+}  // namespace ditserve::engine

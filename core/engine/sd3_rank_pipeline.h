@@ -1,0 +1,44 @@
+#ifndef DITSERVE_CORE_ENGINE_SD3_RANK_PIPELINE_H_
+#define DITSERVE_CORE_ENGINE_SD3_RANK_PIPELINE_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "core/engine/pipeline.h"
+#include "core/pipelines/sd3/sd3_pipeline.h"
+#include "core/pipelines/sd3/sd3_prompt_encoder.h"
+
+namespace ditserve::engine {
+
+// SD3 on one rank of the mesh: the rank's data-parallel group encodes its
+// prompts and negative prompts and denoises them from their per-image seeds,
+// each cfg rank running one guidance branch when cfg_degree is 2, and the
+// groups' latents are gathered to rank 0.
+class SD3RankPipeline : public Pipeline {
+ public:
+  SD3RankPipeline(std::unique_ptr<pipelines::SD3PromptEncoder> encoder,
+                  std::unique_ptr<pipelines::SD3Pipeline> sd3);
+
+  absl::StatusOr<at::Tensor> Run(PipelineContext& context) override;
+
+  // Rank 0: the VAE decode of gathered latents [images, C, h, w] into uint8
+  // RGB [images, height, width, 3]. SD3 generates at the requested size, so
+  // the config (there for the families' common decoder signature) is unused.
+  absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& config,
+                                    const at::Tensor& latents,
+                                    StageTimings& timings);
+
+ private:
+  // Final latents [end - first, C, h, w] of prompts [first, end).
+  absl::StatusOr<at::Tensor> Generate(PipelineContext& context, int first,
+                                      int end);
+
+  std::unique_ptr<pipelines::SD3PromptEncoder> encoder_;
+  std::unique_ptr<pipelines::SD3Pipeline> sd3_;
+};
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_SD3_RANK_PIPELINE_H_
