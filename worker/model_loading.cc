@@ -1,10 +1,7 @@
 #include "worker/model_loading.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
-#include <system_error>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -14,13 +11,12 @@
 #include "core/engine/flux_rank_pipeline.h"
 #include "core/parallel/make_attention.h"
 #include "spdlog/spdlog.h"
-#include "tools/make_checkpoint/flux_checkpoint.h"
+#include "tools/make_checkpoint/write_checkpoint.h"
+#include "worker/guided_model_loading.h"
 
 namespace ditserve::worker {
 namespace {
 
-// Bump when the default checkpoint's contents change, so caches refresh.
-constexpr char kDefaultModelName[] = "flux-dev-tiny-seed0-v1";
 constexpr uint64_t kDefaultModelSeed = 0;
 
 std::filesystem::path DefaultCacheDir() {
@@ -56,45 +52,22 @@ absl::Status CheckSupportedParallelism(const dist::Mesh& mesh) {
 absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
                                             const std::string& cache_dir) {
   if (!model_dir.empty()) return model_dir;
-  const std::filesystem::path cache =
-      cache_dir.empty() ? DefaultCacheDir() : std::filesystem::path(cache_dir);
-  const std::filesystem::path target = cache / kDefaultModelName;
-  if (std::filesystem::exists(target / "model_index.json")) {
-    return target.string();
+  const std::string cache =
+      cache_dir.empty() ? DefaultCacheDir().string() : cache_dir;
+  absl::StatusOr<std::string> cached = tools::CachedCheckpoint(
+      config::ModelFamily::kFluxDev, tools::CheckpointPreset::kTiny,
+      kDefaultModelSeed, cache);
+  if (!cached.ok()) {
+    return absl::Status(
+        cached.status().code(),
+        absl::StrCat(cached.status().message(),
+                     " (set --model_cache_dir or --model_dir)"));
   }
-  std::error_code error;
-  std::filesystem::create_directories(cache, error);
-  if (error) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot create the model cache ", cache.string(), ": ", error.message(),
-        " (set --model_cache_dir or --model_dir)"));
-  }
-  // Written beside the target and renamed into place, so that ranks
-  // starting together never load a half-written folder.
-  const std::filesystem::path staging =
-      cache / absl::StrCat(kDefaultModelName, ".tmp-", ::getpid());
-  std::filesystem::remove_all(staging, error);
   spdlog::info(
-      "writing the built-in default model (tiny FLUX.1-dev, random "
-      "weights) to {}",
-      target.string());
-  if (absl::Status s = tools::WriteFluxCheckpoint(
-          config::ModelFamily::kFluxDev, tools::CheckpointPreset::kTiny,
-          kDefaultModelSeed, staging.string());
-      !s.ok()) {
-    std::filesystem::remove_all(staging, error);
-    return s;
-  }
-  std::filesystem::rename(staging, target, error);
-  if (error) {
-    // Another rank finished first; its folder is identical.
-    std::filesystem::remove_all(staging, error);
-    if (!std::filesystem::exists(target / "model_index.json")) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot move the default model into ", target.string()));
-    }
-  }
-  return target.string();
+      "serving the built-in default model (tiny FLUX.1-dev, random weights) "
+      "from {}",
+      *cached);
+  return cached;
 }
 
 absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
@@ -102,12 +75,14 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
                                       const RankRuntime& runtime) {
   const dist::Mesh& mesh = runtime.mesh();
   const int rank = runtime.env().rank;
-  if (spec.family != config::ModelFamily::kFluxDev &&
-      spec.family != config::ModelFamily::kFluxSchnell) {
-    return absl::UnimplementedError(
-        absl::StrCat("serving ", config::ModelFamilyName(spec.family),
-                     " is not implemented yet; this build serves flux-dev and "
-                     "flux-schnell checkpoints"));
+  switch (spec.family) {
+    case config::ModelFamily::kPixArtAlpha:
+    case config::ModelFamily::kPixArtSigma:
+    case config::ModelFamily::kSd3Medium:
+      return LoadGuidedModel(model_dir, spec, mesh, rank);
+    case config::ModelFamily::kFluxDev:
+    case config::ModelFamily::kFluxSchnell:
+      break;
   }
   if (absl::Status s = CheckSupportedParallelism(mesh); !s.ok()) return s;
 

@@ -1,0 +1,29 @@
+#ifndef DITSERVE_WORKER_GUIDED_MODEL_LOADING_H_
+#define DITSERVE_WORKER_GUIDED_MODEL_LOADING_H_
+
+// Loading of the families served with classifier-free guidance (PixArt-α/Σ,
+// SD3), which run with data and CFG parallelism.
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/config/model_spec.h"
+#include "core/dist/mesh.h"
+#include "worker/model_loading.h"
+
+namespace ditserve::worker {
+
+// UNIMPLEMENTED naming the flag when `mesh` uses a parallel method these
+// families do not run yet (PipeFusion, Ring, Ulysses).
+absl::Status CheckGuidedFamilyParallelism(const dist::Mesh& mesh,
+                                          config::ModelFamily family);
+
+// As LoadModel, for a pixart-alpha, pixart-sigma or sd3-medium checkpoint.
+absl::StatusOr<LoadedModel> LoadGuidedModel(const std::string& model_dir,
+                                            const config::ModelSpec& spec,
+                                            const dist::Mesh& mesh, int rank);
+
+}  // namespace ditserve::worker
+
+#endif  // DITSERVE_WORKER_GUIDED_MODEL_LOADING_H_
