@@ -1,0 +1,208 @@
+// PixArt-Σ and SD3 as a user meets them: tiny random checkpoints served by
+// real ditserve-host and ditserve-worker processes on loopback. World 1
+// returns images of the requested size; CFG parallel (each of two ranks runs
+// one guidance branch) and data parallel × CFG parallel give the single-rank
+// latents, also for a batch of prompts.
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/config/model_defaults.h"
+#include "core/io/image.h"
+#include "gtest/gtest.h"
+#include "tests/integration/serving/serving_cluster.h"
+#include "tools/make_checkpoint/write_checkpoint.h"
+
+namespace ditserve::testing {
+namespace {
+
+constexpr double kCallSeconds = 300;
+// A parallel layout against the single-rank latents, relative to the largest
+// latent magnitude. The layouts run the same float32 operations on the same
+// inputs, except that each rank's transformer sees a smaller batch (one
+// guidance branch, one dp group's prompts) and CPU matrix kernels may round a
+// row differently by the batch it sits in. DPM-Solver++ (PixArt) divides the
+// first step's clean-sample estimate by sqrt(alpha_bar) ≈ 0.0066 at t = 999,
+// which scales both that rounding and the latents (hundreds) up. Measured:
+// at most 4e-4 on latents up to 5e2 (PixArt-Σ), 7e-6 on latents up to 5
+// (SD3), i.e. under 2e-6 relative; a wrong branch, seed or prompt changes
+// latents by their own size.
+constexpr float kRelativeTolerance = 1e-5F;
+
+const std::vector<std::string>& Prompts() {
+  static const std::vector<std::string>* const kPrompts =
+      new std::vector<std::string>{"a lighthouse at dusk", "a fox in the snow",
+                                   "an old bridge over a river"};
+  return *kPrompts;
+}
+
+std::vector<float> LatentValues(const v1::Image& image) {
+  std::vector<float> values(image.data().size() / sizeof(float));
+  std::memcpy(values.data(), image.data().data(),
+              values.size() * sizeof(float));
+  return values;
+}
+
+float MaxAbsDifference(const std::vector<float>& a,
+                       const std::vector<float>& b) {
+  float largest = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    largest = std::max(largest, std::abs(a[i] - b[i]));
+  }
+  return largest;
+}
+
+class GuidedServingTest : public ::testing::TestWithParam<config::ModelFamily> {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::string> model_dir =
+        tools::CachedCheckpoint(GetParam(), tools::CheckpointPreset::kTiny,
+                                /*seed=*/0, DITSERVE_TEST_MODEL_CACHE);
+    ASSERT_TRUE(model_dir.ok()) << model_dir.status();
+    model_dir_ = *model_dir;
+  }
+
+  std::unique_ptr<ServingCluster> Start(int world_size,
+                                        std::vector<std::string> flags) {
+    flags.push_back("--model_dir=" + model_dir_);
+    absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+        ServingCluster::Start(
+            {.world_size = world_size, .rank_flags = std::move(flags)});
+    EXPECT_TRUE(cluster.ok()) << cluster.status();
+    return cluster.ok() ? *std::move(cluster) : nullptr;
+  }
+
+  // Latents of `prompts` (each with a negative prompt, so the guidance
+  // branches differ), the first image seeded with `seed`.
+  static v1::GenerateRequest LatentRequest(
+      const std::vector<std::string>& prompts, uint64_t seed) {
+    v1::GenerateRequest request = SmallRequest(prompts.front());
+    for (size_t i = 1; i < prompts.size(); ++i) request.add_prompt(prompts[i]);
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      request.add_negative_prompt("blurry, low quality");
+    }
+    request.set_seed(seed);
+    request.set_use_resolution_binning(false);
+    request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+    return request;
+  }
+
+  static absl::StatusOr<v1::GenerateResponse> Generate(
+      ServingCluster& cluster, const v1::GenerateRequest& request) {
+    auto context = ContextWithDeadline(kCallSeconds);
+    v1::GenerateResponse response;
+    const grpc::Status status =
+        cluster.generation().Generate(context.get(), request, &response);
+    if (!status.ok()) {
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                          status.error_message());
+    }
+    return response;
+  }
+
+  // Expects image i of `response` to be `references[i]` within tolerance.
+  static void ExpectLatents(const v1::GenerateResponse& response,
+                            const std::vector<std::vector<float>>& references,
+                            const std::string& layout) {
+    ASSERT_EQ(response.images_size(), static_cast<int>(references.size()))
+        << layout;
+    for (size_t i = 0; i < references.size(); ++i) {
+      const std::vector<float> values = LatentValues(response.images(i));
+      ASSERT_EQ(values.size(), references[i].size())
+          << layout << " image " << i;
+      const float difference = MaxAbsDifference(values, references[i]);
+      const float scale = std::max(
+          1.0F, MaxAbsDifference(references[i],
+                                 std::vector<float>(values.size(), 0.0F)));
+      // The measured error, for the record of the tolerance.
+      std::cout << layout << " image " << i
+                << ": max |latent - world 1| = " << difference
+                << ", largest |latent| " << scale << "\n";
+      EXPECT_LE(difference, kRelativeTolerance * scale)
+          << layout << " image " << i;
+    }
+  }
+
+  std::string model_dir_;
+};
+
+TEST_P(GuidedServingTest, ParallelLayoutsServeTheSingleRankImages) {
+  std::vector<std::vector<float>> references;
+  {
+    SCOPED_TRACE("world 1");
+    std::unique_ptr<ServingCluster> cluster = Start(1, {});
+    ASSERT_NE(cluster, nullptr);
+    // PNGs of the requested size, through resolution binning where the
+    // family bins.
+    v1::GenerateRequest png = SmallRequest(Prompts()[0]);
+    png.add_prompt(Prompts()[1]);
+    absl::StatusOr<v1::GenerateResponse> images = Generate(*cluster, png);
+    ASSERT_TRUE(images.ok()) << images.status();
+    ASSERT_EQ(images->images_size(), 2);
+    for (const v1::Image& image : images->images()) {
+      EXPECT_EQ(image.mime_type(), "image/png");
+      absl::StatusOr<at::Tensor> pixels = io::DecodePng(image.data());
+      ASSERT_TRUE(pixels.ok()) << pixels.status();
+      EXPECT_EQ(pixels->size(0), 64);
+      EXPECT_EQ(pixels->size(1), 48);
+    }
+    EXPECT_NE(images->images(0).data(), images->images(1).data());
+    // Each prompt alone, seeded as it is in the batch below.
+    for (size_t i = 0; i < Prompts().size(); ++i) {
+      absl::StatusOr<v1::GenerateResponse> single =
+          Generate(*cluster, LatentRequest({Prompts()[i]}, 7 + i));
+      ASSERT_TRUE(single.ok()) << single.status();
+      ASSERT_EQ(single->images_size(), 1);
+      references.push_back(LatentValues(single->images(0)));
+    }
+    EXPECT_NE(references[0], references[1]);
+  }
+  {
+    SCOPED_TRACE("world 2, cfg 2");
+    std::unique_ptr<ServingCluster> cluster = Start(2, {"--cfg_degree=2"});
+    ASSERT_NE(cluster, nullptr);
+    absl::StatusOr<v1::GenerateResponse> single =
+        Generate(*cluster, LatentRequest({Prompts()[0]}, 7));
+    ASSERT_TRUE(single.ok()) << single.status();
+    EXPECT_EQ(single->config().shapes().branches_per_cfg_rank(), 1);
+    ExpectLatents(*single, {references[0]}, "cfg 2");
+    absl::StatusOr<v1::GenerateResponse> batch =
+        Generate(*cluster, LatentRequest(Prompts(), 7));
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    ExpectLatents(*batch, references, "cfg 2, batch of 3");
+  }
+  {
+    SCOPED_TRACE("world 4, dp 2 x cfg 2");
+    std::unique_ptr<ServingCluster> cluster =
+        Start(4, {"--dp_degree=2", "--cfg_degree=2"});
+    ASSERT_NE(cluster, nullptr);
+    // Three prompts over two dp groups: two in one, one in the other.
+    absl::StatusOr<v1::GenerateResponse> batch =
+        Generate(*cluster, LatentRequest(Prompts(), 7));
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    ExpectLatents(*batch, references, "dp 2 x cfg 2, batch of 3");
+    // One prompt: the second dp group has none and only follows the steps.
+    absl::StatusOr<v1::GenerateResponse> single =
+        Generate(*cluster, LatentRequest({Prompts()[0]}, 7));
+    ASSERT_TRUE(single.ok()) << single.status();
+    ExpectLatents(*single, {references[0]}, "dp 2 x cfg 2, one prompt");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, GuidedServingTest,
+    ::testing::Values(config::ModelFamily::kPixArtSigma,
+                      config::ModelFamily::kSd3Medium),
+    [](const ::testing::TestParamInfo<config::ModelFamily>& info) {
+      return info.param == config::ModelFamily::kPixArtSigma ? "PixArtSigma"
+                                                             : "Sd3Medium";
+    });
+
+}  // namespace
+}  // namespace ditserve::testing
