@@ -94,19 +94,6 @@ v1::GenerateRequest BenchRequest() {
   return request;
 }
 
-absl::Status Generate(testing::ServingCluster& cluster,
-                      const v1::GenerateRequest& request) {
-  auto context = testing::ContextWithDeadline(600);
-  v1::GenerateResponse response;
-  const grpc::Status status =
-      cluster.generation().Generate(context.get(), request, &response);
-  if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        status.error_message());
-  }
-  return absl::OkStatus();
-}
-
 // The last lines of a failure that carries rank logs: where the reason is.
 std::string Tail(const std::string& text) {
   constexpr size_t kKeep = 600;
@@ -134,8 +121,10 @@ nlohmann::json Measure(const std::string& name, const BenchConfig& config,
   std::vector<double> milliseconds;
   for (int i = 0; i <= absl::GetFlag(FLAGS_repeats); ++i) {
     const auto start = std::chrono::steady_clock::now();
-    if (absl::Status status = Generate(**cluster, request); !status.ok()) {
-      result["error"] = status.ToString();
+    if (absl::StatusOr<v1::GenerateResponse> response =
+            (*cluster)->Generate(request, /*seconds=*/600);
+        !response.ok()) {
+      result["error"] = response.status().ToString();
       return result;
     }
     // Request 0 is the warm-up (first-touch of weights, allocator).

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -40,13 +39,6 @@ const std::vector<std::string>& Prompts() {
       new std::vector<std::string>{"a lighthouse at dusk", "a fox in the snow",
                                    "an old bridge over a river"};
   return *kPrompts;
-}
-
-std::vector<float> LatentValues(const v1::Image& image) {
-  std::vector<float> values(image.data().size() / sizeof(float));
-  std::memcpy(values.data(), image.data().data(),
-              values.size() * sizeof(float));
-  return values;
 }
 
 float MaxAbsDifference(const std::vector<float>& a,
@@ -93,19 +85,6 @@ class GuidedServingTest : public ::testing::TestWithParam<config::ModelFamily> {
     return request;
   }
 
-  static absl::StatusOr<v1::GenerateResponse> Generate(
-      ServingCluster& cluster, const v1::GenerateRequest& request) {
-    auto context = ContextWithDeadline(kCallSeconds);
-    v1::GenerateResponse response;
-    const grpc::Status status =
-        cluster.generation().Generate(context.get(), request, &response);
-    if (!status.ok()) {
-      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                          status.error_message());
-    }
-    return response;
-  }
-
   // Expects image i of `response` to be `references[i]` within tolerance.
   static void ExpectLatents(const v1::GenerateResponse& response,
                             const std::vector<std::vector<float>>& references,
@@ -113,7 +92,7 @@ class GuidedServingTest : public ::testing::TestWithParam<config::ModelFamily> {
     ASSERT_EQ(response.images_size(), static_cast<int>(references.size()))
         << layout;
     for (size_t i = 0; i < references.size(); ++i) {
-      const std::vector<float> values = LatentValues(response.images(i));
+      const std::vector<float> values = LatentFloats(response.images(i));
       ASSERT_EQ(values.size(), references[i].size())
           << layout << " image " << i;
       const float difference = MaxAbsDifference(values, references[i]);
@@ -142,7 +121,8 @@ TEST_P(GuidedServingTest, ParallelLayoutsServeTheSingleRankImages) {
     // family bins.
     v1::GenerateRequest png = SmallRequest(Prompts()[0]);
     png.add_prompt(Prompts()[1]);
-    absl::StatusOr<v1::GenerateResponse> images = Generate(*cluster, png);
+    absl::StatusOr<v1::GenerateResponse> images =
+        cluster->Generate(png, kCallSeconds);
     ASSERT_TRUE(images.ok()) << images.status();
     ASSERT_EQ(images->images_size(), 2);
     for (const v1::Image& image : images->images()) {
@@ -156,10 +136,10 @@ TEST_P(GuidedServingTest, ParallelLayoutsServeTheSingleRankImages) {
     // Each prompt alone, seeded as it is in the batch below.
     for (size_t i = 0; i < Prompts().size(); ++i) {
       absl::StatusOr<v1::GenerateResponse> single =
-          Generate(*cluster, LatentRequest({Prompts()[i]}, 7 + i));
+          cluster->Generate(LatentRequest({Prompts()[i]}, 7 + i), kCallSeconds);
       ASSERT_TRUE(single.ok()) << single.status();
       ASSERT_EQ(single->images_size(), 1);
-      references.push_back(LatentValues(single->images(0)));
+      references.push_back(LatentFloats(single->images(0)));
     }
     EXPECT_NE(references[0], references[1]);
   }
@@ -168,12 +148,12 @@ TEST_P(GuidedServingTest, ParallelLayoutsServeTheSingleRankImages) {
     std::unique_ptr<ServingCluster> cluster = Start(2, {"--cfg_degree=2"});
     ASSERT_NE(cluster, nullptr);
     absl::StatusOr<v1::GenerateResponse> single =
-        Generate(*cluster, LatentRequest({Prompts()[0]}, 7));
+        cluster->Generate(LatentRequest({Prompts()[0]}, 7), kCallSeconds);
     ASSERT_TRUE(single.ok()) << single.status();
     EXPECT_EQ(single->config().shapes().branches_per_cfg_rank(), 1);
     ExpectLatents(*single, {references[0]}, "cfg 2");
     absl::StatusOr<v1::GenerateResponse> batch =
-        Generate(*cluster, LatentRequest(Prompts(), 7));
+        cluster->Generate(LatentRequest(Prompts(), 7), kCallSeconds);
     ASSERT_TRUE(batch.ok()) << batch.status();
     ExpectLatents(*batch, references, "cfg 2, batch of 3");
   }
@@ -184,12 +164,12 @@ TEST_P(GuidedServingTest, ParallelLayoutsServeTheSingleRankImages) {
     ASSERT_NE(cluster, nullptr);
     // Three prompts over two dp groups: two in one, one in the other.
     absl::StatusOr<v1::GenerateResponse> batch =
-        Generate(*cluster, LatentRequest(Prompts(), 7));
+        cluster->Generate(LatentRequest(Prompts(), 7), kCallSeconds);
     ASSERT_TRUE(batch.ok()) << batch.status();
     ExpectLatents(*batch, references, "dp 2 x cfg 2, batch of 3");
     // One prompt: the second dp group has none and only follows the steps.
     absl::StatusOr<v1::GenerateResponse> single =
-        Generate(*cluster, LatentRequest({Prompts()[0]}, 7));
+        cluster->Generate(LatentRequest({Prompts()[0]}, 7), kCallSeconds);
     ASSERT_TRUE(single.ok()) << single.status();
     ExpectLatents(*single, {references[0]}, "dp 2 x cfg 2, one prompt");
   }

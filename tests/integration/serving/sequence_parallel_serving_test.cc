@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -56,21 +55,7 @@ absl::StatusOr<v1::GenerateResponse> ServeOnce(
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start(options);
   if (!cluster.ok()) return cluster.status();
-  auto context = ContextWithDeadline(kCallSeconds);
-  v1::GenerateResponse response;
-  const grpc::Status status =
-      (*cluster)->generation().Generate(context.get(), request, &response);
-  if (!status.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                        status.error_message());
-  }
-  return response;
-}
-
-std::vector<float> Floats(const std::string& bytes) {
-  std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-  return values;
+  return (*cluster)->Generate(request, kCallSeconds);
 }
 
 struct ParallelCase {
@@ -114,8 +99,8 @@ TEST_P(SequenceParallelServingTest, LatentsEqualASingleRanksWithinTolerance) {
   ASSERT_EQ(split->images_size(), 3);
   float max_error = 0;
   for (int image = 0; image < 3; ++image) {
-    const std::vector<float> expected = Floats(single->images(image).data());
-    const std::vector<float> actual = Floats(split->images(image).data());
+    const std::vector<float> expected = LatentFloats(single->images(image));
+    const std::vector<float> actual = LatentFloats(split->images(image));
     ASSERT_EQ(actual.size(), expected.size());
     ASSERT_FALSE(expected.empty());
     for (size_t i = 0; i < expected.size(); ++i) {

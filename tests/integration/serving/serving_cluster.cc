@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -54,6 +55,13 @@ v1::GenerateRequest SmallRequest(const std::string& prompt) {
   request.set_seed(7);
   request.set_max_sequence_length(32);
   return request;
+}
+
+std::vector<float> LatentFloats(const v1::Image& image) {
+  std::vector<float> values(image.data().size() / sizeof(float));
+  std::memcpy(values.data(), image.data().data(),
+              values.size() * sizeof(float));
+  return values;
 }
 
 absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
@@ -131,6 +139,19 @@ ServingCluster::HealthStatus() {
                         status.error_message());
   }
   return response.status();
+}
+
+absl::StatusOr<v1::GenerateResponse> ServingCluster::Generate(
+    const v1::GenerateRequest& request, double seconds) {
+  auto context = ContextWithDeadline(seconds);
+  v1::GenerateResponse response;
+  const grpc::Status status =
+      generation_->Generate(context.get(), request, &response);
+  if (!status.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        status.error_message());
+  }
+  return response;
 }
 
 absl::StatusOr<std::string> ServingCluster::ScrapeMetrics() const {

@@ -37,6 +37,10 @@ class ServingCluster {
   std::string address() const;
   int metrics_port() const { return metrics_port_; }
 
+  // One Generate call with a deadline `seconds` from now; a failed call's
+  // gRPC status as an absl::Status.
+  absl::StatusOr<v1::GenerateResponse> Generate(
+      const v1::GenerateRequest& request, double seconds);
   // The body of GET /metrics.
   absl::StatusOr<std::string> ScrapeMetrics() const;
   // SERVING, NOT_SERVING, or the failed call's error.
@@ -60,6 +64,9 @@ std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds);
 
 // A request for a small, quick image of the default model.
 v1::GenerateRequest SmallRequest(const std::string& prompt);
+
+// The values of an OUTPUT_FORMAT_LATENT_F32 image.
+std::vector<float> LatentFloats(const v1::Image& image);
 
 }  // namespace ditserve::testing
 
