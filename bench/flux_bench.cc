@@ -4,7 +4,6 @@
 //
 //   ditserve-bench-flux [--resolutions 256,512] [--threads 1,2] [--repeats 3]
 //                       [--checkpoint DIR]
-#include <ATen/Parallel.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
+#include "core/engine/compute_threads.h"
 #include "core/parallel/local_attention.h"
 #include "core/pipelines/flux/flux_pipeline.h"
 #include "nlohmann/json.hpp"
@@ -161,7 +161,7 @@ absl::StatusOr<nlohmann::json> Run() {
   const int repeats = absl::GetFlag(FLAGS_repeats);
   for (int64_t size : *sizes) {
     for (int64_t threads : *thread_counts) {
-      at::set_num_threads(static_cast<int>(threads));
+      engine::SetComputeThreads(static_cast<int>(threads));
       const pipelines::FluxRequest request = Request(**pipeline, size);
       absl::StatusOr<at::Tensor> latents = (*pipeline)->InitialLatents(request);
       if (!latents.ok()) return latents.status();

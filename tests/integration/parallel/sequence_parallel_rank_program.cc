@@ -28,6 +28,7 @@
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
+#include "core/engine/compute_threads.h"
 #include "core/parallel/collective_error.h"
 #include "core/parallel/local_attention.h"
 #include "core/parallel/make_attention.h"
@@ -156,7 +157,8 @@ absl::StatusOr<std::string> AttendAndCompare(
 
 int Main() {
   std::signal(SIGPIPE, SIG_IGN);
-  at::set_num_threads(1);
+  // Up to four ranks share the cores; OpenBLAS threads would oversubscribe.
+  engine::SetComputeThreads(1);
   const std::chrono::milliseconds timeout(absl::GetFlag(FLAGS_timeout_ms));
   absl::StatusOr<dist::RankEnv> env = dist::ResolveRankEnvFromProcess({});
   if (!env.ok()) {
