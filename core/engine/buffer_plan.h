@@ -23,6 +23,23 @@ inline constexpr absl::string_view kSequenceGather = "sequence_gather";
 // one step, gathered on both, [cfg, rows, transformer_out_channels,
 // latent_height, latent_width] with rows as for the sequence shard.
 inline constexpr absl::string_view kCfgBranchGather = "cfg_branch_gather";
+// PipeFusion stages after the first: the previous stage's text stream
+// [max_batch_per_dp_group, text_tokens, hidden] and image stream
+// [max_batch_per_dp_group, image_tokens, hidden]; a group with fewer prompts
+// receives into the leading rows.
+inline constexpr absl::string_view kStageTextStream = "stage_text_stream";
+inline constexpr absl::string_view kStageImageStream = "stage_image_stream";
+// PipeFusion stages before the last: the last stage's noise prediction
+// [max_batch_per_dp_group, image_tokens, 4 × latent_channels] (packed like
+// the latents), leading rows as above.
+inline constexpr absl::string_view kStageNoisePrediction =
+    "stage_noise_prediction";
+// The buffer of image patch `patch` of the patch pipeline (steps after
+// warmup_steps) for `buffer` = kStageImageStream or kStageNoisePrediction:
+// its rows are the patch's image tokens
+// (shapes.pipefusion_patch_token_offsets). The text stream of a patch uses
+// kStageTextStream.
+std::string PatchBuffer(absl::string_view buffer, int patch);
 // Rank 0 only: each dp group's latents, [dp, max_batch_per_dp_group,
 // channels, latent_height, latent_width].
 inline constexpr absl::string_view kDpLatentsGather = "dp_latents_gather";

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/engine/pipeline.h"
+#include "core/parallel/stale_kv_attention.h"
 #include "core/pipelines/flux/flux_pipeline.h"
 #include "core/pipelines/text/flux_prompt_encoder.h"
 
@@ -19,11 +20,18 @@ namespace ditserve::engine {
 // sp = ring × ulysses > 1, the sp ranks of a group split every transformer
 // forward by sequence (the transformer must attend through the mesh's
 // parallel::Attention, see parallel::MakeAttention) and all hold the whole
+// latents after each step. When pp > 1, each rank's transformer holds its
+// PipeFusion stage's blocks and every forward runs through the stages of the
+// pp group (whole sequence for the warm-up steps, then patch after patch with
+// one-step-stale keys and values), whose ranks also all hold the whole
 // latents after each step.
 class FluxRankPipeline : public Pipeline {
  public:
+  // `stale_kv`: the attention of `flux`'s transformer when pp > 1, else
+  // null.
   FluxRankPipeline(std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
-                   std::unique_ptr<pipelines::FluxPipeline> flux);
+                   std::unique_ptr<pipelines::FluxPipeline> flux,
+                   std::shared_ptr<parallel::StaleKvAttention> stale_kv);
 
   absl::StatusOr<at::Tensor> Run(PipelineContext& context) override;
 
@@ -40,6 +48,7 @@ class FluxRankPipeline : public Pipeline {
 
   std::unique_ptr<pipelines::FluxPromptEncoder> encoder_;
   std::unique_ptr<pipelines::FluxPipeline> flux_;
+  std::shared_ptr<parallel::StaleKvAttention> stale_kv_;
 };
 
 }  // namespace ditserve::engine

@@ -42,7 +42,7 @@ std::optional<int64_t> BlockIndex(absl::string_view name,
 // Runs a forward, keeping the Status of a failed sequence-parallel
 // collective and turning other LibTorch errors into INTERNAL.
 template <typename Body>
-absl::StatusOr<at::Tensor> Guarded(Body body) {
+auto Guarded(Body body) -> absl::StatusOr<decltype(body())> {
   try {
     return body();
   } catch (const parallel::CollectiveError& e) {
@@ -228,6 +228,73 @@ absl::StatusOr<at::Tensor> FluxTransformer2DModel::ForwardShard(
   return Guarded([&] { return ForwardShardUnchecked(inputs, shard); });
 }
 
+absl::Status FluxTransformer2DModel::CheckIncoming(
+    const FluxTransformerInputs& inputs,
+    const std::optional<FluxStreams>& incoming) const {
+  const bool first_stage = blocks_.begin == 0;
+  if (first_stage && incoming.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "incoming streams were given to the first PipeFusion stage (blocks [",
+        blocks_.begin, ", ", blocks_.end, ")), which embeds its inputs"));
+  }
+  if (first_stage) return absl::OkStatus();
+  if (!incoming.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PipeFusion stage with blocks [", blocks_.begin, ", ", blocks_.end,
+        ") needs the previous stage's streams; none were given"));
+  }
+  const int64_t batch = inputs.hidden_states.size(0);
+  const int64_t dim = config_.inner_dim();
+  absl::Status status =
+      CheckShape("incoming text stream", incoming->text,
+                 {batch, inputs.encoder_hidden_states.size(1), dim});
+  status.Update(CheckShape("incoming image stream", incoming->image,
+                           {batch, inputs.hidden_states.size(1), dim}));
+  return status;
+}
+
+absl::StatusOr<FluxStreams> FluxTransformer2DModel::ForwardStage(
+    const FluxTransformerInputs& inputs,
+    const std::optional<FluxStreams>& incoming) {
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  if (absl::Status status = CheckIncoming(inputs, incoming); !status.ok()) {
+    return status;
+  }
+  return Guarded([&] {
+    FluxStreams streams;
+    if (incoming.has_value()) {
+      streams = *incoming;
+    } else {
+      streams.image = x_embedder_->forward(inputs.hidden_states);
+      streams.text = context_embedder_->forward(inputs.encoder_hidden_states);
+    }
+    const at::Tensor temb = Conditioning(inputs, streams.image.scalar_type());
+    return RunBlocks(std::move(streams), temb, WholeSequence(inputs));
+  });
+}
+
+absl::StatusOr<at::Tensor> FluxTransformer2DModel::StageOutput(
+    const FluxTransformerInputs& inputs, const at::Tensor& image_stream) {
+  if (blocks_.end != config_.total_blocks()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("FluxTransformer2DModel holds blocks [", blocks_.begin,
+                     ", ", blocks_.end, ") of ", config_.total_blocks(),
+                     "; only the last PipeFusion stage projects the output"));
+  }
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  if (absl::Status status =
+          CheckShape("image stream", image_stream,
+                     {inputs.hidden_states.size(0),
+                      inputs.hidden_states.size(1), config_.inner_dim()});
+      !status.ok()) {
+    return status;
+  }
+  return Guarded([&] {
+    const at::Tensor temb = Conditioning(inputs, image_stream.scalar_type());
+    return proj_out_->forward(norm_out_->Forward(image_stream, temb));
+  });
+}
+
 at::Tensor FluxTransformer2DModel::Conditioning(
     const FluxTransformerInputs& inputs, c10::ScalarType dtype) {
   const at::Tensor timestep = inputs.timestep.to(dtype) * kTimestepScale;
@@ -251,18 +318,21 @@ FluxStreams FluxTransformer2DModel::RunBlocks(FluxStreams streams,
   return streams;
 }
 
+FluxSequence FluxTransformer2DModel::WholeSequence(
+    const FluxTransformerInputs& inputs) const {
+  return FluxSequence{.rotary = FluxRotaryTables(
+                          at::cat({inputs.txt_ids, inputs.img_ids}, /*dim=*/0),
+                          config_.axes_dims_rope, kRopeTheta),
+                      .key_mask = std::nullopt};
+}
+
 at::Tensor FluxTransformer2DModel::ForwardUnchecked(
     const FluxTransformerInputs& inputs) {
   FluxStreams streams;
   streams.image = x_embedder_->forward(inputs.hidden_states);
   const at::Tensor temb = Conditioning(inputs, streams.image.scalar_type());
   streams.text = context_embedder_->forward(inputs.encoder_hidden_states);
-  const FluxSequence sequence{
-      .rotary =
-          FluxRotaryTables(at::cat({inputs.txt_ids, inputs.img_ids}, /*dim=*/0),
-                           config_.axes_dims_rope, kRopeTheta),
-      .key_mask = std::nullopt};
-  streams = RunBlocks(std::move(streams), temb, sequence);
+  streams = RunBlocks(std::move(streams), temb, WholeSequence(inputs));
   return proj_out_->forward(norm_out_->Forward(streams.image, temb));
 }
 

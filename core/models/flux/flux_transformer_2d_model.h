@@ -30,6 +30,14 @@ struct FluxBlockRange {
   static FluxBlockRange All(const FluxTransformerConfig& config) {
     return {0, config.total_blocks()};
   }
+
+  // PipeFusion stage `stage` of `stages` (0 <= stage < stages <=
+  // total_blocks): consecutive ranges whose sizes differ by at most one.
+  static FluxBlockRange OfStage(const FluxTransformerConfig& config, int stage,
+                                int stages) {
+    const int64_t total = config.total_blocks();
+    return {stage * total / stages, (stage + 1) * total / stages};
+  }
 };
 
 // The inputs of one forward, as diffusers' FluxTransformer2DModel takes them.
@@ -103,17 +111,38 @@ class FluxTransformer2DModel : public torch::nn::Module {
   absl::StatusOr<at::Tensor> ForwardShard(const FluxTransformerInputs& inputs,
                                           const FluxSequenceShard& shard);
 
+  // One PipeFusion stage: this instance's blocks on the whole sequence. The
+  // first stage (range from block 0) embeds `inputs` and takes no
+  // `incoming`; a later stage continues from `incoming`, the streams the
+  // previous stage returned ([B, S_txt, dim] text, [B, S_img, dim] image).
+  // Every stage computes the conditioning and rotary tables from `inputs`
+  // itself (all stages hold the non-block tensors), so only the streams
+  // travel between stages. Errors as Forward, plus INVALID_ARGUMENT for
+  // missing, unexpected or misshapen `incoming` streams.
+  absl::StatusOr<FluxStreams> ForwardStage(
+      const FluxTransformerInputs& inputs,
+      const std::optional<FluxStreams>& incoming);
+
+  // The last stage's output from the image stream its ForwardStage returned:
+  // [B, S_img, patch_size^2 * out_channels], as Forward. FAILED_PRECONDITION
+  // unless this instance holds the last block.
+  absl::StatusOr<at::Tensor> StageOutput(const FluxTransformerInputs& inputs,
+                                         const at::Tensor& image_stream);
+
  private:
   FluxTransformer2DModel(const FluxTransformerConfig& config,
                          std::shared_ptr<parallel::Attention> attention,
                          FluxBlockRange blocks);
 
   absl::Status CheckHoldsEveryBlock() const;
+  absl::Status CheckIncoming(const FluxTransformerInputs& inputs,
+                             const std::optional<FluxStreams>& incoming) const;
   absl::Status CheckInputs(const FluxTransformerInputs& inputs) const;
   at::Tensor Conditioning(const FluxTransformerInputs& inputs,
                           c10::ScalarType dtype);
   FluxStreams RunBlocks(FluxStreams streams, const at::Tensor& temb,
                         const FluxSequence& sequence);
+  FluxSequence WholeSequence(const FluxTransformerInputs& inputs) const;
   at::Tensor ForwardUnchecked(const FluxTransformerInputs& inputs);
   at::Tensor ForwardShardUnchecked(const FluxTransformerInputs& inputs,
                                    const FluxSequenceShard& shard);

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -43,10 +44,11 @@ FluxPipeline::FluxPipeline(
 
 absl::StatusOr<std::unique_ptr<FluxPipeline>> FluxPipeline::Load(
     const std::string& dir, std::shared_ptr<parallel::Attention> attention,
-    const models::Placement& placement) {
+    const models::Placement& placement,
+    std::optional<models::FluxBlockRange> blocks) {
   absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> transformer =
-      models::LoadFluxTransformer2DModel(dir + "/transformer",
-                                         std::move(attention), placement);
+      models::LoadFluxTransformer2DModel(
+          dir + "/transformer", std::move(attention), placement, blocks);
   if (!transformer.ok()) return transformer.status();
   absl::StatusOr<std::shared_ptr<models::AutoencoderKL>> vae =
       models::LoadAutoencoderKL(dir + "/vae", placement);
@@ -133,8 +135,14 @@ absl::StatusOr<at::Tensor> FluxPipeline::InitialLatents(
 absl::StatusOr<at::Tensor> FluxPipeline::Denoise(
     const FluxRequest& request, at::Tensor latents,
     const FluxStepObserver& observer,
-    const FluxSequenceParallel* sequence_parallel) {
+    const FluxSequenceParallel* sequence_parallel,
+    const FluxPipelineStages* stages) {
   if (absl::Status status = CheckRequest(request); !status.ok()) return status;
+  if (sequence_parallel != nullptr && stages != nullptr) {
+    return absl::UnimplementedError(
+        "FLUX denoising with both sequence parallelism and PipeFusion stages "
+        "is not implemented; pass one of them");
+  }
   const FluxLatentGrid grid =
       *LatentGridFor(request.height, request.width, vae_scale_factor());
   if (absl::Status status = models::CheckShape(
@@ -168,9 +176,12 @@ absl::StatusOr<at::Tensor> FluxPipeline::Denoise(
       inputs.timestep =
           timestep.expand({batch}).to(latents.scalar_type()) / kTimestepScale;
       absl::StatusOr<at::Tensor> noise_pred =
-          sequence_parallel == nullptr
-              ? transformer_->Forward(inputs)
-              : ShardedFluxForward(*transformer_, inputs, *sequence_parallel);
+          sequence_parallel != nullptr
+              ? ShardedFluxForward(*transformer_, inputs, *sequence_parallel)
+          : stages == nullptr ? transformer_->Forward(inputs)
+          : step < std::max(1, stages->warmup_steps)
+              ? StagedFluxForward(*transformer_, inputs, *stages)
+              : PatchedFluxForward(*transformer_, inputs, *stages);
       if (!noise_pred.ok()) return noise_pred.status();
       absl::StatusOr<schedulers::StepOutput> stepped =
           scheduler->Step(*noise_pred, latents);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "core/parallel/attention.h"
 #include "core/pipelines/decoded_images.h"
 #include "core/pipelines/flux/flux_latents.h"
+#include "core/pipelines/flux/flux_pipeline_stages.h"
 #include "core/pipelines/flux/flux_sequence_parallel.h"
 #include "core/schedulers/flow_match_euler.h"
 
@@ -72,10 +74,12 @@ class FluxPipeline {
                schedulers::FlowMatchEulerConfig scheduler_config,
                models::Placement placement);
 
-  // transformer/, vae/ and scheduler/ of a diffusers FLUX folder.
+  // transformer/, vae/ and scheduler/ of a diffusers FLUX folder; of the
+  // transformer only `blocks` (a PipeFusion stage's range; nullopt = all).
   static absl::StatusOr<std::unique_ptr<FluxPipeline>> Load(
       const std::string& dir, std::shared_ptr<parallel::Attention> attention,
-      const models::Placement& placement);
+      const models::Placement& placement,
+      std::optional<models::FluxBlockRange> blocks = std::nullopt);
 
   // Packed starting latents [B, tokens, 4C] on the pipeline's device/dtype.
   absl::StatusOr<at::Tensor> InitialLatents(const FluxRequest& request) const;
@@ -85,11 +89,16 @@ class FluxPipeline {
   // transformer forward runs on this rank's shard of the joint sequence and
   // is gathered over the sp group (ShardedFluxForward); pass it exactly when
   // the transformer's Attention is a sequence-parallel one, on every rank of
-  // the group.
+  // the group. With `stages`, every forward runs as a PipeFusion stage of
+  // the pp group: whole-sequence (StagedFluxForward) for the warm-up steps,
+  // then patch after patch (PatchedFluxForward); pass it exactly when the
+  // transformer holds one stage's blocks, on every rank of the group. At
+  // most one of the two is given.
   absl::StatusOr<at::Tensor> Denoise(
       const FluxRequest& request, at::Tensor latents,
       const FluxStepObserver& observer,
-      const FluxSequenceParallel* sequence_parallel = nullptr);
+      const FluxSequenceParallel* sequence_parallel = nullptr,
+      const FluxPipelineStages* stages = nullptr);
 
   absl::StatusOr<FluxDecodeOutput> Decode(const at::Tensor& latents,
                                           int64_t height, int64_t width);

@@ -75,6 +75,86 @@ TEST(BufferPlanTest, ShardTokensFollowTheSequenceLength) {
               ElementsAre(1, (512 + 64) / 2, 8));
 }
 
+v1::InputConfig FrozenPipeFusion(int stages, int max_sequence_length,
+                                 int warmup_steps = 1) {
+  config::ParallelFlags flags;
+  flags.pipefusion_degree = stages;
+  flags.warmup_steps = warmup_steps;
+  absl::StatusOr<v1::ParallelConfig> parallel =
+      config::MakeParallelConfig(flags, stages);
+  EXPECT_TRUE(parallel.ok()) << parallel.status();
+  TestConfigRequest request;
+  request.prompts = 1;
+  request.max_sequence_length = max_sequence_length;
+  absl::StatusOr<v1::InputConfig> config = FreezeTestConfig(request, *parallel);
+  EXPECT_TRUE(config.ok()) << config.status();
+  return *config;
+}
+
+TEST(BufferPlanTest, PipeFusionStagesReceiveStreamsAndTheNoisePrediction) {
+  const v1::InputConfig config = FrozenPipeFusion(3, 512);
+  const v1::DerivedShapes& shapes = config.shapes();
+  absl::StatusOr<BufferPlan> first = PlanBuffers(config, {}, kDimensions);
+  absl::StatusOr<BufferPlan> middle =
+      PlanBuffers(config, {.pp = 1}, kDimensions);
+  absl::StatusOr<BufferPlan> last = PlanBuffers(config, {.pp = 2}, kDimensions);
+  ASSERT_TRUE(first.ok() && middle.ok() && last.ok());
+
+  // The first stage embeds; the last one predicts.
+  EXPECT_EQ(first->Find(kStageTextStream), nullptr);
+  EXPECT_EQ(last->Find(kStageNoisePrediction), nullptr);
+  EXPECT_THAT(middle->Find(kStageTextStream)->shape,
+              ElementsAre(1, shapes.text_tokens(), 8));
+  EXPECT_THAT(middle->Find(kStageTextStream)->sized_by,
+              HasSubstr("max_sequence_length 512"));
+  EXPECT_THAT(last->Find(kStageImageStream)->shape,
+              ElementsAre(1, shapes.image_tokens(), 8));
+  EXPECT_THAT(first->Find(kStageNoisePrediction)->shape,
+              ElementsAre(1, shapes.image_tokens(), 4 * 16));
+  EXPECT_NE(middle->Find(kStageNoisePrediction), nullptr);
+}
+
+TEST(BufferPlanTest, PatchPipelineStagesReceiveEachPatchInItsOwnBuffer) {
+  // 2 steps, 1 warm-up step: the second step runs the patch pipeline.
+  const v1::InputConfig config = FrozenPipeFusion(3, 256);
+  const auto& offsets = config.shapes().pipefusion_patch_token_offsets();
+  ASSERT_EQ(offsets.size(), 4);
+  absl::StatusOr<BufferPlan> first = PlanBuffers(config, {}, kDimensions);
+  absl::StatusOr<BufferPlan> last = PlanBuffers(config, {.pp = 2}, kDimensions);
+  ASSERT_TRUE(first.ok() && last.ok());
+  for (int patch = 0; patch < 3; ++patch) {
+    const int64_t tokens = offsets[patch + 1] - offsets[patch];
+    const BufferSpec* image = last->Find(PatchBuffer(kStageImageStream, patch));
+    ASSERT_NE(image, nullptr) << "patch " << patch;
+    EXPECT_THAT(image->shape, ElementsAre(1, tokens, 8));
+    EXPECT_THAT(image->sized_by, HasSubstr("pipefusion_patch_token_offsets"));
+    const BufferSpec* noise =
+        first->Find(PatchBuffer(kStageNoisePrediction, patch));
+    ASSERT_NE(noise, nullptr) << "patch " << patch;
+    EXPECT_THAT(noise->shape, ElementsAre(1, tokens, 64));
+    EXPECT_EQ(first->Find(PatchBuffer(kStageImageStream, patch)), nullptr);
+  }
+}
+
+TEST(BufferPlanTest, PatchBuffersDoNotDependOnTheStepCount) {
+  // Steps are not part of the shape key: a request whose steps are all
+  // warm-up steps prepares the buffers the next one's patch steps use.
+  absl::StatusOr<BufferPlan> warm_only = PlanBuffers(
+      FrozenPipeFusion(2, 256, /*warmup_steps=*/2), {.pp = 1}, kDimensions);
+  ASSERT_TRUE(warm_only.ok()) << warm_only.status();
+  EXPECT_NE(warm_only->Find(PatchBuffer(kStageImageStream, 0)), nullptr);
+  EXPECT_NE(warm_only->Find(PatchBuffer(kStageImageStream, 1)), nullptr);
+}
+
+TEST(BufferPlanTest, WithoutPipeFusionNoStageBuffers) {
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(Frozen(2, 1, 256), {.ulysses = 1}, kDimensions);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->Find(kStageTextStream), nullptr);
+  EXPECT_EQ(plan->Find(kStageImageStream), nullptr);
+  EXPECT_EQ(plan->Find(kStageNoisePrediction), nullptr);
+}
+
 TEST(BufferPlanTest, NonPositiveHiddenSizeIsRejected) {
   absl::StatusOr<BufferPlan> plan =
       PlanBuffers(Frozen(1, 1, 256), {}, {.hidden_size = 0});

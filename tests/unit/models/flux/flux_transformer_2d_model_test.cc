@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -17,12 +18,14 @@
 #include "core/models/flux/flux_transformer_loader.h"
 #include "core/parallel/collective_error.h"
 #include "core/parallel/local_attention.h"
+#include "tests/unit/models/flux/flux_golden_inputs.h"
 #include "tests/unit/models/golden_case.h"
 
 namespace ditserve::models {
 namespace {
 
 using ::ditserve::testing::AllClose;
+using ::ditserve::testing::FluxGoldenInputs;
 using ::ditserve::testing::GoldenCase;
 using ::testing::HasSubstr;
 
@@ -36,22 +39,11 @@ std::shared_ptr<FluxTransformer2DModel> LoadGoldenModel(
   return model.ok() ? *model : nullptr;
 }
 
-FluxTransformerInputs GoldenInputs(const GoldenCase& golden) {
-  FluxTransformerInputs inputs;
-  inputs.hidden_states = golden.Input("hidden_states");
-  inputs.encoder_hidden_states = golden.Input("encoder_hidden_states");
-  inputs.pooled_projections = golden.Input("pooled_projections");
-  inputs.timestep = golden.Input("timestep");
-  inputs.img_ids = golden.Input("img_ids");
-  inputs.txt_ids = golden.Input("txt_ids");
-  return inputs;
-}
-
 TEST(FluxTransformer2DModelTest, DevMatchesDiffusersWithGuidanceEmbedding) {
   const GoldenCase golden("models/flux_dev");
   std::shared_ptr<FluxTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  FluxTransformerInputs inputs = GoldenInputs(golden);
+  FluxTransformerInputs inputs = FluxGoldenInputs(golden, /*guidance=*/false);
   inputs.guidance = golden.Input("guidance");
   torch::NoGradGuard no_grad;
   absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
@@ -65,7 +57,8 @@ TEST(FluxTransformer2DModelTest, SchnellMatchesDiffusersWithoutGuidance) {
   std::shared_ptr<FluxTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> sample = model->Forward(GoldenInputs(golden));
+  absl::StatusOr<at::Tensor> sample =
+      model->Forward(FluxGoldenInputs(golden, /*guidance=*/false));
   ASSERT_TRUE(sample.ok()) << sample.status();
   EXPECT_TRUE(AllClose(*sample, golden.Output("sample"),
                        golden.ToleranceFor("sample")));
@@ -75,7 +68,8 @@ TEST(FluxTransformer2DModelTest, MissingGuidanceIsAnErrorForDevModels) {
   const GoldenCase golden("models/flux_dev");
   std::shared_ptr<FluxTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  absl::StatusOr<at::Tensor> sample = model->Forward(GoldenInputs(golden));
+  absl::StatusOr<at::Tensor> sample =
+      model->Forward(FluxGoldenInputs(golden, /*guidance=*/false));
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(sample.status().message(), HasSubstr("guidance is missing"));
 }
@@ -84,7 +78,7 @@ TEST(FluxTransformer2DModelTest, GuidanceIsAnErrorForSchnellModels) {
   const GoldenCase golden("models/flux_schnell");
   std::shared_ptr<FluxTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  FluxTransformerInputs inputs = GoldenInputs(golden);
+  FluxTransformerInputs inputs = FluxGoldenInputs(golden, /*guidance=*/false);
   inputs.guidance = torch::full({2}, 3.5);
   absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kInvalidArgument);
@@ -95,7 +89,7 @@ TEST(FluxTransformer2DModelTest, WrongChannelCountNamesTheInputAndShapes) {
   const GoldenCase golden("models/flux_schnell");
   std::shared_ptr<FluxTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  FluxTransformerInputs inputs = GoldenInputs(golden);
+  FluxTransformerInputs inputs = FluxGoldenInputs(golden, /*guidance=*/false);
   inputs.hidden_states = torch::zeros({2, 16, 32});
   absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kInvalidArgument);
@@ -134,9 +128,83 @@ TEST(FluxTransformer2DModelTest, PartialModelRefusesAWholeForward) {
                                  std::make_shared<parallel::LocalAttention>(),
                                  Placement{}, FluxBlockRange{0, 1});
   ASSERT_TRUE(stage.ok()) << stage.status();
-  absl::StatusOr<at::Tensor> sample = (*stage)->Forward(GoldenInputs(golden));
+  absl::StatusOr<at::Tensor> sample =
+      (*stage)->Forward(FluxGoldenInputs(golden, /*guidance=*/false));
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(sample.status().message(), HasSubstr("holds blocks [0, 1) of 3"));
+}
+
+std::shared_ptr<FluxTransformer2DModel> LoadStage(const GoldenCase& golden,
+                                                  FluxBlockRange blocks) {
+  absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> stage =
+      LoadFluxTransformer2DModel(golden.dir(),
+                                 std::make_shared<parallel::LocalAttention>(),
+                                 Placement{}, blocks);
+  EXPECT_TRUE(stage.ok()) << stage.status();
+  return stage.ok() ? *stage : nullptr;
+}
+
+TEST(FluxTransformer2DModelTest, StagesChainedEqualTheWholeForward) {
+  const GoldenCase golden("models/flux_dev");
+  FluxTransformerInputs inputs = FluxGoldenInputs(golden, /*guidance=*/false);
+  inputs.guidance = golden.Input("guidance");
+  torch::NoGradGuard no_grad;
+  // The golden model has 3 blocks: a double-stream block, then two single-
+  // stream blocks; stages of one block each cross that boundary.
+  std::optional<FluxStreams> streams;
+  std::shared_ptr<FluxTransformer2DModel> stage;
+  for (int64_t block = 0; block < 3; ++block) {
+    stage = LoadStage(golden, FluxBlockRange{block, block + 1});
+    ASSERT_NE(stage, nullptr);
+    absl::StatusOr<FluxStreams> out = stage->ForwardStage(inputs, streams);
+    ASSERT_TRUE(out.ok()) << out.status();
+    streams = *out;
+  }
+  absl::StatusOr<at::Tensor> sample =
+      stage->StageOutput(inputs, streams->image);
+  ASSERT_TRUE(sample.ok()) << sample.status();
+  EXPECT_TRUE(AllClose(*sample, golden.Output("sample"),
+                       golden.ToleranceFor("sample")));
+}
+
+TEST(FluxTransformer2DModelTest, StageStreamsMustMatchItsPlace) {
+  const GoldenCase golden("models/flux_schnell");
+  const FluxTransformerInputs inputs =
+      FluxGoldenInputs(golden, /*guidance=*/false);
+  torch::NoGradGuard no_grad;
+  std::shared_ptr<FluxTransformer2DModel> first =
+      LoadStage(golden, FluxBlockRange{0, 1});
+  std::shared_ptr<FluxTransformer2DModel> second =
+      LoadStage(golden, FluxBlockRange{1, 3});
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  absl::StatusOr<FluxStreams> streams = first->ForwardStage(inputs, {});
+  ASSERT_TRUE(streams.ok()) << streams.status();
+
+  EXPECT_THAT(first->ForwardStage(inputs, *streams).status().message(),
+              HasSubstr("given to the first PipeFusion stage"));
+  EXPECT_THAT(second->ForwardStage(inputs, {}).status().message(),
+              HasSubstr("needs the previous stage's streams"));
+  FluxStreams short_text = *streams;
+  short_text.text = short_text.text.narrow(1, 0, 1);
+  absl::Status status = second->ForwardStage(inputs, short_text).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("incoming text stream"));
+  status = first->StageOutput(inputs, streams->image).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("only the last PipeFusion stage"));
+}
+
+TEST(FluxBlockRangeTest, StagesSplitTheBlocksEvenlyAndInOrder) {
+  FluxTransformerConfig config;
+  config.num_layers = 3;
+  config.num_single_layers = 4;
+  const FluxBlockRange expected[] = {{0, 2}, {2, 4}, {4, 7}};
+  for (int stage = 0; stage < 3; ++stage) {
+    const FluxBlockRange range = FluxBlockRange::OfStage(config, stage, 3);
+    EXPECT_EQ(range.begin, expected[stage].begin) << "stage " << stage;
+    EXPECT_EQ(range.end, expected[stage].end) << "stage " << stage;
+  }
 }
 
 TEST(FluxTransformer2DModelTest, EmptyOrOutOfRangeBlockRangeIsAnError) {
@@ -226,7 +294,7 @@ TEST_P(FluxShardedForwardTest, ShardsConcatenateToTheUnshardedForward) {
   const GoldenCase golden("models/flux_dev");
   std::shared_ptr<FluxTransformer2DModel> reference = LoadGoldenModel(golden);
   ASSERT_NE(reference, nullptr);
-  FluxTransformerInputs inputs = GoldenInputs(golden);
+  FluxTransformerInputs inputs = FluxGoldenInputs(golden, /*guidance=*/false);
   inputs.guidance = golden.Input("guidance");
   torch::NoGradGuard no_grad;
   absl::StatusOr<at::Tensor> expected = reference->Forward(inputs);
@@ -318,8 +386,9 @@ TEST(FluxShardedForwardErrorsTest, FailedCollectiveKeepsItsStatus) {
           golden.dir(), std::make_shared<LostRankAttention>(), Placement{});
   ASSERT_TRUE(model.ok()) << model.status();
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> sample = (*model)->ForwardShard(
-      GoldenInputs(golden), FluxSequenceShard{.begin = 0, .tokens = 12});
+  absl::StatusOr<at::Tensor> sample =
+      (*model)->ForwardShard(FluxGoldenInputs(golden, /*guidance=*/false),
+                             FluxSequenceShard{.begin = 0, .tokens = 12});
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(sample.status().message(), HasSubstr("rank 3 lost"));
 }
@@ -328,7 +397,8 @@ TEST(FluxShardedForwardErrorsTest, ShardOrKeyMaskThatDoesNotFitIsAnError) {
   const GoldenCase golden("models/flux_schnell");
   std::shared_ptr<FluxTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  const FluxTransformerInputs inputs = GoldenInputs(golden);
+  const FluxTransformerInputs inputs =
+      FluxGoldenInputs(golden, /*guidance=*/false);
   absl::StatusOr<at::Tensor> negative =
       model->ForwardShard(inputs, {.begin = -1, .tokens = 12});
   EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument);

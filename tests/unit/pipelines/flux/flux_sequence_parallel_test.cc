@@ -7,45 +7,25 @@
 #include <chrono>
 #include <memory>
 #include <thread>
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <vector>
 
 #include "core/models/flux/flux_transformer_loader.h"
 #include "core/parallel/local_attention.h"
 #include "core/parallel/ring_attention.h"
+#include "tests/unit/models/flux/flux_golden_inputs.h"
 #include "tests/unit/models/golden_case.h"
+#include "tests/unit/parallel/thread_rank_groups.h"
 
 namespace ditserve::pipelines {
 namespace {
 
 using ::ditserve::testing::AllClose;
+using ::ditserve::testing::FluxGoldenInputs;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::ThreadRankGroups;
 using ::testing::HasSubstr;
 
 constexpr std::chrono::milliseconds kTimeout{30000};
-
-// The sp groups of `degree` ranks run as threads of this process: real Gloo
-// groups over loopback that meet in an in-memory store.
-std::vector<parallel::Group> ThreadRankGroups(int degree) {
-  auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<parallel::Group> groups(degree);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < degree; ++rank) {
-    threads.emplace_back([&, rank] {
-      auto options = c10d::ProcessGroupGloo::Options::create(kTimeout);
-      options->devices.push_back(
-          c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-      groups[rank] = {.group = c10::make_intrusive<c10d::ProcessGroupGloo>(
-                          c10::make_intrusive<c10d::PrefixStore>("sp", store),
-                          rank, degree, options),
-                      .context = {.group_name = "sp", .timeout = kTimeout}};
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  return groups;
-}
 
 // The split Freeze derives for `tokens` over `degree` ranks.
 v1::DerivedShapes ShapesFor(int tokens, int degree) {
@@ -58,24 +38,13 @@ v1::DerivedShapes ShapesFor(int tokens, int degree) {
   return shapes;
 }
 
-models::FluxTransformerInputs GoldenInputs(const GoldenCase& golden) {
-  models::FluxTransformerInputs inputs;
-  inputs.hidden_states = golden.Input("hidden_states");
-  inputs.encoder_hidden_states = golden.Input("encoder_hidden_states");
-  inputs.pooled_projections = golden.Input("pooled_projections");
-  inputs.timestep = golden.Input("timestep");
-  inputs.img_ids = golden.Input("img_ids");
-  inputs.txt_ids = golden.Input("txt_ids");
-  inputs.guidance = golden.Input("guidance");
-  return inputs;
-}
-
 class ShardedFluxForwardTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(ShardedFluxForwardTest, EveryRankGetsTheUnshardedForward) {
   const int degree = GetParam();
   const GoldenCase golden("models/flux_dev");
-  const models::FluxTransformerInputs inputs = GoldenInputs(golden);
+  const models::FluxTransformerInputs inputs =
+      FluxGoldenInputs(golden, /*guidance=*/true);
   absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> reference =
       models::LoadFluxTransformer2DModel(
           golden.dir(), std::make_shared<parallel::LocalAttention>(),
@@ -87,7 +56,8 @@ TEST_P(ShardedFluxForwardTest, EveryRankGetsTheUnshardedForward) {
 
   // 8 text + 16 image tokens.
   const v1::DerivedShapes shapes = ShapesFor(24, degree);
-  std::vector<parallel::Group> groups = ThreadRankGroups(degree);
+  std::vector<parallel::Group> groups =
+      ThreadRankGroups("sp", degree, kTimeout);
   std::vector<std::shared_ptr<models::FluxTransformer2DModel>> transformers;
   std::vector<FluxSequenceParallel> splits;
   for (int rank = 0; rank < degree; ++rank) {
@@ -136,8 +106,9 @@ TEST(ShardedFluxForwardErrorsTest, SplitOfAnotherSequenceLengthIsAnError) {
   absl::StatusOr<parallel::SequenceSharding> sharding =
       parallel::SequenceSharding::Create(ShapesFor(30, 2), 2, 0);
   ASSERT_TRUE(sharding.ok()) << sharding.status();
-  absl::StatusOr<at::Tensor> output = ShardedFluxForward(
-      **model, GoldenInputs(golden), {.sharding = *sharding, .group = {}});
+  absl::StatusOr<at::Tensor> output =
+      ShardedFluxForward(**model, FluxGoldenInputs(golden, /*guidance=*/true),
+                         {.sharding = *sharding, .group = {}});
   EXPECT_EQ(output.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(output.status().message(),
               HasSubstr("8 text + 16 image tokens = 24; the sequence-parallel "

@@ -1,0 +1,16 @@
+#ifndef DITSERVE_TESTS_UNIT_MODELS_FLUX_FLUX_GOLDEN_INPUTS_H_
+#define DITSERVE_TESTS_UNIT_MODELS_FLUX_FLUX_GOLDEN_INPUTS_H_
+
+#include "core/models/flux/flux_transformer_2d_model.h"
+#include "tests/unit/models/golden_case.h"
+
+namespace ditserve::testing {
+
+// The transformer inputs of a FLUX golden case; `guidance` only for
+// checkpoints with guidance_embeds (FLUX.1-dev).
+models::FluxTransformerInputs FluxGoldenInputs(const GoldenCase& golden,
+                                               bool guidance);
+
+}  // namespace ditserve::testing
+
+#endif  // DITSERVE_TESTS_UNIT_MODELS_FLUX_FLUX_GOLDEN_INPUTS_H_

@@ -1,0 +1,195 @@
+#include "core/pipelines/flux/flux_pipeline_stages.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/models/flux/flux_transformer_loader.h"
+#include "core/parallel/local_attention.h"
+#include "tests/unit/models/flux/flux_golden_inputs.h"
+#include "tests/unit/models/golden_case.h"
+#include "tests/unit/parallel/thread_rank_groups.h"
+
+namespace ditserve::pipelines {
+namespace {
+
+using ::ditserve::testing::AllClose;
+using ::ditserve::testing::FluxGoldenInputs;
+using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::ThreadRankGroups;
+using ::testing::HasSubstr;
+
+constexpr std::chrono::milliseconds kTimeout{30000};
+
+std::shared_ptr<models::FluxTransformer2DModel> LoadStage(
+    const GoldenCase& golden, int stage, int stages,
+    std::shared_ptr<parallel::Attention> attention) {
+  absl::StatusOr<models::FluxTransformerConfig> config =
+      models::ReadFluxTransformerConfig(golden.dir() + "/config.json");
+  EXPECT_TRUE(config.ok()) << config.status();
+  if (!config.ok()) return nullptr;
+  absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> model =
+      models::LoadFluxTransformer2DModel(
+          golden.dir(), std::move(attention), models::Placement{},
+          models::FluxBlockRange::OfStage(*config, stage, stages));
+  EXPECT_TRUE(model.ok()) << model.status();
+  return model.ok() ? *model : nullptr;
+}
+
+// Receive buffers as the engine plans them: one fresh tensor of the shape.
+// The golden case's 16 image tokens (a 4×4 grid) in patches of 1 and 3 rows.
+FluxPipelineStages StagesOver(const parallel::Group& group) {
+  return {.group = group,
+          .receive_buffer = [](FluxStageTensor, int,
+                               const std::vector<int64_t>& shape)
+              -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
+          .stale_kv = std::make_shared<parallel::StaleKvAttention>(),
+          .warmup_steps = 1,
+          .patch_offsets = {0, 4, 16}};
+}
+
+class StagedFluxForwardTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(StagedFluxForwardTest, EveryStageGetsTheWholeForward) {
+  const int stages = GetParam();
+  const GoldenCase golden("models/flux_dev");
+  const models::FluxTransformerInputs inputs =
+      FluxGoldenInputs(golden, /*guidance=*/true);
+  absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> whole =
+      models::LoadFluxTransformer2DModel(
+          golden.dir(), std::make_shared<parallel::LocalAttention>(),
+          models::Placement{});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> expected = (*whole)->Forward(inputs);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+
+  std::vector<parallel::Group> groups =
+      ThreadRankGroups("pp", stages, kTimeout);
+  std::vector<FluxPipelineStages> splits;
+  std::vector<std::shared_ptr<models::FluxTransformer2DModel>> transformers;
+  for (int stage = 0; stage < stages; ++stage) {
+    splits.push_back(StagesOver(groups[stage]));
+    transformers.push_back(
+        LoadStage(golden, stage, stages, splits.back().stale_kv));
+    ASSERT_NE(transformers.back(), nullptr);
+  }
+  std::vector<absl::StatusOr<at::Tensor>> whole_outputs(
+      stages, absl::UnknownError("not run"));
+  std::vector<absl::StatusOr<at::Tensor>> patch_outputs(
+      stages, absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int stage = 0; stage < stages; ++stage) {
+    threads.emplace_back([&, stage] {
+      torch::NoGradGuard thread_no_grad;
+      whole_outputs[stage] =
+          StagedFluxForward(*transformers[stage], inputs, splits[stage]);
+      // Same inputs again, patch after patch: the cached keys and values
+      // of the other patches are the fresh ones, so nothing is stale.
+      patch_outputs[stage] =
+          PatchedFluxForward(*transformers[stage], inputs, splits[stage]);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int stage = 0; stage < stages; ++stage) {
+    ASSERT_TRUE(whole_outputs[stage].ok()) << whole_outputs[stage].status();
+    // The same operations in the same order: bit-identical.
+    EXPECT_TRUE(whole_outputs[stage]->equal(*expected)) << "stage " << stage;
+    ASSERT_TRUE(patch_outputs[stage].ok()) << patch_outputs[stage].status();
+    // Matmuls over fewer rows: float32 ulps.
+    EXPECT_TRUE(AllClose(*patch_outputs[stage], *expected, {1e-5, 1e-5}))
+        << "stage " << stage;
+  }
+}
+
+TEST(PatchedFluxForwardTest, OtherPatchesAttendWithLastStepsKeys) {
+  const GoldenCase golden("models/flux_dev");
+  models::FluxTransformerInputs inputs =
+      FluxGoldenInputs(golden, /*guidance=*/true);
+  std::vector<parallel::Group> groups = ThreadRankGroups("pp", 1, kTimeout);
+  FluxPipelineStages stages = StagesOver(groups[0]);
+  std::shared_ptr<models::FluxTransformer2DModel> model =
+      LoadStage(golden, 0, 1, stages.stale_kv);
+  ASSERT_NE(model, nullptr);
+  torch::NoGradGuard no_grad;
+  ASSERT_TRUE(StagedFluxForward(*model, inputs, stages).ok());
+  // A later step: other latents. The fresh forward differs from the patch
+  // pipeline's, whose first patch sees the last step's keys of the second.
+  inputs.hidden_states = inputs.hidden_states * 0.5;
+  absl::StatusOr<at::Tensor> patched =
+      PatchedFluxForward(*model, inputs, stages);
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  absl::StatusOr<at::Tensor> fresh = StagedFluxForward(*model, inputs, stages);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  const at::Tensor first_patch_error =
+      (patched->narrow(1, 0, 4) - fresh->narrow(1, 0, 4)).abs().max();
+  EXPECT_GT(first_patch_error.item<float>(), 1e-4);
+}
+
+TEST(PatchedFluxForwardTest, OffsetsThatDoNotSplitTheImageAreAnError) {
+  const GoldenCase golden("models/flux_dev");
+  std::vector<parallel::Group> groups = ThreadRankGroups("pp", 1, kTimeout);
+  FluxPipelineStages stages = StagesOver(groups[0]);
+  stages.patch_offsets = {0, 4, 12};
+  std::shared_ptr<models::FluxTransformer2DModel> model =
+      LoadStage(golden, 0, 1, stages.stale_kv);
+  ASSERT_NE(model, nullptr);
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> output = PatchedFluxForward(
+      *model, FluxGoldenInputs(golden, /*guidance=*/true), stages);
+  EXPECT_EQ(output.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(output.status().message(),
+              HasSubstr("[0, 4, 12] do not split the 16 image tokens"));
+}
+
+// The golden model's 3 blocks as 2 stages (1 + 2) and 3 stages (1 + 1 + 1).
+INSTANTIATE_TEST_SUITE_P(Stages, StagedFluxForwardTest,
+                         ::testing::Values(2, 3));
+
+TEST(StagedFluxForwardErrorsTest, RefusedReceiveBufferStopsTheStage) {
+  const GoldenCase golden("models/flux_dev");
+  std::shared_ptr<models::FluxTransformer2DModel> second =
+      LoadStage(golden, 1, 2, std::make_shared<parallel::LocalAttention>());
+  ASSERT_NE(second, nullptr);
+  // Stage 1 asks for its buffer before waiting for stage 0, so one thread
+  // suffices.
+  std::vector<parallel::Group> groups =
+      ThreadRankGroups("pp", 2, std::chrono::milliseconds(2000));
+  FluxPipelineStages stages = StagesOver(groups[1]);
+  stages.receive_buffer =
+      [](FluxStageTensor, int,
+         const std::vector<int64_t>& shape) -> absl::StatusOr<at::Tensor> {
+    return absl::InternalError(
+        absl::StrCat("planned for another shape than ", shape[1], " tokens"));
+  };
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> output = StagedFluxForward(
+      *second, FluxGoldenInputs(golden, /*guidance=*/true), stages);
+  EXPECT_EQ(output.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(output.status().message(),
+              HasSubstr("planned for another shape than 8 tokens"));
+}
+
+TEST(StagedFluxForwardErrorsTest, SilentPreviousStageIsATimeoutNotAHang) {
+  const GoldenCase golden("models/flux_dev");
+  std::shared_ptr<models::FluxTransformer2DModel> second =
+      LoadStage(golden, 1, 2, std::make_shared<parallel::LocalAttention>());
+  ASSERT_NE(second, nullptr);
+  std::vector<parallel::Group> groups =
+      ThreadRankGroups("pp", 2, std::chrono::milliseconds(500));
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> output =
+      StagedFluxForward(*second, FluxGoldenInputs(golden, /*guidance=*/true),
+                        StagesOver(groups[1]));
+  EXPECT_FALSE(output.ok());
+  EXPECT_THAT(output.status().message(), HasSubstr("previous stage"));
+}
+
+}  // namespace
+}  // namespace ditserve::pipelines
