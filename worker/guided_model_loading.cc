@@ -3,8 +3,6 @@
 #include <memory>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "core/config/model_defaults.h"
 #include "core/engine/pixart_rank_pipeline.h"
 #include "core/engine/sd3_rank_pipeline.h"
 #include "core/parallel/local_attention.h"
@@ -81,30 +79,9 @@ absl::StatusOr<LoadedModel> LoadSD3Model(const std::string& model_dir,
 
 }  // namespace
 
-absl::Status CheckGuidedFamilyParallelism(const dist::Mesh& mesh,
-                                          config::ModelFamily family) {
-  for (const auto& [axis, flag] :
-       {std::pair{dist::Axis::kPp, "--pipefusion_degree"},
-        std::pair{dist::Axis::kRing, "--ring_degree"},
-        std::pair{dist::Axis::kUlysses, "--ulysses_degree"}}) {
-    if (mesh.Degree(axis) > 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          flag, " ", mesh.Degree(axis), ": ", config::ModelFamilyName(family),
-          " is served with data and CFG parallelism only (--dp_degree, "
-          "--cfg_degree); ",
-          flag, " is not implemented for it yet"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<LoadedModel> LoadGuidedModel(const std::string& model_dir,
                                             const config::ModelSpec& spec,
-                                            const dist::Mesh& mesh, int rank) {
-  if (absl::Status s = CheckGuidedFamilyParallelism(mesh, spec.family);
-      !s.ok()) {
-    return s;
-  }
+                                            int rank) {
   if (spec.family == config::ModelFamily::kSd3Medium) {
     return LoadSD3Model(model_dir, spec, rank);
   }

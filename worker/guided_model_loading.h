@@ -9,20 +9,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/config/model_spec.h"
-#include "core/dist/mesh.h"
 #include "worker/model_loading.h"
 
 namespace ditserve::worker {
 
-// UNIMPLEMENTED naming the flag when `mesh` uses a parallel method these
-// families do not run yet (PipeFusion, Ring, Ulysses).
-absl::Status CheckGuidedFamilyParallelism(const dist::Mesh& mesh,
-                                          config::ModelFamily family);
-
 // As LoadModel, for a pixart-alpha, pixart-sigma or sd3-medium checkpoint.
 absl::StatusOr<LoadedModel> LoadGuidedModel(const std::string& model_dir,
                                             const config::ModelSpec& spec,
-                                            const dist::Mesh& mesh, int rank);
+                                            int rank);
 
 }  // namespace ditserve::worker
 

@@ -1,5 +1,8 @@
 #include "worker/model_loading.h"
 
+#include <torch/torch.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <utility>
@@ -9,7 +12,9 @@
 #include "core/config/model_defaults.h"
 #include "core/dist/mesh.h"
 #include "core/engine/flux_rank_pipeline.h"
+#include "core/models/flux/flux_transformer_config.h"
 #include "core/parallel/make_attention.h"
+#include "core/parallel/stale_kv_attention.h"
 #include "spdlog/spdlog.h"
 #include "tools/make_checkpoint/write_checkpoint.h"
 #include "worker/guided_model_loading.h"
@@ -29,22 +34,24 @@ std::filesystem::path DefaultCacheDir() {
   return std::filesystem::temp_directory_path() / "ditserve-cache";
 }
 
-// Degrees the FLUX rank pipeline runs today: data parallel and sequence
-// parallel (Ulysses, Ring, both). CFG parallel never applies to FLUX.1
-// (config::ValidateParallelForModel refuses it first).
-absl::Status CheckSupportedParallelism(const dist::Mesh& mesh) {
-  for (const auto& [axis, flag] :
-       {std::pair{dist::Axis::kCfg, "--cfg_degree"},
-        std::pair{dist::Axis::kPp, "--pipefusion_degree"}}) {
-    if (mesh.Degree(axis) > 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          flag, " ", mesh.Degree(axis),
-          ": this build runs FLUX with data parallelism (--dp_degree) and "
-          "sequence parallelism (--ulysses_degree, --ring_degree) only; the "
-          "other parallel methods are not implemented yet"));
-    }
+// The transformer blocks rank `rank` runs: its PipeFusion stage's range.
+absl::StatusOr<models::FluxBlockRange> StageBlocks(const std::string& model_dir,
+                                                   const dist::Mesh& mesh,
+                                                   int rank) {
+  absl::StatusOr<models::FluxTransformerConfig> config =
+      models::ReadFluxTransformerConfig(model_dir + "/transformer/config.json");
+  if (!config.ok()) return config.status();
+  // config::ValidateParallelForModel has checked pp <= the blocks.
+  return models::FluxBlockRange::OfStage(*config, mesh.CoordinatesOf(rank).pp,
+                                         mesh.Degree(dist::Axis::kPp));
+}
+
+int64_t ParameterBytes(torch::nn::Module& module) {
+  int64_t bytes = 0;
+  for (const at::Tensor& parameter : module.parameters()) {
+    bytes += parameter.numel() * parameter.element_size();
   }
-  return absl::OkStatus();
+  return bytes;
 }
 
 }  // namespace
@@ -79,12 +86,21 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
     case config::ModelFamily::kPixArtAlpha:
     case config::ModelFamily::kPixArtSigma:
     case config::ModelFamily::kSd3Medium:
-      return LoadGuidedModel(model_dir, spec, mesh, rank);
+      return LoadGuidedModel(model_dir, spec, rank);
     case config::ModelFamily::kFluxDev:
     case config::ModelFamily::kFluxSchnell:
       break;
   }
-  if (absl::Status s = CheckSupportedParallelism(mesh); !s.ok()) return s;
+  absl::StatusOr<models::FluxBlockRange> blocks =
+      StageBlocks(model_dir, mesh, rank);
+  if (!blocks.ok()) return blocks.status();
+
+  // A PipeFusion stage attends over the whole sequence itself (sp is 1),
+  // keeping every layer's keys and values for the patch pipeline.
+  std::shared_ptr<parallel::StaleKvAttention> stale_kv;
+  if (mesh.Degree(dist::Axis::kPp) > 1) {
+    stale_kv = std::make_shared<parallel::StaleKvAttention>();
+  }
 
   const models::Placement placement;
   absl::StatusOr<std::unique_ptr<pipelines::FluxPromptEncoder>> encoder =
@@ -93,10 +109,19 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
   absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> flux =
       pipelines::FluxPipeline::Load(
           model_dir,
-          parallel::MakeAttention(mesh, runtime.groups(),
-                                  runtime.sequence_parallel_options()),
-          placement);
+          stale_kv != nullptr
+              ? std::shared_ptr<parallel::Attention>(stale_kv)
+              : parallel::MakeAttention(mesh, runtime.groups(),
+                                        runtime.sequence_parallel_options()),
+          placement, *blocks);
   if (!flux.ok()) return flux.status();
+  // What PipeFusion saves a stage: only its blocks are read.
+  spdlog::info(
+      "rank {} loaded transformer blocks [{}, {}) of {}: {} bytes of "
+      "transformer weights",
+      rank, blocks->begin, blocks->end,
+      (*flux)->transformer().config().total_blocks(),
+      ParameterBytes((*flux)->transformer()));
 
   LoadedModel model;
   model.spec = spec;
@@ -104,7 +129,7 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
   model.dimensions.hidden_size =
       static_cast<int>((*flux)->transformer().config().inner_dim());
   auto pipeline = std::make_unique<engine::FluxRankPipeline>(
-      *std::move(encoder), *std::move(flux));
+      *std::move(encoder), *std::move(flux), std::move(stale_kv));
   if (rank == 0) {
     engine::FluxRankPipeline* decoder = pipeline.get();
     model.decode = [decoder](const v1::InputConfig& config,

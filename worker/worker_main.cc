@@ -1,7 +1,6 @@
 // ditserve-worker: ranks 1..N-1. Joins the group, loads its share of the
 // model and follows rank 0's control messages until shut down; exits
 // non-zero when the host or another rank is lost.
-#include <ATen/Parallel.h>
 
 #include <cstdio>
 #include <memory>
@@ -13,11 +12,13 @@
 #include "absl/strings/str_cat.h"
 #include "core/config/checkpoint_spec.h"
 #include "core/config/parallel_config.h"
+#include "core/engine/compute_threads.h"
 #include "spdlog/spdlog.h"
 #include "worker/logging.h"
 #include "worker/model_loading.h"
 #include "worker/rank_flags.h"
 #include "worker/rank_runtime.h"
+#include "worker/served_parallelism.h"
 
 namespace ditserve::worker {
 namespace {
@@ -43,7 +44,7 @@ int RunWorker() {
                     "ditserve-host for rank 0"),
                 "rank environment");
   }
-  at::set_num_threads(IntraOpThreads(*env));
+  engine::SetComputeThreads(IntraOpThreads(*env));
   absl::StatusOr<v1::ParallelConfig> parallel =
       config::MakeParallelConfig(ParallelFlagsFromFlags(), env->world_size);
   if (!parallel.ok()) return Fail(parallel.status(), "parallel flags");
@@ -54,6 +55,10 @@ int RunWorker() {
       config::ReadCheckpointSpec(*model_dir);
   if (!spec.ok()) return Fail(spec.status(), "model");
   if (absl::Status s = config::ValidateParallelForModel(*parallel, *spec);
+      !s.ok()) {
+    return Fail(s, "parallel flags");
+  }
+  if (absl::Status s = CheckServedParallelism(*parallel, spec->family);
       !s.ok()) {
     return Fail(s, "parallel flags");
   }

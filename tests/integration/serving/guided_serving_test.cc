@@ -143,6 +143,19 @@ TEST_P(GuidedServingTest, ParallelLayoutsServeTheSingleRankImages) {
     }
     EXPECT_NE(references[0], references[1]);
   }
+  // Data parallel alone: three prompts over two groups (two and one), and
+  // over four groups, one of which has no prompt and only follows the steps.
+  for (int dp : {2, 4}) {
+    const std::string layout = absl::StrCat("dp ", dp, ", batch of 3");
+    SCOPED_TRACE(layout);
+    std::unique_ptr<ServingCluster> cluster =
+        Start(dp, {absl::StrCat("--dp_degree=", dp)});
+    ASSERT_NE(cluster, nullptr);
+    absl::StatusOr<v1::GenerateResponse> batch =
+        cluster->Generate(LatentRequest(Prompts(), 7), kCallSeconds);
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    ExpectLatents(*batch, references, layout);
+  }
   {
     SCOPED_TRACE("world 2, cfg 2");
     std::unique_ptr<ServingCluster> cluster = Start(2, {"--cfg_degree=2"});

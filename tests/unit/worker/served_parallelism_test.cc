@@ -1,0 +1,69 @@
+#include "worker/served_parallelism.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "core/config/parallel_config.h"
+
+namespace ditserve::worker {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::ParallelConfig ParallelOf(const config::ParallelFlags& flags,
+                              int world_size) {
+  absl::StatusOr<v1::ParallelConfig> parallel =
+      config::MakeParallelConfig(flags, world_size);
+  EXPECT_TRUE(parallel.ok()) << parallel.status();
+  return *parallel;
+}
+
+TEST(ServedParallelismTest, GuidedFamiliesRunDataAndCfgParallel) {
+  EXPECT_TRUE(
+      CheckServedParallelism(ParallelOf({.dp_degree = 2, .cfg_degree = 2}, 4),
+                             config::ModelFamily::kSd3Medium)
+          .ok());
+}
+
+TEST(ServedParallelismTest, GuidedFamiliesRefuseOtherMethodsNamingTheFlag) {
+  for (const auto& [flags, needle] :
+       {std::pair{config::ParallelFlags{.ulysses_degree = 2},
+                  "--ulysses_degree 2: pixart-sigma"},
+        std::pair{config::ParallelFlags{.ring_degree = 2},
+                  "--ring_degree 2: pixart-sigma"},
+        std::pair{config::ParallelFlags{.pipefusion_degree = 2},
+                  "--pipefusion_degree 2: pixart-sigma"}}) {
+    const absl::Status status = CheckServedParallelism(
+        ParallelOf(flags, 2), config::ModelFamily::kPixArtSigma);
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << needle;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(needle));
+  }
+}
+
+TEST(ServedParallelismTest, FluxRunsSequenceParallelOrPipeFusionWithData) {
+  for (const config::ParallelFlags& flags :
+       {config::ParallelFlags{.dp_degree = 2, .ulysses_degree = 2},
+        config::ParallelFlags{.ring_degree = 2, .ulysses_degree = 2},
+        config::ParallelFlags{.dp_degree = 2, .pipefusion_degree = 2}}) {
+    EXPECT_TRUE(CheckServedParallelism(ParallelOf(flags, 4),
+                                       config::ModelFamily::kFluxDev)
+                    .ok());
+  }
+}
+
+TEST(ServedParallelismTest, FluxRefusesPipeFusionWithSequenceParallel) {
+  const absl::Status status = CheckServedParallelism(
+      ParallelOf({.pipefusion_degree = 2, .ring_degree = 2}, 4),
+      config::ModelFamily::kFluxSchnell);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("--pipefusion_degree 2 with --ring_degree 2 × "
+                        "--ulysses_degree 1: PipeFusion combined with "
+                        "sequence parallelism is not implemented"));
+}
+
+}  // namespace
+}  // namespace ditserve::worker
