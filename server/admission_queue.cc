@@ -70,6 +70,25 @@ std::shared_ptr<Job> AdmissionQueue::Pop(absl::Duration timeout) {
   }
 }
 
+std::vector<std::shared_ptr<Job>> AdmissionQueue::TakeMatching(
+    const std::function<bool(const Job&)>& joins) {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<Job>> taken;
+  // Cancelled and expired jobs stay for Pop to answer.
+  const absl::Time now = absl::Now();
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    const Job& job = **it;
+    if (!job.cancelled() && now < job.deadline() && joins(job)) {
+      taken.push_back(std::move(*it));
+      it = jobs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!taken.empty()) NotifyDepthLocked();
+  return taken;
+}
+
 void AdmissionQueue::StartDraining() {
   absl::MutexLock lock(&mu_);
   draining_ = true;

@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -36,6 +37,12 @@ class AdmissionQueue {
   // on timeout. Jobs cancelled or past their deadline while queued are
   // finished here (CANCELLED / DEADLINE_EXCEEDED) and skipped.
   std::shared_ptr<Job> Pop(absl::Duration timeout);
+
+  // Takes out, in queue order, the queued jobs that still want to run and
+  // for which `joins` (called in that order, under the queue's lock) returns
+  // true; the others keep their places.
+  std::vector<std::shared_ptr<Job>> TakeMatching(
+      const std::function<bool(const Job&)>& joins);
 
   // Refuses new jobs from now on; queued jobs still run.
   void StartDraining();

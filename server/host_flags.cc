@@ -12,7 +12,9 @@ ABSL_FLAG(int, grpc_port, 50051, "gRPC port");
 ABSL_FLAG(int, metrics_port, 9400, "Prometheus /metrics port; 0 = off");
 ABSL_FLAG(int, max_queue, kDefaults.max_queue,
           "requests waiting to run before RESOURCE_EXHAUSTED");
-ABSL_FLAG(int, max_batch, kDefaults.max_batch, "prompts per request");
+ABSL_FLAG(int, max_batch, kDefaults.max_batch,
+          "images (prompts) per request; queued requests that differ only in "
+          "prompts and seeds run together up to this many images");
 ABSL_FLAG(int, max_side_pixels, kDefaults.max_side_pixels,
           "largest height or width");
 ABSL_FLAG(int, max_inference_steps, kDefaults.max_inference_steps,

@@ -18,6 +18,7 @@
 #include "core/config/checkpoint_spec.h"
 #include "core/config/model_defaults.h"
 #include "core/config/parallel_config.h"
+#include "core/engine/compute_threads.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "server/admission_queue.h"
@@ -33,6 +34,7 @@
 #include "worker/model_loading.h"
 #include "worker/rank_flags.h"
 #include "worker/rank_runtime.h"
+#include "worker/served_parallelism.h"
 
 namespace ditserve::server {
 namespace {
@@ -66,7 +68,7 @@ int RunHost() {
                     "; start ditserve-worker for ranks > 0")),
                 "rank environment");
   }
-  at::set_num_threads(worker::IntraOpThreads(*env));
+  engine::SetComputeThreads(worker::IntraOpThreads(*env));
 
   absl::StatusOr<v1::ParallelConfig> parallel = config::MakeParallelConfig(
       worker::ParallelFlagsFromFlags(), env->world_size);
@@ -81,9 +83,15 @@ int RunHost() {
       !s.ok()) {
     return Fail(s, "parallel flags");
   }
+  if (absl::Status s = worker::CheckServedParallelism(*parallel, spec->family);
+      !s.ok()) {
+    return Fail(s, "parallel flags");
+  }
   const std::string model_name(config::DefaultsFor(spec->family).name);
-  spdlog::info("serving {} from {} on {} ranks, {} intra-op threads",
-               model_name, *model_dir, env->world_size, at::get_num_threads());
+  spdlog::info(
+      "serving {} from {} on {} ranks, {} intra-op threads, {} BLAS threads",
+      model_name, *model_dir, env->world_size, at::get_num_threads(),
+      engine::BlasThreads());
 
   absl::StatusOr<std::unique_ptr<worker::RankRuntime>> runtime =
       worker::RankRuntime::Connect(*env, *parallel,
@@ -111,7 +119,7 @@ int RunHost() {
   engine::JobQueue jobs(/*capacity=*/1);
   EngineExecutor executor(&jobs, MakeImageOutput(model->decode),
                           absl::Seconds(absl::GetFlag(FLAGS_max_run_seconds)));
-  Scheduler scheduler(&queue, &executor, &metrics);
+  Scheduler scheduler(&queue, &executor, &metrics, *spec, options.max_batch);
   HealthService health;
   GenerationService generation(
       ServedModel{*spec, *model_dir, *parallel, options, kVersion,

@@ -34,6 +34,13 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
                         .Help("Wall time of one denoising step, seconds")
                         .Register(*registry_)
                         .Add({{"model", model_}}, LatencyBuckets())),
+      run_batch_(prometheus::BuildHistogram()
+                     .Name(kRunBatchRequestsMetric)
+                     .Help("Requests that shared one run of the rank group")
+                     .Register(*registry_)
+                     .Add({{"model", model_}},
+                          prometheus::Histogram::BucketBoundaries{
+                              1, 2, 3, 4, 6, 8, 12, 16, 32})),
       requests_(prometheus::BuildCounter()
                     .Name(kRequestsMetric)
                     .Help("Finished requests by gRPC status")
@@ -101,6 +108,8 @@ void Metrics::ObserveRankStage(int rank, const std::string& stage,
 void Metrics::ObserveDenoiseStep(double seconds) {
   denoise_step_.Observe(seconds);
 }
+
+void Metrics::ObserveRunBatch(int requests) { run_batch_.Observe(requests); }
 
 void Metrics::CountRequest(const std::string& status) {
   requests_.Add({{"model", model_}, {"status", status}}).Increment();

@@ -26,6 +26,7 @@ inline constexpr char kDenoiseStepDurationMetric[] =
 // Named with its suffix: Debian's prometheus-cpp 1.0 writes counter names as
 // registered (it does not append "_total").
 inline constexpr char kRequestsMetric[] = "ditserve_requests_total";
+inline constexpr char kRunBatchRequestsMetric[] = "ditserve_run_batch_requests";
 inline constexpr char kQueueDepthMetric[] = "ditserve_queue_depth";
 inline constexpr char kRequestsRunningMetric[] = "ditserve_requests_running";
 inline constexpr char kRanksAliveMetric[] = "ditserve_ranks_alive";
@@ -51,6 +52,8 @@ class Metrics {
   // Stage durations gathered from every rank (slowest-rank view).
   void ObserveRankStage(int rank, const std::string& stage, double seconds);
   void ObserveDenoiseStep(double seconds);
+  // Requests that shared one run of the rank group (scheduler.h).
+  void ObserveRunBatch(int requests);
   // `status` is the lower-case gRPC code name ("ok", "invalid_argument", ...).
   void CountRequest(const std::string& status);
   void SetQueueDepth(int depth);
@@ -68,6 +71,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& stage_;
   prometheus::Family<prometheus::Histogram>& rank_stage_;
   prometheus::Histogram& denoise_step_;
+  prometheus::Histogram& run_batch_;
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& requests_running_;

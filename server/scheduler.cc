@@ -1,10 +1,13 @@
 #include "server/scheduler.h"
 
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/engine/stage.h"
+#include "server/request_batch.h"
 #include "server/status_conversion.h"
 #include "spdlog/spdlog.h"
 
@@ -21,11 +24,30 @@ void AddTiming(v1::GenerateResponse& response, engine::Stage stage,
   timing->set_rank(0);
 }
 
+// Why `job` stops after `step`, if it does.
+std::optional<absl::Status> StopReason(const Job& job, absl::Time now, int step,
+                                       int total_steps) {
+  if (job.cancelled()) {
+    return absl::CancelledError(absl::StrCat(
+        "cancelled by the client after step ", step, " of ", total_steps));
+  }
+  if (now >= job.deadline()) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("deadline passed after step ", step, " of ", total_steps));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Scheduler::Scheduler(AdmissionQueue* queue, Executor* executor,
-                     Metrics* metrics)
-    : queue_(queue), executor_(executor), metrics_(metrics) {}
+                     Metrics* metrics, const config::ModelSpec& spec,
+                     int max_batch)
+    : queue_(queue),
+      executor_(executor),
+      metrics_(metrics),
+      spec_(spec),
+      max_batch_(max_batch) {}
 
 Scheduler::~Scheduler() {
   stop_.store(true);
@@ -53,18 +75,59 @@ void Scheduler::Drain(absl::Duration timeout) {
 void Scheduler::Loop() {
   while (!stop_.load()) {
     std::shared_ptr<Job> job = queue_->Pop(kPollInterval);
-    if (job != nullptr) RunOne(job);
+    if (job != nullptr) Run(Batch(std::move(job)));
   }
 }
 
-void Scheduler::RunOne(const std::shared_ptr<Job>& job) {
-  const v1::InputConfig& config = job->config();
+std::vector<std::shared_ptr<Job>> Scheduler::Batch(
+    std::shared_ptr<Job> leader) {
+  int images = leader->config().prompt_size();
+  std::vector<std::shared_ptr<Job>> jobs = {std::move(leader)};
+  const v1::InputConfig& first = jobs.front()->config();
+  for (std::shared_ptr<Job>& job :
+       queue_->TakeMatching([&](const Job& candidate) {
+         const int more = candidate.config().prompt_size();
+         if (images + more > max_batch_ ||
+             !CanShareRun(first, candidate.config())) {
+           return false;
+         }
+         images += more;
+         return true;
+       })) {
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+void Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
+  std::vector<const v1::InputConfig*> configs;
+  std::vector<int> image_counts;
+  for (const std::shared_ptr<Job>& job : jobs) {
+    configs.push_back(&job->config());
+    image_counts.push_back(job->config().prompt_size());
+  }
+  absl::StatusOr<v1::InputConfig> merged =
+      jobs.size() == 1 ? absl::StatusOr<v1::InputConfig>(jobs[0]->config())
+                       : MergeConfigs(configs, spec_);
+  if (!merged.ok()) {
+    // Batch() only joins jobs that can share a run; should that ever fail,
+    // each job still runs, alone.
+    spdlog::error("request_id={} could not be batched: {}",
+                  jobs[0]->config().request_id(), merged.status().ToString());
+    for (const std::shared_ptr<Job>& job : jobs) Run({job});
+    return;
+  }
+  const v1::InputConfig& config = *merged;
   const absl::Time started = absl::Now();
   running_.store(true);
-  metrics_->SetRequestsRunning(1);
-  spdlog::info("request_id={} sequence={} run started after {} queued",
-               config.request_id(), config.sequence_number(),
-               absl::FormatDuration(started - job->enqueued()));
+  metrics_->SetRequestsRunning(static_cast<int>(jobs.size()));
+  metrics_->ObserveRunBatch(static_cast<int>(jobs.size()));
+  spdlog::info(
+      "request_id={} sequence={} run started after {} queued ({} requests, "
+      "{} images)",
+      config.request_id(), config.sequence_number(),
+      absl::FormatDuration(started - jobs[0]->enqueued()), jobs.size(),
+      config.prompt_size());
 
   absl::Time last_step = started;
   const Executor::StepFn on_step = [&](int step, int total_steps) {
@@ -75,10 +138,25 @@ void Scheduler::RunOne(const std::shared_ptr<Job>& job) {
     progress.set_step(step);
     progress.set_total_steps(total_steps);
     progress.set_elapsed_seconds(absl::ToDoubleSeconds(now - started));
-    job->ReportProgress(progress);
-    if (job->cancelled()) return v1::STEP_DECISION_CANCEL;
-    if (now >= job->deadline()) return v1::STEP_DECISION_DEADLINE;
-    return v1::STEP_DECISION_CONTINUE;
+    // Each request that stops here gets its own reason; the run goes on while
+    // any other request still wants its images.
+    bool any_live = false;
+    bool any_cancelled = false;
+    for (const std::shared_ptr<Job>& job : jobs) {
+      if (job->finished()) continue;
+      job->ReportProgress(progress);
+      std::optional<absl::Status> reason =
+          StopReason(*job, now, step, total_steps);
+      if (!reason.has_value()) {
+        any_live = true;
+        continue;
+      }
+      any_cancelled = any_cancelled || absl::IsCancelled(*reason);
+      job->Finish(*std::move(reason));
+    }
+    if (any_live) return v1::STEP_DECISION_CONTINUE;
+    return any_cancelled ? v1::STEP_DECISION_CANCEL
+                         : v1::STEP_DECISION_DEADLINE;
   };
   absl::StatusOr<v1::GenerateResponse> outcome =
       executor_->Execute(config, on_step);
@@ -86,25 +164,37 @@ void Scheduler::RunOne(const std::shared_ptr<Job>& job) {
   running_.store(false);
   metrics_->SetRequestsRunning(0);
   const absl::Time finished = absl::Now();
-  if (outcome.ok()) {
-    AddTiming(*outcome, engine::Stage::kFreeze,
-              job->enqueued() - job->received());
-    AddTiming(*outcome, engine::Stage::kQueue, started - job->enqueued());
-    AddTiming(*outcome, engine::Stage::kTotal, finished - job->received());
-    *outcome->mutable_config() = config;
-    for (const v1::StageTiming& timing : outcome->timings()) {
-      if (timing.rank() == 0) {
-        metrics_->ObserveStage(timing.stage(), timing.seconds());
-      }
-      metrics_->ObserveRankStage(timing.rank(), timing.stage(),
-                                 timing.seconds());
+  spdlog::info("request_id={} sequence={} finished status={} in {}",
+               config.request_id(), config.sequence_number(),
+               StatusLabel(outcome.status().code()),
+               absl::FormatDuration(finished - started));
+  absl::StatusOr<std::vector<v1::GenerateResponse>> responses =
+      outcome.ok()
+          ? SplitResponse(*outcome, image_counts)
+          : absl::StatusOr<std::vector<v1::GenerateResponse>>(outcome.status());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!responses.ok()) {
+      jobs[i]->Finish(responses.status());
+    } else {
+      Answer(*jobs[i], std::move((*responses)[i]), started, finished);
     }
   }
-  const absl::StatusCode code = outcome.status().code();
-  spdlog::info("request_id={} sequence={} finished status={} in {}",
-               config.request_id(), config.sequence_number(), StatusLabel(code),
-               absl::FormatDuration(finished - started));
-  job->Finish(std::move(outcome));
+}
+
+void Scheduler::Answer(Job& job, v1::GenerateResponse response,
+                       absl::Time started, absl::Time finished) {
+  if (job.finished()) return;
+  AddTiming(response, engine::Stage::kFreeze, job.enqueued() - job.received());
+  AddTiming(response, engine::Stage::kQueue, started - job.enqueued());
+  AddTiming(response, engine::Stage::kTotal, finished - job.received());
+  *response.mutable_config() = job.config();
+  for (const v1::StageTiming& timing : response.timings()) {
+    if (timing.rank() == 0) {
+      metrics_->ObserveStage(timing.stage(), timing.seconds());
+    }
+    metrics_->ObserveRankStage(timing.rank(), timing.stage(), timing.seconds());
+  }
+  job.Finish(std::move(response));
 }
 
 }  // namespace ditserve::server

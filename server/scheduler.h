@@ -1,15 +1,19 @@
 #ifndef DITSERVE_SERVER_SCHEDULER_H_
 #define DITSERVE_SERVER_SCHEDULER_H_
 
-// The host's one scheduler thread: takes admitted jobs in order, runs each on
-// the rank group through the Executor, streams progress, answers the client
-// and records metrics. One job runs at a time because every rank takes part
-// in every job.
+// The host's one scheduler thread: takes admitted jobs in order, runs them on
+// the rank group through the Executor, streams progress, answers the clients
+// and records metrics. One run at a time because every rank takes part in
+// every run; a run takes the oldest job and, up to `max_batch` images in all,
+// the queued jobs that can share its frozen config (request_batch.h).
 
 #include <atomic>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/time/time.h"
+#include "core/config/model_spec.h"
 #include "server/admission_queue.h"
 #include "server/executor.h"
 #include "server/metrics.h"
@@ -18,7 +22,8 @@ namespace ditserve::server {
 
 class Scheduler {
  public:
-  Scheduler(AdmissionQueue* queue, Executor* executor, Metrics* metrics);
+  Scheduler(AdmissionQueue* queue, Executor* executor, Metrics* metrics,
+            const config::ModelSpec& spec, int max_batch);
   ~Scheduler();
 
   void Start();
@@ -31,11 +36,19 @@ class Scheduler {
 
  private:
   void Loop();
-  void RunOne(const std::shared_ptr<Job>& job);
+  // The jobs that run with `leader`, leader first.
+  std::vector<std::shared_ptr<Job>> Batch(std::shared_ptr<Job> leader);
+  void Run(const std::vector<std::shared_ptr<Job>>& jobs);
+  // Completes a successful `response` with the job's own config and timings,
+  // records its metrics and answers the client.
+  void Answer(Job& job, v1::GenerateResponse response, absl::Time started,
+              absl::Time finished);
 
   AdmissionQueue* const queue_;
   Executor* const executor_;
   Metrics* const metrics_;
+  const config::ModelSpec spec_;
+  const int max_batch_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
   std::thread thread_;

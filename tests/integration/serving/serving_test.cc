@@ -311,11 +311,15 @@ TEST_F(ServingTest, StreamSendsAcceptedThenEveryStepThenTheResult) {
   EXPECT_THAT(steps, ::testing::ElementsAre(1, 2, 3));
 }
 
-// A request that keeps the group busy for many steps.
+// A request that keeps the group busy far longer than the tests wait: a step
+// over 4096 image tokens takes 1.5 to 1.9 s on 2 cores (ditserve-bench-flux
+// on the tiny model), so 200 of them take minutes. At 256×256 a step took
+// 14 ms and a faster machine finished all 200 inside a 3 s deadline. Every
+// test that starts one cancels it or lets its deadline stop it.
 v1::GenerateRequest LongRequest() {
   v1::GenerateRequest request = SmallRequest("a long one");
-  request.set_height(256);
-  request.set_width(256);
+  request.set_height(1024);
+  request.set_width(1024);
   request.set_num_inference_steps(200);
   return request;
 }
@@ -396,6 +400,82 @@ TEST_F(ServingTest, DeadlinePassingWhileRunningIsDeadlineExceeded) {
   ASSERT_TRUE(next.ok()) << next.error_message();
 }
 
+// Requests that queue behind a running one and differ only in prompts and
+// seeds run as one config (up to --max_batch images); each client still gets
+// exactly the images its request gets alone, and its own config.
+TEST(ServingBatchTest, QueuedCompatibleRequestsShareARunAndKeepTheirImages) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 2,
+                             .rank_flags = {"--dp_degree=2"},
+                             .host_flags = {"--max_queue=8", "--max_batch=4"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  auto latent_request = [](const std::string& prompt, uint64_t seed,
+                           const std::string& id) {
+    v1::GenerateRequest request = SmallRequest(prompt);
+    request.set_seed(seed);
+    request.set_request_id(id);
+    request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+    return request;
+  };
+  const std::vector<v1::GenerateRequest> compatible = {
+      latent_request("a red barn", 11, "barn"),
+      latent_request("a blue door", 22, "door")};
+  v1::GenerateRequest other_size = latent_request("a tall tower", 33, "tower");
+  other_size.set_height(96);
+  std::vector<v1::GenerateResponse> alone(compatible.size());
+  for (size_t i = 0; i < compatible.size(); ++i) {
+    ASSERT_TRUE(Generate(**cluster, compatible[i], &alone[i]).ok());
+  }
+  absl::StatusOr<std::string> before = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(before.ok()) << before.status();
+
+  RunningStream running = StartAndWaitForFirstStep(**cluster, LongRequest());
+  std::vector<v1::GenerateRequest> queued = compatible;
+  queued.insert(queued.begin() + 1, other_size);
+  std::vector<v1::GenerateResponse> responses(queued.size());
+  std::vector<grpc::Status> statuses(queued.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < queued.size(); ++i) {
+    clients.emplace_back([&, i] {
+      statuses[i] = Generate(**cluster, queued[i], &responses[i]);
+    });
+  }
+  // Once all three wait, the long run gives way.
+  for (int poll = 0; poll < 600; ++poll) {
+    absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+    if (metrics.ok() && MetricValue(*metrics, "ditserve_queue_depth", {}) ==
+                            static_cast<double>(queued.size())) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  running.context->TryCancel();
+  v1::GenerateStreamResponse message;
+  while (running.reader->Read(&message)) {
+  }
+  for (std::thread& client : clients) client.join();
+
+  for (size_t i = 0; i < queued.size(); ++i) {
+    ASSERT_TRUE(statuses[i].ok()) << i << ": " << statuses[i].error_message();
+    ASSERT_EQ(responses[i].images_size(), 1) << i;
+    EXPECT_EQ(responses[i].config().request_id(), queued[i].request_id());
+    EXPECT_THAT(responses[i].config().prompt(),
+                ::testing::ElementsAre(queued[i].prompt(0)));
+  }
+  EXPECT_EQ(responses[0].images(0).data(), alone[0].images(0).data());
+  EXPECT_EQ(responses[2].images(0).data(), alone[1].images(0).data());
+
+  absl::StatusOr<std::string> after = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(after.ok()) << after.status();
+  auto delta = [&](const std::string& metric) {
+    return MetricValue(*after, metric, {}) - MetricValue(*before, metric, {});
+  };
+  // Three runs: the cancelled long one, the two compatible requests
+  // together, the other size alone.
+  EXPECT_EQ(delta("ditserve_run_batch_requests_count"), 3);
+  EXPECT_EQ(delta("ditserve_run_batch_requests_sum"), 4);
+}
+
 TEST_F(ServingTest, MetricsCountEveryStageOfEveryRequest) {
   absl::StatusOr<std::string> before = cluster_->ScrapeMetrics();
   ASSERT_TRUE(before.ok()) << before.status();
@@ -468,7 +548,9 @@ TEST(ServingFailureTest, SigtermLetsTheRunningRequestFinishThenAllExitZero) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start({.world_size = 2, .rank_flags = {"--dp_degree=2"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  v1::GenerateRequest request = LongRequest();
+  v1::GenerateRequest request = SmallRequest("finishes after the signal");
+  request.set_height(256);
+  request.set_width(256);
   request.set_num_inference_steps(12);
   RunningStream running = StartAndWaitForFirstStep(**cluster, request);
   (*cluster)->Terminate();

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
@@ -126,6 +127,32 @@ TEST(AdmissionQueueTest, OnAdmittedRunsWithThePosition) {
   ASSERT_TRUE(
       queue.Push(MakeJob(&b), [&](int position) { seen = position; }).ok());
   EXPECT_EQ(seen, 1);
+}
+
+TEST(AdmissionQueueTest, TakeMatchingTakesInOrderAndLeavesTheRest) {
+  int last_depth = -1;
+  AdmissionQueue queue(8, [&](int depth) { last_depth = depth; });
+  Outcome outcomes[5];
+  std::vector<std::shared_ptr<Job>> jobs;
+  for (Outcome& outcome : outcomes) {
+    jobs.push_back(MakeJob(&outcome));
+    ASSERT_TRUE(queue.Push(jobs.back()).ok());
+  }
+  jobs[3]->Cancel();
+  std::vector<const Job*> asked;
+  const std::vector<std::shared_ptr<Job>> taken =
+      queue.TakeMatching([&](const Job& job) {
+        asked.push_back(&job);
+        return &job != jobs[1].get();
+      });
+  // The cancelled job is neither offered nor taken: Pop answers it.
+  EXPECT_THAT(asked, ::testing::ElementsAre(jobs[0].get(), jobs[1].get(),
+                                            jobs[2].get(), jobs[4].get()));
+  EXPECT_THAT(taken, ::testing::ElementsAre(jobs[0], jobs[2], jobs[4]));
+  EXPECT_EQ(last_depth, 2);
+  EXPECT_EQ(queue.Pop(absl::ZeroDuration()), jobs[1]);
+  EXPECT_EQ(queue.Pop(absl::ZeroDuration()), nullptr);
+  EXPECT_EQ(outcomes[3].status->code(), absl::StatusCode::kCancelled);
 }
 
 TEST(JobTest, FinishesExactlyOnce) {

@@ -1,0 +1,93 @@
+#include "server/request_batch.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/config/derived_shapes.h"
+#include "google/protobuf/util/message_differencer.h"
+
+namespace ditserve::server {
+namespace {
+
+// `config` without what may differ between requests that share a run.
+v1::InputConfig SharedPart(const v1::InputConfig& config) {
+  v1::InputConfig shared = config;
+  shared.clear_sequence_number();
+  shared.clear_request_id();
+  shared.clear_prompt();
+  shared.clear_negative_prompt();
+  shared.clear_seeds();
+  shared.clear_deadline_unix_micros();
+  shared.clear_shapes();
+  return shared;
+}
+
+}  // namespace
+
+bool CanShareRun(const v1::InputConfig& first,
+                 const v1::InputConfig& candidate) {
+  return google::protobuf::util::MessageDifferencer::Equals(
+      SharedPart(first), SharedPart(candidate));
+}
+
+absl::StatusOr<v1::InputConfig> MergeConfigs(
+    absl::Span<const v1::InputConfig* const> configs,
+    const config::ModelSpec& spec) {
+  if (configs.empty()) {
+    return absl::InvalidArgumentError("no configs to merge");
+  }
+  v1::InputConfig merged = *configs.front();
+  merged.clear_prompt();
+  merged.clear_negative_prompt();
+  merged.clear_seeds();
+  std::string request_ids;
+  for (const v1::InputConfig* config : configs) {
+    if (!CanShareRun(*configs.front(), *config)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "request ", config->request_id(), " cannot share a run with request ",
+          configs.front()->request_id()));
+    }
+    merged.mutable_prompt()->MergeFrom(config->prompt());
+    merged.mutable_negative_prompt()->MergeFrom(config->negative_prompt());
+    merged.mutable_seeds()->MergeFrom(config->seeds());
+    absl::StrAppend(&request_ids, request_ids.empty() ? "" : "+",
+                    config->request_id());
+    if (config->deadline_unix_micros() == 0 ||
+        merged.deadline_unix_micros() == 0) {
+      merged.set_deadline_unix_micros(0);
+    } else {
+      merged.set_deadline_unix_micros(std::max(merged.deadline_unix_micros(),
+                                               config->deadline_unix_micros()));
+    }
+  }
+  merged.set_request_id(request_ids);
+  absl::StatusOr<v1::DerivedShapes> shapes = config::DeriveShapes(merged, spec);
+  if (!shapes.ok()) return shapes.status();
+  *merged.mutable_shapes() = *std::move(shapes);
+  return merged;
+}
+
+absl::StatusOr<std::vector<v1::GenerateResponse>> SplitResponse(
+    const v1::GenerateResponse& merged, absl::Span<const int> image_counts) {
+  int total = 0;
+  for (int count : image_counts) total += count;
+  if (total != merged.images_size()) {
+    return absl::InternalError(
+        absl::StrCat("a merged run returned ", merged.images_size(),
+                     " images for requests of ", total, " in all"));
+  }
+  std::vector<v1::GenerateResponse> responses;
+  int next_image = 0;
+  for (int count : image_counts) {
+    v1::GenerateResponse& response = responses.emplace_back();
+    for (int i = 0; i < count; ++i) {
+      *response.add_images() = merged.images(next_image++);
+    }
+    *response.mutable_timings() = merged.timings();
+  }
+  return responses;
+}
+
+}  // namespace ditserve::server

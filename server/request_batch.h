@@ -1,0 +1,45 @@
+#ifndef DITSERVE_SERVER_REQUEST_BATCH_H_
+#define DITSERVE_SERVER_REQUEST_BATCH_H_
+
+// Several admitted requests that differ only in what each image is made of
+// (prompts, negative prompts, seeds) run as one frozen config: one pass of
+// the rank group denoises all their images together, and each image is the
+// one its request would get alone (an image depends only on its own prompt
+// and seed).
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/config/model_spec.h"
+#include "ditserve/v1/generation.pb.h"
+#include "ditserve/v1/input_config.pb.h"
+
+namespace ditserve::server {
+
+// Whether `candidate` may run in one config with `first`: every field other
+// than the per-image, per-request ones (prompts, negative prompts, seeds,
+// request id, sequence number, deadline, and the shapes derived from the
+// image count) is equal.
+bool CanShareRun(const v1::InputConfig& first,
+                 const v1::InputConfig& candidate);
+
+// The config that runs `configs` together, images in the order given: their
+// prompts, negative prompts and seeds concatenated and the shapes derived
+// again for the total; the first's sequence number; the request ids joined
+// with '+'; the latest deadline, none if one of them has none (each
+// request's own deadline is kept by the scheduler). `configs` must be
+// non-empty and pairwise CanShareRun.
+absl::StatusOr<v1::InputConfig> MergeConfigs(
+    absl::Span<const v1::InputConfig* const> configs,
+    const config::ModelSpec& spec);
+
+// Splits the response of a merged run into one response per request, each
+// with that request's images (`image_counts[i]` of them, in order) and every
+// timing of the run. Fails if the counts do not add up to the images.
+absl::StatusOr<std::vector<v1::GenerateResponse>> SplitResponse(
+    const v1::GenerateResponse& merged, absl::Span<const int> image_counts);
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_REQUEST_BATCH_H_
