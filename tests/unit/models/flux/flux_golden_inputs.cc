@@ -1,5 +1,12 @@
 #include "tests/unit/models/flux/flux_golden_inputs.h"
 
+#include <torch/torch.h>
+
+#include <memory>
+
+#include "core/models/flux/flux_transformer_loader.h"
+#include "core/parallel/local_attention.h"
+
 namespace ditserve::testing {
 
 models::FluxTransformerInputs FluxGoldenInputs(const GoldenCase& golden,
@@ -13,6 +20,17 @@ models::FluxTransformerInputs FluxGoldenInputs(const GoldenCase& golden,
   inputs.txt_ids = golden.Input("txt_ids");
   if (guidance) inputs.guidance = golden.Input("guidance");
   return inputs;
+}
+
+absl::StatusOr<at::Tensor> SingleRankFluxForward(
+    const GoldenCase& golden, const models::FluxTransformerInputs& inputs) {
+  absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> model =
+      models::LoadFluxTransformer2DModel(
+          golden.dir(), std::make_shared<parallel::LocalAttention>(),
+          models::Placement{});
+  if (!model.ok()) return model.status();
+  torch::NoGradGuard no_grad;
+  return (*model)->Forward(inputs);
 }
 
 }  // namespace ditserve::testing

@@ -1,6 +1,7 @@
 #ifndef DITSERVE_TESTS_UNIT_MODELS_FLUX_FLUX_GOLDEN_INPUTS_H_
 #define DITSERVE_TESTS_UNIT_MODELS_FLUX_FLUX_GOLDEN_INPUTS_H_
 
+#include "absl/status/statusor.h"
 #include "core/models/flux/flux_transformer_2d_model.h"
 #include "tests/unit/models/golden_case.h"
 
@@ -10,6 +11,11 @@ namespace ditserve::testing {
 // checkpoints with guidance_embeds (FLUX.1-dev).
 models::FluxTransformerInputs FluxGoldenInputs(const GoldenCase& golden,
                                                bool guidance);
+
+// What the whole transformer of a FLUX golden case gives for `inputs` on one
+// rank with local attention: the reference a parallel forward must match.
+absl::StatusOr<at::Tensor> SingleRankFluxForward(
+    const GoldenCase& golden, const models::FluxTransformerInputs& inputs);
 
 }  // namespace ditserve::testing
 

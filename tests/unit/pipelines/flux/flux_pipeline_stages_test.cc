@@ -22,6 +22,7 @@ namespace {
 using ::ditserve::testing::AllClose;
 using ::ditserve::testing::FluxGoldenInputs;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::SingleRankFluxForward;
 using ::ditserve::testing::ThreadRankGroups;
 using ::testing::HasSubstr;
 
@@ -61,13 +62,9 @@ TEST_P(StagedFluxForwardTest, EveryStageGetsTheWholeForward) {
   const GoldenCase golden("models/flux_dev");
   const models::FluxTransformerInputs inputs =
       FluxGoldenInputs(golden, /*guidance=*/true);
-  absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> whole =
-      models::LoadFluxTransformer2DModel(
-          golden.dir(), std::make_shared<parallel::LocalAttention>(),
-          models::Placement{});
-  ASSERT_TRUE(whole.ok()) << whole.status();
+  const absl::StatusOr<at::Tensor> expected =
+      SingleRankFluxForward(golden, inputs);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> expected = (*whole)->Forward(inputs);
   ASSERT_TRUE(expected.ok()) << expected.status();
 
   std::vector<parallel::Group> groups =

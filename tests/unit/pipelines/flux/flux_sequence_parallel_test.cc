@@ -22,6 +22,7 @@ namespace {
 using ::ditserve::testing::AllClose;
 using ::ditserve::testing::FluxGoldenInputs;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::SingleRankFluxForward;
 using ::ditserve::testing::ThreadRankGroups;
 using ::testing::HasSubstr;
 
@@ -45,13 +46,9 @@ TEST_P(ShardedFluxForwardTest, EveryRankGetsTheUnshardedForward) {
   const GoldenCase golden("models/flux_dev");
   const models::FluxTransformerInputs inputs =
       FluxGoldenInputs(golden, /*guidance=*/true);
-  absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> reference =
-      models::LoadFluxTransformer2DModel(
-          golden.dir(), std::make_shared<parallel::LocalAttention>(),
-          models::Placement{});
-  ASSERT_TRUE(reference.ok()) << reference.status();
+  const absl::StatusOr<at::Tensor> expected =
+      SingleRankFluxForward(golden, inputs);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> expected = (*reference)->Forward(inputs);
   ASSERT_TRUE(expected.ok()) << expected.status();
 
   // 8 text + 16 image tokens.
