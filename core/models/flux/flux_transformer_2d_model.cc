@@ -3,8 +3,10 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -79,7 +81,45 @@ ShardLayout LayoutOf(const FluxSequenceShard& shard, int64_t text_tokens,
   return layout;
 }
 
+// Weights of one block in units of inner_dim², biases and norms left out. A
+// double-stream block: two AdaLayerNormZero (6 each), Q/K/V/out for image
+// and text (8) and two feed-forwards with 4x hidden (16). A single-stream
+// block: AdaLayerNormZeroSingle (3), Q/K/V (3), the MLP input (4) and the
+// output projection from attention and MLP (5).
+constexpr int64_t kDoubleBlockWeight = 36;
+constexpr int64_t kSingleBlockWeight = 15;
+
 }  // namespace
+
+FluxBlockRange FluxBlockRange::OfStage(const FluxTransformerConfig& config,
+                                       int stage, int stages) {
+  const int64_t total = config.total_blocks();
+  // prefix[b]: the weight of blocks [0, b).
+  std::vector<int64_t> prefix(total + 1, 0);
+  for (int64_t block = 0; block < total; ++block) {
+    prefix[block + 1] =
+        prefix[block] +
+        (block < config.num_layers ? kDoubleBlockWeight : kSingleBlockWeight);
+  }
+  // Boundary k is the block boundary nearest to k/stages of the weight,
+  // kept far enough from its neighbours that every stage has a block.
+  const auto boundary = [&](int64_t k, int64_t previous) {
+    if (k == stages) return total;
+    const int64_t lowest = previous + 1;
+    const int64_t highest = total - (stages - k);
+    int64_t best = lowest;
+    for (int64_t b = lowest; b <= highest; ++b) {
+      if (std::abs(prefix[b] * stages - k * prefix[total]) <
+          std::abs(prefix[best] * stages - k * prefix[total])) {
+        best = b;
+      }
+    }
+    return best;
+  };
+  int64_t begin = 0;
+  for (int k = 1; k <= stage; ++k) begin = boundary(k, begin);
+  return {begin, boundary(stage + 1, begin)};
+}
 
 absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>>
 FluxTransformer2DModel::Create(const FluxTransformerConfig& config,

@@ -32,12 +32,12 @@ struct FluxBlockRange {
   }
 
   // PipeFusion stage `stage` of `stages` (0 <= stage < stages <=
-  // total_blocks): consecutive ranges whose sizes differ by at most one.
+  // total_blocks): consecutive non-empty ranges that split the blocks'
+  // weights as evenly as block boundaries allow. A double-stream block
+  // holds about 2.4 times the weights of a single-stream one, so equal
+  // block counts would leave the first stages with most of the model.
   static FluxBlockRange OfStage(const FluxTransformerConfig& config, int stage,
-                                int stages) {
-    const int64_t total = config.total_blocks();
-    return {stage * total / stages, (stage + 1) * total / stages};
-  }
+                                int stages);
 };
 
 // The inputs of one forward, as diffusers' FluxTransformer2DModel takes them.

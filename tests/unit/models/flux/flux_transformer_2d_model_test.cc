@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "core/models/flux/flux_transformer_loader.h"
 #include "core/parallel/collective_error.h"
 #include "core/parallel/local_attention.h"
@@ -195,15 +198,62 @@ TEST(FluxTransformer2DModelTest, StageStreamsMustMatchItsPlace) {
   EXPECT_THAT(status.message(), HasSubstr("only the last PipeFusion stage"));
 }
 
-TEST(FluxBlockRangeTest, StagesSplitTheBlocksEvenlyAndInOrder) {
+// Parameters of the blocks `range` builds (the embedders and output layers,
+// which every stage holds, left out).
+int64_t BlockParameters(const FluxTransformerConfig& config,
+                        FluxBlockRange range) {
+  absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> model =
+      FluxTransformer2DModel::Create(
+          config, std::make_shared<parallel::LocalAttention>(), range);
+  EXPECT_TRUE(model.ok()) << model.status();
+  if (!model.ok()) return 0;
+  int64_t count = 0;
+  for (const auto& parameter : (*model)->named_parameters()) {
+    if (absl::StartsWith(parameter.key(), "transformer_blocks.") ||
+        absl::StartsWith(parameter.key(), "single_transformer_blocks.")) {
+      count += parameter.value().numel();
+    }
+  }
+  return count;
+}
+
+TEST(FluxBlockRangeTest, StagesSplitTheBlockWeightsEvenlyAndInOrder) {
+  absl::StatusOr<FluxTransformerConfig> config =
+      ReadFluxTransformerConfig(std::string(DITSERVE_TEST_DATA_DIR) +
+                                "/golden/models/flux_dev/config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  config->num_layers = 4;
+  config->num_single_layers = 8;
+  // Equal block counts (2 stages: 4 double + 2 single against 6 single)
+  // differ by far more than this.
+  const int64_t double_block = BlockParameters(*config, {0, 1});
+  for (int stages = 2; stages <= 4; ++stages) {
+    int64_t begin = 0;
+    int64_t heaviest = 0;
+    int64_t lightest = std::numeric_limits<int64_t>::max();
+    for (int stage = 0; stage < stages; ++stage) {
+      const FluxBlockRange range =
+          FluxBlockRange::OfStage(*config, stage, stages);
+      EXPECT_EQ(range.begin, begin) << stage << " of " << stages;
+      EXPECT_GT(range.end, range.begin) << stage << " of " << stages;
+      begin = range.end;
+      const int64_t weights = BlockParameters(*config, range);
+      heaviest = std::max(heaviest, weights);
+      lightest = std::min(lightest, weights);
+    }
+    EXPECT_EQ(begin, config->total_blocks()) << stages << " stages";
+    EXPECT_LE(heaviest - lightest, double_block) << stages << " stages";
+  }
+}
+
+TEST(FluxBlockRangeTest, AsManyStagesAsBlocksGetOneBlockEach) {
   FluxTransformerConfig config;
-  config.num_layers = 3;
-  config.num_single_layers = 4;
-  const FluxBlockRange expected[] = {{0, 2}, {2, 4}, {4, 7}};
-  for (int stage = 0; stage < 3; ++stage) {
-    const FluxBlockRange range = FluxBlockRange::OfStage(config, stage, 3);
-    EXPECT_EQ(range.begin, expected[stage].begin) << "stage " << stage;
-    EXPECT_EQ(range.end, expected[stage].end) << "stage " << stage;
+  config.num_layers = 2;
+  config.num_single_layers = 3;
+  for (int stage = 0; stage < 5; ++stage) {
+    const FluxBlockRange range = FluxBlockRange::OfStage(config, stage, 5);
+    EXPECT_EQ(range.begin, stage);
+    EXPECT_EQ(range.end, stage + 1);
   }
 }
 
