@@ -63,12 +63,9 @@ std::optional<pipelines::FluxPipelineStages> StagesFor(
       [&buffers, max_rows](
           pipelines::FluxStageTensor tensor, int patch,
           const std::vector<int64_t>& shape) -> absl::StatusOr<at::Tensor> {
-    // A patch's text stream has the whole sequence's shape.
-    const std::string name =
-        patch == pipelines::kWholeSequence ||
-                tensor == pipelines::FluxStageTensor::kTextStream
-            ? std::string(BufferOf(tensor))
-            : PatchBuffer(BufferOf(tensor), patch);
+    const std::string name = patch == pipelines::kWholeSequence
+                                 ? std::string(BufferOf(tensor))
+                                 : PatchBuffer(BufferOf(tensor), patch);
     if (shape.empty() || shape[0] > max_rows) {
       return absl::InternalError(absl::StrCat(
           "incoming ", name, " of shape ", ShapeString(shape),

@@ -176,9 +176,8 @@ FluxTransformer2DModel::FluxTransformer2DModel(
   }
   norm_out_ = register_module("norm_out",
                               AdaLayerNormContinuous(dim, dim, kNormOutEps));
-  proj_out_ = register_module(
-      "proj_out", torch::nn::Linear(dim, config.patch_size * config.patch_size *
-                                             config.out_channels));
+  proj_out_ = register_module("proj_out",
+                              torch::nn::Linear(dim, config.output_channels()));
 }
 
 bool FluxTransformer2DModel::HoldsTensor(absl::string_view name) const {

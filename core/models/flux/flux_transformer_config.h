@@ -29,6 +29,10 @@ struct FluxTransformerConfig {
 
   int64_t inner_dim() const { return num_attention_heads * attention_head_dim; }
   int64_t total_blocks() const { return num_layers + num_single_layers; }
+  // Channels of an output token: one patch_size × patch_size latent patch.
+  int64_t output_channels() const {
+    return patch_size * patch_size * out_channels;
+  }
 };
 
 // Reads and checks the config (positive sizes, axes_dims_rope even and

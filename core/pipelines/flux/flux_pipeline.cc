@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -28,6 +27,23 @@ auto Guarded(const char* what, Body body) -> decltype(body()) {
     return absl::InternalError(
         absl::StrCat("FluxPipeline ", what, ": ", e.what()));
   }
+}
+
+// One transformer forward of denoising step `step`, split as Denoise's
+// arguments say.
+absl::StatusOr<at::Tensor> NoisePrediction(
+    models::FluxTransformer2DModel& transformer,
+    const models::FluxTransformerInputs& inputs, int step,
+    const FluxSequenceParallel* sequence_parallel,
+    const FluxPipelineStages* stages) {
+  if (sequence_parallel != nullptr) {
+    return ShardedFluxForward(transformer, inputs, *sequence_parallel);
+  }
+  if (stages == nullptr) return transformer.Forward(inputs);
+  if (stages->IsWholeSequenceStep(step)) {
+    return StagedFluxForward(transformer, inputs, *stages);
+  }
+  return PatchedFluxForward(transformer, inputs, *stages);
 }
 
 }  // namespace
@@ -139,9 +155,10 @@ absl::StatusOr<at::Tensor> FluxPipeline::Denoise(
     const FluxPipelineStages* stages) {
   if (absl::Status status = CheckRequest(request); !status.ok()) return status;
   if (sequence_parallel != nullptr && stages != nullptr) {
-    return absl::UnimplementedError(
-        "FLUX denoising with both sequence parallelism and PipeFusion stages "
-        "is not implemented; pass one of them");
+    return absl::InvalidArgumentError(
+        "Denoise got both sequence_parallel and stages; a FLUX denoise runs "
+        "at most one of them (the served layouts are checked by "
+        "worker::CheckServedParallelism)");
   }
   const FluxLatentGrid grid =
       *LatentGridFor(request.height, request.width, vae_scale_factor());
@@ -175,13 +192,8 @@ absl::StatusOr<at::Tensor> FluxPipeline::Denoise(
       inputs.hidden_states = latents;
       inputs.timestep =
           timestep.expand({batch}).to(latents.scalar_type()) / kTimestepScale;
-      absl::StatusOr<at::Tensor> noise_pred =
-          sequence_parallel != nullptr
-              ? ShardedFluxForward(*transformer_, inputs, *sequence_parallel)
-          : stages == nullptr ? transformer_->Forward(inputs)
-          : step < std::max(1, stages->warmup_steps)
-              ? StagedFluxForward(*transformer_, inputs, *stages)
-              : PatchedFluxForward(*transformer_, inputs, *stages);
+      absl::StatusOr<at::Tensor> noise_pred = NoisePrediction(
+          *transformer_, inputs, step, sequence_parallel, stages);
       if (!noise_pred.ok()) return noise_pred.status();
       absl::StatusOr<schedulers::StepOutput> stepped =
           scheduler->Step(*noise_pred, latents);

@@ -77,12 +77,11 @@ absl::StatusOr<at::Tensor> Staged(models::FluxTransformer2DModel& transformer,
          stage + 1, kTextTag);
     Send(group, "send of the image stream to the next stage", streams->image,
          stage + 1, kImageTag);
-    const models::FluxTransformerConfig& config = transformer.config();
     absl::StatusOr<at::Tensor> noise =
         Receive(stages, "receive of the last stage's noise prediction",
                 FluxStageTensor::kNoisePrediction, kWholeSequence,
                 {batch, inputs.hidden_states.size(1),
-                 config.patch_size * config.patch_size * config.out_channels},
+                 transformer.config().output_channels()},
                 last, kNoiseTag);
     if (!noise.ok()) return noise.status();
     // The buffer is overwritten by the next step's receive.
@@ -106,10 +105,8 @@ absl::StatusOr<at::Tensor> Patched(models::FluxTransformer2DModel& transformer,
   const int last = group.size() - 1;
   const int64_t batch = inputs.hidden_states.size(0);
   const int64_t text_tokens = inputs.encoder_hidden_states.size(1);
-  const models::FluxTransformerConfig& config = transformer.config();
-  const int64_t dim = config.inner_dim();
-  const int64_t out_channels =
-      config.patch_size * config.patch_size * config.out_channels;
+  const int64_t dim = transformer.config().inner_dim();
+  const int64_t out_channels = transformer.config().output_channels();
   const std::vector<int64_t>& offsets = stages.patch_offsets;
   const int patches = static_cast<int>(offsets.size()) - 1;
   const at::Tensor text_rows = at::arange(text_tokens, at::kLong);
@@ -134,8 +131,8 @@ absl::StatusOr<at::Tensor> Patched(models::FluxTransformer2DModel& transformer,
     if (stage > 0) {
       absl::StatusOr<at::Tensor> text = Receive(
           stages, "receive of the previous stage's text stream for a patch",
-          FluxStageTensor::kTextStream, -1, {batch, text_tokens, dim},
-          stage - 1, PatchTag(patch, kTextTag));
+          FluxStageTensor::kTextStream, kWholeSequence,
+          {batch, text_tokens, dim}, stage - 1, PatchTag(patch, kTextTag));
       if (!text.ok()) return text.status();
       absl::StatusOr<at::Tensor> image =
           Receive(stages, "receive of the previous stage's image patch",

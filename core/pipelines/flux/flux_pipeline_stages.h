@@ -15,7 +15,8 @@
 
 namespace ditserve::pipelines {
 
-// The patch argument of receive_buffer for a tensor of the whole sequence.
+// The patch argument of receive_buffer for a tensor with the whole
+// sequence's shape, which includes the text stream of every patch.
 inline constexpr int kWholeSequence = -1;
 
 // What a PipeFusion stage receives from another stage.
@@ -43,12 +44,18 @@ struct FluxPipelineStages {
   // tells it which rows it computes).
   std::shared_ptr<parallel::StaleKvAttention> stale_kv;
   // Steps run over the whole sequence before the patch pipeline starts
-  // (InputConfig warmup_steps; the first step always is, since patches need
-  // the keys and values of a previous step).
+  // (InputConfig warmup_steps).
   int warmup_steps = 0;
   // Image-token offsets of the patches (InputConfig
   // pipefusion_patch_token_offsets: patches + 1 entries, 0 to S_img).
   std::vector<int64_t> patch_offsets;
+
+  // Whether denoising step `step` (from 0) runs StagedFluxForward rather
+  // than PatchedFluxForward: the warm-up steps, and always the first, since
+  // patches need the keys and values of a previous step.
+  bool IsWholeSequenceStep(int step) const {
+    return step < warmup_steps || step == 0;
+  }
 };
 
 // The transformer's output for `inputs` (as Forward returns it), computed

@@ -105,6 +105,18 @@ TEST_P(StagedFluxForwardTest, EveryStageGetsTheWholeForward) {
   }
 }
 
+TEST(FluxPipelineStagesTest, WarmupStepsAndAlwaysTheFirstRunWhole) {
+  FluxPipelineStages stages;
+  stages.warmup_steps = 2;
+  EXPECT_TRUE(stages.IsWholeSequenceStep(0));
+  EXPECT_TRUE(stages.IsWholeSequenceStep(1));
+  EXPECT_FALSE(stages.IsWholeSequenceStep(2));
+  // Patches need a previous step's keys and values.
+  stages.warmup_steps = 0;
+  EXPECT_TRUE(stages.IsWholeSequenceStep(0));
+  EXPECT_FALSE(stages.IsWholeSequenceStep(1));
+}
+
 TEST(PatchedFluxForwardTest, OtherPatchesAttendWithLastStepsKeys) {
   const GoldenCase golden("models/flux_dev");
   models::FluxTransformerInputs inputs =
