@@ -140,7 +140,7 @@ void Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     progress.set_elapsed_seconds(absl::ToDoubleSeconds(now - started));
     // Each request that stops here gets its own reason; the run goes on while
     // any other request still wants its images.
-    bool any_live = false;
+    int live = 0;
     bool any_cancelled = false;
     for (const std::shared_ptr<Job>& job : jobs) {
       if (job->finished()) continue;
@@ -148,13 +148,14 @@ void Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
       std::optional<absl::Status> reason =
           StopReason(*job, now, step, total_steps);
       if (!reason.has_value()) {
-        any_live = true;
+        ++live;
         continue;
       }
       any_cancelled = any_cancelled || absl::IsCancelled(*reason);
       job->Finish(*std::move(reason));
     }
-    if (any_live) return v1::STEP_DECISION_CONTINUE;
+    metrics_->SetRequestsRunning(live);
+    if (live > 0) return v1::STEP_DECISION_CONTINUE;
     return any_cancelled ? v1::STEP_DECISION_CANCEL
                          : v1::STEP_DECISION_DEADLINE;
   };

@@ -400,6 +400,19 @@ TEST_F(ServingTest, DeadlinePassingWhileRunningIsDeadlineExceeded) {
   ASSERT_TRUE(next.ok()) << next.error_message();
 }
 
+// Waits (up to 30 s) until `depth` requests wait in the host's queue.
+void WaitForQueueDepth(ServingCluster& cluster, int depth) {
+  for (int poll = 0; poll < 600; ++poll) {
+    absl::StatusOr<std::string> metrics = cluster.ScrapeMetrics();
+    if (metrics.ok() && MetricValue(*metrics, "ditserve_queue_depth", {}) ==
+                            static_cast<double>(depth)) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ADD_FAILURE() << "the queue never held " << depth << " requests";
+}
+
 // Requests that queue behind a running one and differ only in prompts and
 // seeds run as one config (up to --max_batch images); each client still gets
 // exactly the images its request gets alone, and its own config.
@@ -441,14 +454,7 @@ TEST(ServingBatchTest, QueuedCompatibleRequestsShareARunAndKeepTheirImages) {
     });
   }
   // Once all three wait, the long run gives way.
-  for (int poll = 0; poll < 600; ++poll) {
-    absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
-    if (metrics.ok() && MetricValue(*metrics, "ditserve_queue_depth", {}) ==
-                            static_cast<double>(queued.size())) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  WaitForQueueDepth(**cluster, static_cast<int>(queued.size()));
   running.context->TryCancel();
   v1::GenerateStreamResponse message;
   while (running.reader->Read(&message)) {
@@ -511,6 +517,64 @@ TEST_F(ServingTest, MetricsCountEveryStageOfEveryRequest) {
   EXPECT_EQ(MetricValue(*after, "ditserve_world_size", {}), 2);
   EXPECT_EQ(MetricValue(*after, "ditserve_ranks_alive", {}), 2);
   EXPECT_THAT(*after, HasSubstr("ditserve_build_info{"));
+}
+
+// A request cancelled while it shares a run leaves at the next step; the
+// request it shared with runs on and still gets the image it gets alone.
+TEST(ServingBatchTest, CancelledRequestLeavesASharedRunThatGoesOn) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 2,
+                             .rank_flags = {"--dp_degree=2"},
+                             .host_flags = {"--max_queue=8", "--max_batch=4"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // Long enough that the cancel lands mid-run on any machine, short enough
+  // to run to the end here in seconds.
+  auto request = [](const std::string& prompt, const std::string& id) {
+    v1::GenerateRequest request = SmallRequest(prompt);
+    request.set_num_inference_steps(200);
+    request.set_request_id(id);
+    request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+    return request;
+  };
+  const v1::GenerateRequest leaving = request("a paper boat", "leaving");
+  const v1::GenerateRequest staying = request("a stone bridge", "staying");
+  v1::GenerateResponse alone;
+  ASSERT_TRUE(Generate(**cluster, staying, &alone).ok());
+  absl::StatusOr<std::string> before = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(before.ok()) << before.status();
+
+  RunningStream blocker = StartAndWaitForFirstStep(**cluster, LongRequest());
+  RunningStream shared;
+  std::thread leaving_client(
+      [&] { shared = StartAndWaitForFirstStep(**cluster, leaving); });
+  grpc::Status staying_status;
+  v1::GenerateResponse staying_response;
+  std::thread staying_client([&] {
+    staying_status = Generate(**cluster, staying, &staying_response);
+  });
+  WaitForQueueDepth(**cluster, 2);
+  blocker.context->TryCancel();
+  v1::GenerateStreamResponse message;
+  while (blocker.reader->Read(&message)) {
+  }
+  leaving_client.join();
+  shared.context->TryCancel();
+  while (shared.reader->Read(&message)) {
+  }
+  EXPECT_EQ(shared.reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  staying_client.join();
+
+  ASSERT_TRUE(staying_status.ok()) << staying_status.error_message();
+  ASSERT_EQ(staying_response.images_size(), 1);
+  EXPECT_EQ(staying_response.images(0).data(), alone.images(0).data());
+  absl::StatusOr<std::string> after = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(after.ok()) << after.status();
+  // Two runs: the blocker alone, then the two requests together.
+  auto delta = [&](const std::string& metric) {
+    return MetricValue(*after, metric, {}) - MetricValue(*before, metric, {});
+  };
+  EXPECT_EQ(delta("ditserve_run_batch_requests_count"), 2);
+  EXPECT_EQ(delta("ditserve_run_batch_requests_sum"), 3);
 }
 
 TEST(ServingFailureTest, KilledWorkerFailsTheRequestNamingItAndHealthDrops) {
