@@ -5,7 +5,7 @@
 
 #include "core/engine/pixart_rank_pipeline.h"
 #include "core/engine/sd3_rank_pipeline.h"
-#include "core/parallel/local_attention.h"
+#include "core/parallel/make_attention.h"
 
 namespace ditserve::worker {
 namespace {
@@ -32,16 +32,23 @@ LoadedModel MakeLoadedModel(const std::string& model_dir,
   return model;
 }
 
+// The attention of every transformer layer: local on one rank, else over
+// the rank's ring / Ulysses groups.
+std::shared_ptr<parallel::Attention> AttentionOf(const RankRuntime& runtime) {
+  return parallel::MakeAttention(runtime.mesh(), runtime.groups(),
+                                 runtime.sequence_parallel_options());
+}
+
 absl::StatusOr<LoadedModel> LoadPixArtModel(const std::string& model_dir,
                                             const config::ModelSpec& spec,
-                                            int rank) {
+                                            const RankRuntime& runtime) {
   const models::Placement placement;
   absl::StatusOr<std::unique_ptr<pipelines::PixArtPromptEncoder>> encoder =
       pipelines::PixArtPromptEncoder::Load(model_dir, placement);
   if (!encoder.ok()) return encoder.status();
   absl::StatusOr<std::unique_ptr<pipelines::PixArtPipeline>> pixart =
-      pipelines::PixArtPipeline::Load(
-          model_dir, std::make_shared<parallel::LocalAttention>(), placement);
+      pipelines::PixArtPipeline::Load(model_dir, AttentionOf(runtime),
+                                      placement);
   if (!pixart.ok()) return pixart.status();
   const models::PixArtTransformerConfig& transformer =
       (*pixart)->transformer().config();
@@ -51,16 +58,15 @@ absl::StatusOr<LoadedModel> LoadPixArtModel(const std::string& model_dir,
   return MakeLoadedModel(model_dir, spec, dimensions,
                          std::make_unique<engine::PixArtRankPipeline>(
                              *std::move(encoder), *std::move(pixart)),
-                         rank);
+                         runtime.env().rank);
 }
 
 absl::StatusOr<LoadedModel> LoadSD3Model(const std::string& model_dir,
                                          const config::ModelSpec& spec,
-                                         int rank) {
+                                         const RankRuntime& runtime) {
   const models::Placement placement;
   absl::StatusOr<std::unique_ptr<pipelines::SD3Pipeline>> sd3 =
-      pipelines::SD3Pipeline::Load(
-          model_dir, std::make_shared<parallel::LocalAttention>(), placement);
+      pipelines::SD3Pipeline::Load(model_dir, AttentionOf(runtime), placement);
   if (!sd3.ok()) return sd3.status();
   const models::SD3TransformerConfig& transformer =
       (*sd3)->transformer().config();
@@ -74,18 +80,18 @@ absl::StatusOr<LoadedModel> LoadSD3Model(const std::string& model_dir,
   return MakeLoadedModel(model_dir, spec, dimensions,
                          std::make_unique<engine::SD3RankPipeline>(
                              *std::move(encoder), *std::move(sd3)),
-                         rank);
+                         runtime.env().rank);
 }
 
 }  // namespace
 
 absl::StatusOr<LoadedModel> LoadGuidedModel(const std::string& model_dir,
                                             const config::ModelSpec& spec,
-                                            int rank) {
+                                            const RankRuntime& runtime) {
   if (spec.family == config::ModelFamily::kSd3Medium) {
-    return LoadSD3Model(model_dir, spec, rank);
+    return LoadSD3Model(model_dir, spec, runtime);
   }
-  return LoadPixArtModel(model_dir, spec, rank);
+  return LoadPixArtModel(model_dir, spec, runtime);
 }
 
 }  // namespace ditserve::worker

@@ -2,7 +2,7 @@
 #define DITSERVE_WORKER_GUIDED_MODEL_LOADING_H_
 
 // Loading of the families served with classifier-free guidance (PixArt-α/Σ,
-// SD3), which run with data and CFG parallelism.
+// SD3), which run with data, CFG and sequence parallelism.
 
 #include <string>
 
@@ -16,7 +16,7 @@ namespace ditserve::worker {
 // As LoadModel, for a pixart-alpha, pixart-sigma or sd3-medium checkpoint.
 absl::StatusOr<LoadedModel> LoadGuidedModel(const std::string& model_dir,
                                             const config::ModelSpec& spec,
-                                            int rank);
+                                            const RankRuntime& runtime);
 
 }  // namespace ditserve::worker
 

@@ -86,7 +86,7 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
     case config::ModelFamily::kPixArtAlpha:
     case config::ModelFamily::kPixArtSigma:
     case config::ModelFamily::kSd3Medium:
-      return LoadGuidedModel(model_dir, spec, rank);
+      return LoadGuidedModel(model_dir, spec, runtime);
     case config::ModelFamily::kFluxDev:
     case config::ModelFamily::kFluxSchnell:
       break;

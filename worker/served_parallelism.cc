@@ -1,15 +1,13 @@
 #include "worker/served_parallelism.h"
 
-#include <utility>
-
 #include "absl/strings/str_cat.h"
 #include "core/config/parallel_config.h"
 
 namespace ditserve::worker {
 namespace {
 
-// Whether `family` runs through a FLUX rank pipeline (the one with sequence
-// parallelism and PipeFusion) rather than a guided one.
+// Whether `family` runs through a FLUX rank pipeline (the one with
+// PipeFusion) rather than a guided one.
 bool IsFlux(config::ModelFamily family) {
   switch (family) {
     case config::ModelFamily::kFluxDev:
@@ -27,20 +25,13 @@ bool IsFlux(config::ModelFamily family) {
 
 absl::Status CheckServedParallelism(const v1::ParallelConfig& parallel,
                                     config::ModelFamily family) {
-  if (!IsFlux(family)) {
-    for (const auto& [degree, flag] :
-         {std::pair{parallel.pipefusion_degree(), "--pipefusion_degree"},
-          std::pair{parallel.ring_degree(), "--ring_degree"},
-          std::pair{parallel.ulysses_degree(), "--ulysses_degree"}}) {
-      if (degree > 1) {
-        return absl::UnimplementedError(absl::StrCat(
-            flag, " ", degree, ": ", config::ModelFamilyName(family),
-            " is served with data and CFG parallelism only (--dp_degree, "
-            "--cfg_degree); ",
-            flag, " is not implemented for it yet"));
-      }
-    }
-    return absl::OkStatus();
+  if (!IsFlux(family) && parallel.pipefusion_degree() > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "--pipefusion_degree ", parallel.pipefusion_degree(), ": ",
+        config::ModelFamilyName(family),
+        " is served with data, CFG and sequence parallelism (--dp_degree, "
+        "--cfg_degree, --ulysses_degree, --ring_degree); PipeFusion is "
+        "implemented for FLUX.1 only"));
   }
   if (parallel.pipefusion_degree() > 1 &&
       config::SequenceParallelDegree(parallel) > 1) {

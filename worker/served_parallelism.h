@@ -8,8 +8,9 @@
 namespace ditserve::worker {
 
 // UNIMPLEMENTED naming the flags when `parallel` asks for a combination this
-// build does not run for `family`: PixArt and SD3 run data and CFG
-// parallelism only; FLUX runs PipeFusion or sequence parallelism, not both.
+// build does not run for `family`: PixArt and SD3 run data, CFG and
+// sequence parallelism but not PipeFusion; FLUX runs PipeFusion or
+// sequence parallelism, not both.
 // Every rank checks this before the rendezvous, so all of them refuse with
 // this message instead of some seeing peers vanish mid-handshake.
 absl::Status CheckServedParallelism(const v1::ParallelConfig& parallel,

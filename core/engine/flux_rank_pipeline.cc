@@ -10,29 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "core/engine/buffer_plan.h"
 #include "core/engine/dp_gather.h"
-#include "core/parallel/sequence_sharding.h"
+#include "core/engine/sequence_parallel_for.h"
 #include "core/pipelines/flux/flux_latents.h"
 #include "core/pipelines/flux/flux_sequence_parallel.h"
 
 namespace ditserve::engine {
 namespace {
-
-// This rank's shard of every transformer forward when sp = ring × ulysses
-// is above 1, else nullopt (the whole sequence on every rank).
-absl::StatusOr<std::optional<pipelines::FluxSequenceParallel>>
-SequenceParallelFor(const PipelineContext& context) {
-  const int degree = context.mesh.Degree(dist::Axis::kSp);
-  if (degree == 1) return std::nullopt;
-  absl::StatusOr<parallel::SequenceSharding> sharding =
-      parallel::SequenceSharding::Create(
-          context.config.shapes(), degree,
-          context.mesh.IndexInGroup(dist::Axis::kSp, context.rank));
-  if (!sharding.ok()) return sharding.status();
-  return pipelines::FluxSequenceParallel{
-      .sharding = *sharding,
-      .group = {.group = context.groups.group(dist::Axis::kSp),
-                .context = context.collective_on(dist::Axis::kSp)}};
-}
 
 absl::string_view BufferOf(pipelines::FluxStageTensor tensor) {
   switch (tensor) {
@@ -117,8 +100,8 @@ absl::StatusOr<at::Tensor> FluxRankPipeline::Generate(PipelineContext& context,
                        config.seeds().begin() + end);
 
   ScopedStageTimer timer(context.timings, Stage::kDenoise);
-  absl::StatusOr<std::optional<pipelines::FluxSequenceParallel>>
-      sequence_parallel = SequenceParallelFor(context);
+  absl::StatusOr<std::optional<pipelines::SequenceParallel>> sequence_parallel =
+      SequenceParallelFor(context);
   if (!sequence_parallel.ok()) return sequence_parallel.status();
   const std::optional<pipelines::FluxPipelineStages> stages =
       StagesFor(context, stale_kv_);

@@ -7,20 +7,24 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <optional>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/engine/cfg_exchange.h"
 #include "core/engine/pipeline.h"
+#include "core/engine/sequence_parallel_for.h"
 
 namespace ditserve::engine {
 
 // Sets `request`'s run fields for the config's prompts [first, end): the
 // generated size, steps, guidance scale, per-image seeds and this rank's
-// CFG-parallel split.
+// CFG-parallel split and sequence-parallel shard. Errors of
+// SequenceParallelFor.
 template <typename Request>
-void SetGuidedRunFields(PipelineContext& context, int first, int end,
-                        Request& request) {
+absl::Status SetGuidedRunFields(PipelineContext& context, int first, int end,
+                                Request& request) {
   const v1::InputConfig& config = context.config;
   request.height = config.shapes().generated_height();
   request.width = config.shapes().generated_width();
@@ -29,6 +33,11 @@ void SetGuidedRunFields(PipelineContext& context, int first, int end,
   request.seeds.assign(config.seeds().begin() + first,
                        config.seeds().begin() + end);
   request.cfg_split = CfgSplitFor(context, end - first);
+  absl::StatusOr<std::optional<pipelines::SequenceParallel>> sequence_parallel =
+      SequenceParallelFor(context);
+  if (!sequence_parallel.ok()) return sequence_parallel.status();
+  request.sequence_parallel = *std::move(sequence_parallel);
+  return absl::OkStatus();
 }
 
 // The final latents of `request` from its seeded noise, calling the step

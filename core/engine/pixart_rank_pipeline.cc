@@ -35,7 +35,10 @@ absl::StatusOr<at::Tensor> PixArtRankPipeline::Generate(
       request.negative_prompt_attention_mask = negative->prompt_attention_mask;
     }
   }
-  SetGuidedRunFields(context, first, end, request);
+  if (absl::Status status = SetGuidedRunFields(context, first, end, request);
+      !status.ok()) {
+    return status;
+  }
   return DenoiseFromSeeds(context, *pixart_, request);
 }
 

@@ -34,7 +34,10 @@ absl::StatusOr<at::Tensor> SD3RankPipeline::Generate(PipelineContext& context,
       request.negative_pooled_prompt_embeds = negative->pooled_prompt_embeds;
     }
   }
-  SetGuidedRunFields(context, first, end, request);
+  if (absl::Status status = SetGuidedRunFields(context, first, end, request);
+      !status.ok()) {
+    return status;
+  }
 
   return DenoiseFromSeeds(context, *sd3_, request);
 }

@@ -12,9 +12,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "core/models/guarded_forward.h"
 #include "core/models/layers/rotary_embedding.h"
 #include "core/models/tensor_checks.h"
-#include "core/parallel/collective_error.h"
 
 namespace ditserve::models {
 namespace {
@@ -41,44 +41,10 @@ std::optional<int64_t> BlockIndex(absl::string_view name,
   return index;
 }
 
-// Runs a forward, keeping the Status of a failed sequence-parallel
-// collective and turning other LibTorch errors into INTERNAL.
+// Runs a forward through GuardedForward.
 template <typename Body>
-auto Guarded(Body body) -> absl::StatusOr<decltype(body())> {
-  try {
-    return body();
-  } catch (const parallel::CollectiveError& e) {
-    return e.status();
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("FluxTransformer2DModel forward failed: ", e.what()));
-  }
-}
-
-// Where a shard [begin, begin + tokens) of the padded joint sequence falls:
-// `text_tokens` text tokens from `text_begin`, then `image_tokens` image
-// tokens from `image_begin`, then `padding` tokens of padding.
-struct ShardLayout {
-  int64_t text_begin = 0;
-  int64_t text_tokens = 0;
-  int64_t image_begin = 0;
-  int64_t image_tokens = 0;
-  int64_t padding = 0;
-};
-
-ShardLayout LayoutOf(const FluxSequenceShard& shard, int64_t text_tokens,
-                     int64_t image_tokens) {
-  const int64_t end = shard.begin + shard.tokens;
-  ShardLayout layout;
-  layout.text_begin = std::min(shard.begin, text_tokens);
-  layout.text_tokens = std::min(end, text_tokens) - layout.text_begin;
-  layout.image_begin =
-      std::clamp<int64_t>(shard.begin - text_tokens, 0, image_tokens);
-  layout.image_tokens =
-      std::clamp<int64_t>(end - text_tokens, 0, image_tokens) -
-      layout.image_begin;
-  layout.padding = shard.tokens - layout.text_tokens - layout.image_tokens;
-  return layout;
+auto Guarded(Body body) {
+  return GuardedForward("FluxTransformer2DModel", std::move(body));
 }
 
 // Weights of one block in units of inner_dim², biases and norms left out. A
@@ -246,23 +212,15 @@ absl::StatusOr<at::Tensor> FluxTransformer2DModel::Forward(
 }
 
 absl::StatusOr<at::Tensor> FluxTransformer2DModel::ForwardShard(
-    const FluxTransformerInputs& inputs, const FluxSequenceShard& shard) {
+    const FluxTransformerInputs& inputs, const SequenceShard& shard) {
   if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
     return status;
   }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (shard.begin < 0 || shard.tokens < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sequence shard begin ", shard.begin, ", tokens ", shard.tokens,
-        ": expected begin >= 0 and at least one token"));
-  }
-  if (shard.key_mask.has_value()) {
-    if (absl::Status status =
-            CheckShape("key_mask", *shard.key_mask,
-                       {inputs.hidden_states.size(0), shard.tokens});
-        !status.ok()) {
-      return status;
-    }
+  if (absl::Status status =
+          CheckSequenceShard(shard, inputs.hidden_states.size(0));
+      !status.ok()) {
+    return status;
   }
   return Guarded([&] { return ForwardShardUnchecked(inputs, shard); });
 }
@@ -376,42 +334,36 @@ at::Tensor FluxTransformer2DModel::ForwardUnchecked(
 }
 
 at::Tensor FluxTransformer2DModel::ForwardShardUnchecked(
-    const FluxTransformerInputs& inputs, const FluxSequenceShard& shard) {
-  const ShardLayout layout =
-      LayoutOf(shard, inputs.encoder_hidden_states.size(1),
-               inputs.hidden_states.size(1));
-  const int64_t batch = inputs.hidden_states.size(0);
+    const FluxTransformerInputs& inputs, const SequenceShard& shard) {
+  const ShardParts split = SplitShard(
+      shard,
+      {inputs.encoder_hidden_states.size(1), inputs.hidden_states.size(1)});
+  const TokenSpan& text = split.parts[0];
+  const TokenSpan& image = split.parts[1];
   FluxStreams streams;
   // Padding follows the image tokens in the image stream, as zeros.
-  const at::Tensor image = x_embedder_->forward(
-      inputs.hidden_states.narrow(1, layout.image_begin, layout.image_tokens));
-  streams.image = at::cat(
-      {image,
-       at::zeros({batch, layout.padding, image.size(2)}, image.options())},
-      /*dim=*/1);
+  streams.image = PadTokens(x_embedder_->forward(inputs.hidden_states.narrow(
+                                1, image.begin, image.tokens)),
+                            0, split.padding);
   const at::Tensor temb = Conditioning(inputs, streams.image.scalar_type());
-  streams.text = context_embedder_->forward(inputs.encoder_hidden_states.narrow(
-      1, layout.text_begin, layout.text_tokens));
+  streams.text = context_embedder_->forward(
+      inputs.encoder_hidden_states.narrow(1, text.begin, text.tokens));
   // Padding rows take position 0: any position would do, since padded keys
   // are masked and padded queries' outputs are dropped.
-  const at::Tensor ids = at::cat(
-      {inputs.txt_ids.narrow(0, layout.text_begin, layout.text_tokens),
-       inputs.img_ids.narrow(0, layout.image_begin, layout.image_tokens),
-       at::zeros({layout.padding, inputs.img_ids.size(1)},
-                 inputs.img_ids.options())},
-      /*dim=*/0);
+  const at::Tensor ids =
+      at::cat({inputs.txt_ids.narrow(0, text.begin, text.tokens),
+               inputs.img_ids.narrow(0, image.begin, image.tokens),
+               at::zeros({split.padding, inputs.img_ids.size(1)},
+                         inputs.img_ids.options())},
+              /*dim=*/0);
   const FluxSequence sequence{
       .rotary = FluxRotaryTables(ids, config_.axes_dims_rope, kRopeTheta),
       .key_mask = shard.key_mask};
   streams = RunBlocks(std::move(streams), temb, sequence);
-  const at::Tensor output = proj_out_->forward(norm_out_->Forward(
-      streams.image.narrow(1, 0, layout.image_tokens), temb));
   // FLUX has no output for text tokens; they and the padding get zeros.
-  const auto zeros = [&](int64_t tokens) {
-    return at::zeros({batch, tokens, output.size(2)}, output.options());
-  };
-  return at::cat({zeros(layout.text_tokens), output, zeros(layout.padding)},
-                 /*dim=*/1);
+  return PadTokens(proj_out_->forward(norm_out_->Forward(
+                       streams.image.narrow(1, 0, image.tokens), temb)),
+                   text.tokens, split.padding);
 }
 
 }  // namespace ditserve::models

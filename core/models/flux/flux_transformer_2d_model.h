@@ -16,6 +16,7 @@
 #include "core/models/flux/flux_transformer_config.h"
 #include "core/models/layers/ada_layer_norm.h"
 #include "core/models/layers/timestep_embeddings.h"
+#include "core/models/sequence_shard.h"
 #include "core/parallel/attention.h"
 
 namespace ditserve::models {
@@ -58,21 +59,6 @@ struct FluxTransformerInputs {
   std::optional<at::Tensor> guidance;
 };
 
-// One rank's contiguous shard of the joint sequence [text, image] after it
-// was zero-padded at the end to a multiple of the sequence-parallel degree
-// (parallel::SequenceSharding decides the split; models sit below parallel
-// and only see the numbers).
-struct FluxSequenceShard {
-  // Joint position of the shard's first token, and its token count;
-  // positions from S_txt + S_img on are padding.
-  int64_t begin = 0;
-  int64_t tokens = 0;
-  // Bool [B, tokens], false for padded keys; nullopt when the sequence has
-  // no padding. Every rank of the sequence-parallel group passes one or none,
-  // since the attention's collectives carry it.
-  std::optional<at::Tensor> key_mask;
-};
-
 // diffusers FluxTransformer2DModel. Submodules carry the diffusers attribute
 // names, so checkpoint keys are module paths; blocks keep their index in the
 // whole model even when this instance holds only a range of them.
@@ -97,7 +83,8 @@ class FluxTransformer2DModel : public torch::nn::Module {
   // back as INTERNAL.
   absl::StatusOr<at::Tensor> Forward(const FluxTransformerInputs& inputs);
 
-  // This rank's part of a sequence-parallel forward. `inputs` are the whole
+  // This rank's part of a sequence-parallel forward over the joint
+  // sequence [text, image] (see SequenceShard). `inputs` are the whole
   // inputs (as for Forward); embedders, modulation, norms, MLPs and RoPE run
   // on the shard's tokens only, each token with the weights of its stream,
   // and attention goes through the model's parallel::Attention, which sees
@@ -109,7 +96,7 @@ class FluxTransformer2DModel : public torch::nn::Module {
   // INVALID_ARGUMENT for a shard or key mask that does not fit, and the
   // Status of a failed collective.
   absl::StatusOr<at::Tensor> ForwardShard(const FluxTransformerInputs& inputs,
-                                          const FluxSequenceShard& shard);
+                                          const SequenceShard& shard);
 
   // One PipeFusion stage: this instance's blocks on the whole sequence. The
   // first stage (range from block 0) embeds `inputs` and takes no
@@ -145,7 +132,7 @@ class FluxTransformer2DModel : public torch::nn::Module {
   FluxSequence WholeSequence(const FluxTransformerInputs& inputs) const;
   at::Tensor ForwardUnchecked(const FluxTransformerInputs& inputs);
   at::Tensor ForwardShardUnchecked(const FluxTransformerInputs& inputs,
-                                   const FluxSequenceShard& shard);
+                                   const SequenceShard& shard);
 
   FluxTransformerConfig config_;
   FluxBlockRange blocks_;

@@ -2,11 +2,14 @@
 
 #include <torch/torch.h>
 
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/models/guarded_forward.h"
 #include "core/models/layers/ada_layer_norm.h"
 #include "core/models/tensor_checks.h"
 
@@ -100,20 +103,43 @@ absl::Status PixArtTransformer2DModel::CheckInputs(
 absl::StatusOr<at::Tensor> PixArtTransformer2DModel::Forward(
     const PixArtTransformerInputs& inputs) {
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  try {
-    return ForwardUnchecked(inputs);
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("PixArtTransformer2DModel forward failed: ", e.what()));
-  }
+  return GuardedForward("PixArtTransformer2DModel", [&] {
+    return Unpatchify(
+        TokenOutputs(inputs, pos_embed_->Forward(inputs.hidden_states),
+                     std::nullopt),
+        inputs.hidden_states.size(2) / config_.patch_size,
+        inputs.hidden_states.size(3) / config_.patch_size);
+  });
 }
 
-at::Tensor PixArtTransformer2DModel::ForwardUnchecked(
-    const PixArtTransformerInputs& inputs) {
+absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardShard(
+    const PixArtTransformerInputs& inputs, const SequenceShard& shard) {
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  if (absl::Status status =
+          CheckSequenceShard(shard, inputs.hidden_states.size(0));
+      !status.ok()) {
+    return status;
+  }
+  return GuardedForward("PixArtTransformer2DModel", [&] {
+    // The patch embedding is cheap and its position table covers the whole
+    // grid, so it runs on the whole image and the shard is cut after.
+    const at::Tensor tokens = pos_embed_->Forward(inputs.hidden_states);
+    const ShardParts split = SplitShard(shard, {tokens.size(1)});
+    const TokenSpan& image = split.parts[0];
+    // Padding follows the image tokens, as zeros; its outputs become zeros.
+    const at::Tensor outputs =
+        TokenOutputs(inputs,
+                     PadTokens(tokens.narrow(1, image.begin, image.tokens), 0,
+                               split.padding),
+                     shard.key_mask);
+    return PadTokens(outputs.narrow(1, 0, image.tokens), 0, split.padding);
+  });
+}
+
+at::Tensor PixArtTransformer2DModel::TokenOutputs(
+    const PixArtTransformerInputs& inputs, at::Tensor hidden,
+    const std::optional<at::Tensor>& key_mask) {
   const int64_t batch = inputs.hidden_states.size(0);
-  const int64_t grid_height = inputs.hidden_states.size(2) / config_.patch_size;
-  const int64_t grid_width = inputs.hidden_states.size(3) / config_.patch_size;
-  at::Tensor hidden = pos_embed_->Forward(inputs.hidden_states);
   const AdaLayerNormSingleOutput conditioning = adaln_single_->Forward(
       inputs.timestep, inputs.micro_conditions, hidden.scalar_type());
   const at::Tensor context =
@@ -129,8 +155,8 @@ at::Tensor PixArtTransformer2DModel::ForwardUnchecked(
             .unsqueeze(1);
   }
   for (PixArtTransformerBlock& block : transformer_blocks_) {
-    hidden =
-        block->Forward(hidden, context, context_bias, conditioning.modulation);
+    hidden = block->Forward(hidden, context, context_bias,
+                            conditioning.modulation, key_mask);
   }
   const std::vector<at::Tensor> shift_scale =
       (scale_shift_table_.unsqueeze(0) +
@@ -138,7 +164,7 @@ at::Tensor PixArtTransformer2DModel::ForwardUnchecked(
           .chunk(2, /*dim=*/1);
   hidden = PlainLayerNorm(hidden, kNormOutEps) * (1 + shift_scale[1]) +
            shift_scale[0];
-  return Unpatchify(proj_out_->forward(hidden), grid_height, grid_width);
+  return proj_out_->forward(hidden);
 }
 
 at::Tensor PixArtTransformer2DModel::Unpatchify(const at::Tensor& tokens,

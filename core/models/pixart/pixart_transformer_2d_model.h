@@ -15,6 +15,7 @@
 #include "core/models/pixart/pixart_embeddings.h"
 #include "core/models/pixart/pixart_transformer_block.h"
 #include "core/models/pixart/pixart_transformer_config.h"
+#include "core/models/sequence_shard.h"
 #include "core/parallel/attention.h"
 
 namespace ditserve::models {
@@ -49,12 +50,33 @@ class PixArtTransformer2DModel : public torch::nn::Module {
   // come back as INTERNAL.
   absl::StatusOr<at::Tensor> Forward(const PixArtTransformerInputs& inputs);
 
- private:
-  absl::Status CheckInputs(const PixArtTransformerInputs& inputs) const;
-  at::Tensor ForwardUnchecked(const PixArtTransformerInputs& inputs);
-  // [B, (H/p)(W/p), p * p * C] -> [B, C, H, W].
+  // This rank's part of a sequence-parallel forward over the image tokens
+  // (see SequenceShard; the caption is not part of the sequence: every rank
+  // cross-attends to all of it). `inputs` are the whole inputs (as for
+  // Forward); modulation, norms and MLPs run on the shard's tokens only and
+  // self-attention goes through the model's parallel::Attention, which sees
+  // the other ranks' shards. Returns [B, shard.tokens, patch_size^2 *
+  // out_channels]: the output of the shard's image tokens and zeros at its
+  // padding, so that the shards of all ranks concatenate to the padded
+  // sequence (the caller gathers them and unpatchifies). Errors as Forward,
+  // plus INVALID_ARGUMENT for a shard or key mask that does not fit, and the
+  // Status of a failed collective.
+  absl::StatusOr<at::Tensor> ForwardShard(const PixArtTransformerInputs& inputs,
+                                          const SequenceShard& shard);
+
+  // Image tokens [B, (H/p)(W/p), p * p * C] -> [B, C, H, W] for a grid of
+  // H/p x W/p patches.
   at::Tensor Unpatchify(const at::Tensor& tokens, int64_t grid_height,
                         int64_t grid_width) const;
+
+ private:
+  absl::Status CheckInputs(const PixArtTransformerInputs& inputs) const;
+  // The blocks and the output layers on `hidden` [B, S, dim] (embedded
+  // image tokens): [B, S, p * p * C]. `key_mask` hides padded tokens from
+  // self-attention.
+  at::Tensor TokenOutputs(const PixArtTransformerInputs& inputs,
+                          at::Tensor hidden,
+                          const std::optional<at::Tensor>& key_mask);
 
   PixArtTransformerConfig config_;
   PixArtPatchEmbed pos_embed_{nullptr};

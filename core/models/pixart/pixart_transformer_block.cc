@@ -51,11 +51,12 @@ at::Tensor PixArtAttentionImpl::MergeHeadsAndProject(const at::Tensor& x) {
   return to_out_->forward(x.transpose(1, 2).flatten(2));
 }
 
-at::Tensor PixArtAttentionImpl::ForwardSelf(const at::Tensor& x,
-                                            parallel::Attention& attention) {
+at::Tensor PixArtAttentionImpl::ForwardSelf(
+    const at::Tensor& x, parallel::Attention& attention,
+    const std::optional<at::Tensor>& key_mask) {
   return MergeHeadsAndProject(attention.Attend(
       SplitHeads(to_q_->forward(x)), SplitHeads(to_k_->forward(x)),
-      SplitHeads(to_v_->forward(x)), std::nullopt));
+      SplitHeads(to_v_->forward(x)), key_mask));
 }
 
 at::Tensor PixArtAttentionImpl::ForwardCross(
@@ -88,8 +89,8 @@ PixArtTransformerBlockImpl::PixArtTransformerBlockImpl(
 
 at::Tensor PixArtTransformerBlockImpl::Forward(
     const at::Tensor& x, const at::Tensor& context,
-    const std::optional<at::Tensor>& context_bias,
-    const at::Tensor& modulation) {
+    const std::optional<at::Tensor>& context_bias, const at::Tensor& modulation,
+    const std::optional<at::Tensor>& key_mask) {
   // [B, 1, dim] each, broadcast over the tokens.
   const std::vector<at::Tensor> parts =
       (scale_shift_table_.unsqueeze(0) +
@@ -106,7 +107,8 @@ at::Tensor PixArtTransformerBlockImpl::Forward(
   const at::Tensor attention_input =
       PlainLayerNorm(hidden, norm_eps_) * (1 + scale_msa) + shift_msa;
   hidden =
-      gate_msa * attn1_->ForwardSelf(attention_input, *attention_) + hidden;
+      gate_msa * attn1_->ForwardSelf(attention_input, *attention_, key_mask) +
+      hidden;
   // PixArt applies no norm before the cross-attention.
   hidden = attn2_->ForwardCross(hidden, context, context_bias) + hidden;
   const at::Tensor mlp_input =

@@ -23,8 +23,10 @@ class PixArtAttentionImpl : public torch::nn::Module {
                       int64_t head_dim, bool bias);
 
   // Self-attention over x [B, S, query_dim] through `attention`, which may
-  // hold only this rank's part of the image sequence.
-  at::Tensor ForwardSelf(const at::Tensor& x, parallel::Attention& attention);
+  // hold only this rank's part of the image sequence; `key_mask` as
+  // parallel::Attention takes it.
+  at::Tensor ForwardSelf(const at::Tensor& x, parallel::Attention& attention,
+                         const std::optional<at::Tensor>& key_mask);
 
   // Cross-attention of x [B, S, query_dim] to the whole `context`
   // [B, S_k, key_value_dim] with an additive `key_bias` broadcasting to
@@ -59,10 +61,12 @@ class PixArtTransformerBlockImpl : public torch::nn::Module {
                              double norm_eps,
                              std::shared_ptr<parallel::Attention> attention);
 
-  // x [B, S, dim], context [B, S_k, dim], modulation [B, 6 * dim].
+  // x [B, S, dim], context [B, S_k, dim], modulation [B, 6 * dim];
+  // `key_mask` (bool [B, S], false for padding) hides keys from attn1.
   at::Tensor Forward(const at::Tensor& x, const at::Tensor& context,
                      const std::optional<at::Tensor>& context_bias,
-                     const at::Tensor& modulation);
+                     const at::Tensor& modulation,
+                     const std::optional<at::Tensor>& key_mask);
 
  private:
   double norm_eps_;

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "core/models/sequence_shard.h"
+
 namespace ditserve::models {
 namespace {
 
@@ -83,8 +85,21 @@ SD35AdaLayerNormZeroXOutput JointTransformerBlockImpl::ImageNorm(
   return out;
 }
 
+at::Tensor JointTransformerBlockImpl::ImageSelfAttention(
+    const at::Tensor& normed2, const SD3KeyMasks& key_masks) {
+  if (!key_masks.image_only.has_value()) {
+    return attn2_->ForwardSelf(normed2, std::nullopt);
+  }
+  const int64_t image_tokens = normed2.size(1);
+  const at::Tensor padded =
+      PadTokens(normed2, 0, key_masks.image_only->size(1) - image_tokens);
+  return attn2_->ForwardSelf(padded, key_masks.image_only)
+      .narrow(1, 0, image_tokens);
+}
+
 SD3Streams JointTransformerBlockImpl::Forward(const SD3Streams& streams,
-                                              const at::Tensor& temb) {
+                                              const at::Tensor& temb,
+                                              const SD3KeyMasks& key_masks) {
   const SD35AdaLayerNormZeroXOutput image_norm = ImageNorm(streams.image, temb);
   AdaLayerNormZeroOutput text_norm;
   if (context_pre_only_) {
@@ -93,13 +108,14 @@ SD3Streams JointTransformerBlockImpl::Forward(const SD3Streams& streams,
     text_norm = norm1_context_->Forward(streams.text, temb);
   }
   const SD3JointAttentionOutput attended =
-      attn_->ForwardJoint(image_norm.normed, text_norm.normed);
+      attn_->ForwardJoint(image_norm.normed, text_norm.normed, key_masks.joint);
 
   SD3Streams out;
   out.image = streams.image + image_norm.gate_msa.unsqueeze(1) * attended.image;
   if (use_dual_attention_) {
-    out.image = out.image + image_norm.gate_msa2.unsqueeze(1) *
-                                attn2_->ForwardSelf(image_norm.normed2);
+    out.image =
+        out.image + image_norm.gate_msa2.unsqueeze(1) *
+                        ImageSelfAttention(image_norm.normed2, key_masks);
   }
   const at::Tensor mlp_input =
       Modulate(PlainLayerNorm(out.image, kNormEps), image_norm.shift_mlp,

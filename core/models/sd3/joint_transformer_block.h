@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "core/models/layers/ada_layer_norm.h"
 #include "core/models/layers/feed_forward.h"
@@ -42,11 +43,28 @@ class SD35AdaLayerNormZeroXImpl : public torch::nn::Module {
 };
 TORCH_MODULE(SD35AdaLayerNormZeroX);
 
+// The two streams of a forward. On a shard of the sequence [image, text]
+// they hold the shard's tokens: its image tokens, and its text tokens
+// followed by its padding (padding rides along in the text stream; it is
+// never attended to and its output is dropped).
 struct SD3Streams {
   // [B, S_img, dim]
   at::Tensor image;
   // [B, S_txt, dim]; undefined after a context_pre_only block.
   at::Tensor text;
+};
+
+// Which keys the attention of a forward sees. Both unset on the whole
+// sequence.
+struct SD3KeyMasks {
+  // Bool [B, S_img + S_txt] over the streams' [image, text] tokens, false
+  // for padding. Unset: every key is visible.
+  std::optional<at::Tensor> joint;
+  // Set exactly on a shard: bool [B, shard tokens], true on the shard's
+  // image tokens. SD3.5's attn2 attends over image tokens only, yet every
+  // rank must bring keys of the shard's length to the collectives, so its
+  // image stream is zero-padded to that length and all else is masked.
+  std::optional<at::Tensor> image_only;
 };
 
 // diffusers JointTransformerBlock: image and text streams with their own
@@ -61,12 +79,16 @@ class JointTransformerBlockImpl : public torch::nn::Module {
                             bool use_dual_attention,
                             std::shared_ptr<parallel::Attention> attention);
 
-  SD3Streams Forward(const SD3Streams& streams, const at::Tensor& temb);
+  SD3Streams Forward(const SD3Streams& streams, const at::Tensor& temb,
+                     const SD3KeyMasks& key_masks);
 
  private:
   // The image stream's attention input(s) and gates.
   SD35AdaLayerNormZeroXOutput ImageNorm(const at::Tensor& image,
                                         const at::Tensor& temb);
+  // attn2 of the image stream's `normed2` [B, S_img, dim].
+  at::Tensor ImageSelfAttention(const at::Tensor& normed2,
+                                const SD3KeyMasks& key_masks);
 
   bool context_pre_only_;
   bool use_dual_attention_;

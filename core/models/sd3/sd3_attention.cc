@@ -59,8 +59,9 @@ at::Tensor SD3AttentionImpl::MergeHeads(const at::Tensor& x) {
   return x.transpose(1, 2).flatten(2);
 }
 
-SD3JointAttentionOutput SD3AttentionImpl::ForwardJoint(const at::Tensor& image,
-                                                       const at::Tensor& text) {
+SD3JointAttentionOutput SD3AttentionImpl::ForwardJoint(
+    const at::Tensor& image, const at::Tensor& text,
+    const std::optional<at::Tensor>& key_mask) {
   RMSNorm no_norm{nullptr};
   const at::Tensor q = at::cat(
       {Heads(image, to_q_, norm_q_), Heads(text, add_q_proj_, norm_added_q_)},
@@ -71,8 +72,7 @@ SD3JointAttentionOutput SD3AttentionImpl::ForwardJoint(const at::Tensor& image,
   const at::Tensor v =
       at::cat({Heads(image, to_v_, no_norm), Heads(text, add_v_proj_, no_norm)},
               /*dim=*/2);
-  const at::Tensor attended =
-      MergeHeads(attention_->Attend(q, k, v, std::nullopt));
+  const at::Tensor attended = MergeHeads(attention_->Attend(q, k, v, key_mask));
   const int64_t image_tokens = image.size(1);
   SD3JointAttentionOutput out;
   out.image = to_out_->forward(attended.slice(1, 0, image_tokens));
@@ -82,11 +82,12 @@ SD3JointAttentionOutput SD3AttentionImpl::ForwardJoint(const at::Tensor& image,
   return out;
 }
 
-at::Tensor SD3AttentionImpl::ForwardSelf(const at::Tensor& x) {
+at::Tensor SD3AttentionImpl::ForwardSelf(
+    const at::Tensor& x, const std::optional<at::Tensor>& key_mask) {
   RMSNorm no_norm{nullptr};
   return to_out_->forward(MergeHeads(
       attention_->Attend(Heads(x, to_q_, norm_q_), Heads(x, to_k_, norm_k_),
-                         Heads(x, to_v_, no_norm), std::nullopt)));
+                         Heads(x, to_v_, no_norm), key_mask)));
 }
 
 }  // namespace ditserve::models

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "core/models/layers/rms_norm.h"
 #include "core/parallel/attention.h"
@@ -37,10 +38,14 @@ class SD3AttentionImpl : public torch::nn::Module {
                    bool qk_norm,
                    std::shared_ptr<parallel::Attention> attention);
 
-  SD3JointAttentionOutput ForwardJoint(const at::Tensor& image,
-                                       const at::Tensor& text);
+  // `key_mask`: bool [B, S_img + S_txt] over [image, text], true = attend
+  // (see parallel::Attention).
+  SD3JointAttentionOutput ForwardJoint(
+      const at::Tensor& image, const at::Tensor& text,
+      const std::optional<at::Tensor>& key_mask);
 
-  at::Tensor ForwardSelf(const at::Tensor& x);
+  at::Tensor ForwardSelf(const at::Tensor& x,
+                         const std::optional<at::Tensor>& key_mask);
 
  private:
   // x [B, S, dim] -> heads [B, H, S, D], normalised when `norm` is defined.

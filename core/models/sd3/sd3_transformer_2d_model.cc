@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/models/guarded_forward.h"
 #include "core/models/tensor_checks.h"
 
 namespace ditserve::models {
@@ -14,6 +15,12 @@ namespace {
 
 // norm_out: AdaLayerNormContinuous(elementwise_affine=False, eps=1e-6).
 constexpr double kNormOutEps = 1e-6;
+
+// Runs a forward through GuardedForward.
+template <typename Body>
+auto Guarded(Body body) {
+  return GuardedForward("SD3Transformer2DModel", std::move(body));
+}
 
 }  // namespace
 
@@ -82,29 +89,68 @@ absl::Status SD3Transformer2DModel::CheckInputs(
 absl::StatusOr<at::Tensor> SD3Transformer2DModel::Forward(
     const SD3TransformerInputs& inputs) {
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  try {
-    return ForwardUnchecked(inputs);
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("SD3Transformer2DModel forward failed: ", e.what()));
+  return Guarded([&] { return ForwardUnchecked(inputs); });
+}
+
+absl::StatusOr<at::Tensor> SD3Transformer2DModel::ForwardShard(
+    const SD3TransformerInputs& inputs, const SequenceShard& shard) {
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  if (absl::Status status =
+          CheckSequenceShard(shard, inputs.hidden_states.size(0));
+      !status.ok()) {
+    return status;
   }
+  return Guarded([&] { return ForwardShardUnchecked(inputs, shard); });
+}
+
+at::Tensor SD3Transformer2DModel::ImageTokenOutputs(
+    const SD3TransformerInputs& inputs, SD3Streams streams,
+    const SD3KeyMasks& key_masks) {
+  const at::Tensor temb =
+      time_text_embed_->Forward(inputs.timestep.to(streams.image.scalar_type()),
+                                inputs.pooled_projections);
+  for (JointTransformerBlock& block : transformer_blocks_) {
+    streams = block->Forward(streams, temb, key_masks);
+  }
+  return proj_out_->forward(norm_out_->Forward(streams.image, temb));
 }
 
 at::Tensor SD3Transformer2DModel::ForwardUnchecked(
     const SD3TransformerInputs& inputs) {
-  const int64_t grid_height = inputs.hidden_states.size(2) / config_.patch_size;
-  const int64_t grid_width = inputs.hidden_states.size(3) / config_.patch_size;
   SD3Streams streams;
   streams.image = pos_embed_->Forward(inputs.hidden_states);
-  const at::Tensor temb =
-      time_text_embed_->Forward(inputs.timestep.to(streams.image.scalar_type()),
-                                inputs.pooled_projections);
   streams.text = context_embedder_->forward(inputs.encoder_hidden_states);
-  for (JointTransformerBlock& block : transformer_blocks_) {
-    streams = block->Forward(streams, temb);
-  }
-  return Unpatchify(proj_out_->forward(norm_out_->Forward(streams.image, temb)),
-                    grid_height, grid_width);
+  return Unpatchify(ImageTokenOutputs(inputs, std::move(streams), {}),
+                    inputs.hidden_states.size(2) / config_.patch_size,
+                    inputs.hidden_states.size(3) / config_.patch_size);
+}
+
+at::Tensor SD3Transformer2DModel::ForwardShardUnchecked(
+    const SD3TransformerInputs& inputs, const SequenceShard& shard) {
+  // The patch embedding is cheap and its position table is cropped to the
+  // whole grid, so it runs on the whole image and the shard is cut after.
+  const at::Tensor image_tokens = pos_embed_->Forward(inputs.hidden_states);
+  const ShardParts split = SplitShard(
+      shard, {image_tokens.size(1), inputs.encoder_hidden_states.size(1)});
+  const TokenSpan& image = split.parts[0];
+  const TokenSpan& text = split.parts[1];
+  SD3Streams streams;
+  streams.image = image_tokens.narrow(1, image.begin, image.tokens);
+  // Padding follows the text tokens in the text stream, as zeros.
+  streams.text =
+      PadTokens(context_embedder_->forward(inputs.encoder_hidden_states.narrow(
+                    1, text.begin, text.tokens)),
+                0, split.padding);
+  SD3KeyMasks key_masks;
+  key_masks.joint = shard.key_mask;
+  key_masks.image_only =
+      at::arange(shard.tokens, inputs.hidden_states.options().dtype(at::kLong))
+          .lt(image.tokens)
+          .unsqueeze(0)
+          .expand({inputs.hidden_states.size(0), shard.tokens});
+  // SD3 has no output for text tokens; they and the padding get zeros.
+  return PadTokens(ImageTokenOutputs(inputs, std::move(streams), key_masks), 0,
+                   text.tokens + split.padding);
 }
 
 at::Tensor SD3Transformer2DModel::Unpatchify(const at::Tensor& tokens,

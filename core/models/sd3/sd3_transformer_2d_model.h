@@ -16,6 +16,7 @@
 #include "core/models/sd3/joint_transformer_block.h"
 #include "core/models/sd3/sd3_patch_embed.h"
 #include "core/models/sd3/sd3_transformer_config.h"
+#include "core/models/sequence_shard.h"
 #include "core/parallel/attention.h"
 
 namespace ditserve::models {
@@ -47,12 +48,35 @@ class SD3Transformer2DModel : public torch::nn::Module {
   // the position table's size); LibTorch errors come back as INTERNAL.
   absl::StatusOr<at::Tensor> Forward(const SD3TransformerInputs& inputs);
 
+  // This rank's part of a sequence-parallel forward over the sequence
+  // [image, text] (see SequenceShard). `inputs` are the whole inputs (as for
+  // Forward); modulation, norms and MLPs run on the shard's tokens only,
+  // each with the weights of its stream, and attention goes through the
+  // model's parallel::Attention, which sees the other ranks' shards.
+  // Returns [B, shard.tokens, patch_size^2 * out_channels]: the output of
+  // the shard's image tokens at their positions and zeros at its text
+  // tokens and padding, so that the shards of all ranks concatenate to the
+  // padded sequence (the caller gathers them and unpatchifies the image
+  // tokens). Errors as Forward, plus INVALID_ARGUMENT for a shard or key
+  // mask that does not fit, and the Status of a failed collective.
+  absl::StatusOr<at::Tensor> ForwardShard(const SD3TransformerInputs& inputs,
+                                          const SequenceShard& shard);
+
+  // Image tokens [B, (H/p)(W/p), p * p * C] -> [B, C, H, W] for a grid of
+  // H/p x W/p patches.
+  at::Tensor Unpatchify(const at::Tensor& tokens, int64_t grid_height,
+                        int64_t grid_width) const;
+
  private:
   absl::Status CheckInputs(const SD3TransformerInputs& inputs) const;
   at::Tensor ForwardUnchecked(const SD3TransformerInputs& inputs);
-  // [B, (H/p)(W/p), p * p * C] -> [B, C, H, W].
-  at::Tensor Unpatchify(const at::Tensor& tokens, int64_t grid_height,
-                        int64_t grid_width) const;
+  at::Tensor ForwardShardUnchecked(const SD3TransformerInputs& inputs,
+                                   const SequenceShard& shard);
+  // The blocks and the output layers on `streams`: [B, S_img, p * p * C]
+  // for the streams' image tokens.
+  at::Tensor ImageTokenOutputs(const SD3TransformerInputs& inputs,
+                               SD3Streams streams,
+                               const SD3KeyMasks& key_masks);
 
   SD3TransformerConfig config_;
   SD3PatchEmbed pos_embed_{nullptr};

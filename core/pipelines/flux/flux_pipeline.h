@@ -97,7 +97,7 @@ class FluxPipeline {
   absl::StatusOr<at::Tensor> Denoise(
       const FluxRequest& request, at::Tensor latents,
       const FluxStepObserver& observer,
-      const FluxSequenceParallel* sequence_parallel = nullptr,
+      const SequenceParallel* sequence_parallel = nullptr,
       const FluxPipelineStages* stages = nullptr);
 
   absl::StatusOr<FluxDecodeOutput> Decode(const at::Tensor& latents,

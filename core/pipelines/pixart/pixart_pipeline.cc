@@ -27,6 +27,23 @@ auto Guarded(const char* what, Body body) -> decltype(body()) {
 
 }  // namespace
 
+absl::StatusOr<at::Tensor> ShardedPixArtForward(
+    models::PixArtTransformer2DModel& transformer,
+    const models::PixArtTransformerInputs& inputs,
+    const SequenceParallel& sequence_parallel) {
+  const int64_t patch = transformer.config().patch_size;
+  const int64_t grid_height = inputs.hidden_states.size(2) / patch;
+  const int64_t grid_width = inputs.hidden_states.size(3) / patch;
+  const int64_t image_tokens = grid_height * grid_width;
+  absl::StatusOr<at::Tensor> sequence = GatherShardedForward(
+      sequence_parallel, inputs.hidden_states.size(0), image_tokens,
+      inputs.hidden_states.device(), [&](const models::SequenceShard& shard) {
+        return transformer.ForwardShard(inputs, shard);
+      });
+  if (!sequence.ok()) return sequence.status();
+  return transformer.Unpatchify(*sequence, grid_height, grid_width);
+}
+
 PixArtPipeline::PixArtPipeline(
     std::shared_ptr<models::PixArtTransformer2DModel> transformer,
     std::shared_ptr<models::AutoencoderKL> vae, nlohmann::json scheduler_config,
@@ -183,7 +200,11 @@ absl::StatusOr<at::Tensor> PixArtPipeline::PredictNoise(
         at::tensor({height, width}, options()).repeat({model_batch, 1}),
         at::tensor({height / width}, options()).repeat({model_batch, 1})};
   }
-  absl::StatusOr<at::Tensor> output = transformer_->Forward(inputs);
+  absl::StatusOr<at::Tensor> output =
+      request.sequence_parallel.has_value()
+          ? ShardedPixArtForward(*transformer_, inputs,
+                                 *request.sequence_parallel)
+          : transformer_->Forward(inputs);
   if (!output.ok()) return output.status();
   if (request.cfg_split.has_value()) {
     output = ExchangeBranches(*request.cfg_split, *output);

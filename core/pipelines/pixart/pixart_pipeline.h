@@ -19,6 +19,7 @@
 #include "core/pipelines/cfg_split.h"
 #include "core/pipelines/decoded_images.h"
 #include "core/pipelines/pixart/resolution_binning.h"
+#include "core/pipelines/sequence_parallel.h"
 #include "core/schedulers/scheduler.h"
 #include "nlohmann/json.hpp"
 
@@ -50,7 +51,19 @@ struct PixArtRequest {
   // With guidance: run only this rank's branch and exchange the outputs
   // (CFG parallel). Unset: both branches in one batch.
   std::optional<CfgSplit> cfg_split;
+  // Every transformer forward on this rank's shard of the sequence, gathered
+  // over the sp group (sequence parallel). Unset: the whole sequence.
+  std::optional<SequenceParallel> sequence_parallel;
 };
+
+// The transformer's output for `inputs` ([B, C, H, W], as Forward returns
+// it), computed on this rank's shard of the image tokens and
+// all-gathered over the sp group, so that every rank of the group holds
+// it. Errors as GatherShardedForward and ForwardShard.
+absl::StatusOr<at::Tensor> ShardedPixArtForward(
+    models::PixArtTransformer2DModel& transformer,
+    const models::PixArtTransformerInputs& inputs,
+    const SequenceParallel& sequence_parallel);
 
 struct PixArtStepEvent {
   int step = 0;

@@ -26,6 +26,25 @@ auto Guarded(const char* what, Body body) -> decltype(body()) {
 
 }  // namespace
 
+absl::StatusOr<at::Tensor> ShardedSD3Forward(
+    models::SD3Transformer2DModel& transformer,
+    const models::SD3TransformerInputs& inputs,
+    const SequenceParallel& sequence_parallel) {
+  const int64_t patch = transformer.config().patch_size;
+  const int64_t grid_height = inputs.hidden_states.size(2) / patch;
+  const int64_t grid_width = inputs.hidden_states.size(3) / patch;
+  const int64_t image_tokens = grid_height * grid_width;
+  absl::StatusOr<at::Tensor> sequence = GatherShardedForward(
+      sequence_parallel, inputs.hidden_states.size(0),
+      image_tokens + inputs.encoder_hidden_states.size(1),
+      inputs.hidden_states.device(), [&](const models::SequenceShard& shard) {
+        return transformer.ForwardShard(inputs, shard);
+      });
+  if (!sequence.ok()) return sequence.status();
+  return transformer.Unpatchify(sequence->narrow(1, 0, image_tokens),
+                                grid_height, grid_width);
+}
+
 SD3Pipeline::SD3Pipeline(
     std::shared_ptr<models::SD3Transformer2DModel> transformer,
     std::shared_ptr<models::AutoencoderKL> vae,
@@ -164,7 +183,10 @@ absl::StatusOr<at::Tensor> SD3Pipeline::PredictNoise(const SD3Request& request,
   inputs.pooled_projections = inputs.pooled_projections.to(options());
   inputs.timestep =
       timestep.to(options()).expand({inputs.hidden_states.size(0)});
-  absl::StatusOr<at::Tensor> output = transformer_->Forward(inputs);
+  absl::StatusOr<at::Tensor> output =
+      request.sequence_parallel.has_value()
+          ? ShardedSD3Forward(*transformer_, inputs, *request.sequence_parallel)
+          : transformer_->Forward(inputs);
   if (!output.ok()) return output.status();
   if (request.cfg_split.has_value()) {
     output = ExchangeBranches(*request.cfg_split, *output);

@@ -18,6 +18,7 @@
 #include "core/parallel/attention.h"
 #include "core/pipelines/cfg_split.h"
 #include "core/pipelines/decoded_images.h"
+#include "core/pipelines/sequence_parallel.h"
 #include "core/schedulers/flow_match_euler.h"
 
 namespace ditserve::pipelines {
@@ -45,7 +46,19 @@ struct SD3Request {
   // With guidance: run only this rank's branch and exchange the outputs
   // (CFG parallel). Unset: both branches in one batch.
   std::optional<CfgSplit> cfg_split;
+  // Every transformer forward on this rank's shard of the sequence, gathered
+  // over the sp group (sequence parallel). Unset: the whole sequence.
+  std::optional<SequenceParallel> sequence_parallel;
 };
+
+// The transformer's output for `inputs` ([B, C, H, W], as Forward returns
+// it), computed on this rank's shard of the sequence [image, text] and
+// all-gathered over the sp group, so that every rank of the group holds
+// it. Errors as GatherShardedForward and ForwardShard.
+absl::StatusOr<at::Tensor> ShardedSD3Forward(
+    models::SD3Transformer2DModel& transformer,
+    const models::SD3TransformerInputs& inputs,
+    const SequenceParallel& sequence_parallel);
 
 struct SD3StepEvent {
   int step = 0;

@@ -1,13 +1,15 @@
 // PixArt-Σ and SD3 as a user meets them: tiny random checkpoints served by
 // real ditserve-host and ditserve-worker processes on loopback. World 1
 // returns images of the requested size; CFG parallel (each of two ranks runs
-// one guidance branch) and data parallel × CFG parallel give the single-rank
-// latents, also for a batch of prompts.
+// one guidance branch), data parallel, sequence parallel (Ulysses, Ring,
+// both) and their compositions give the single-rank latents, also for a
+// batch of prompts.
 
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,13 +27,15 @@ constexpr double kCallSeconds = 300;
 // A parallel layout against the single-rank latents, relative to the largest
 // latent magnitude. The layouts run the same float32 operations on the same
 // inputs, except that each rank's transformer sees a smaller batch (one
-// guidance branch, one dp group's prompts) and CPU matrix kernels may round a
-// row differently by the batch it sits in. DPM-Solver++ (PixArt) divides the
-// first step's clean-sample estimate by sqrt(alpha_bar) ≈ 0.0066 at t = 999,
-// which scales both that rounding and the latents (hundreds) up. Measured:
-// at most 4e-4 on latents up to 5e2 (PixArt-Σ), 7e-6 on latents up to 5
-// (SD3), i.e. under 2e-6 relative; a wrong branch, seed or prompt changes
-// latents by their own size.
+// guidance branch, one dp group's prompts) or a shard of the sequence
+// (attention sums merged by all-to-all or log-sum-exp), and CPU matrix
+// kernels may round a row differently by the batch it sits in. DPM-Solver++
+// (PixArt) divides the first step's clean-sample estimate by
+// sqrt(alpha_bar) ≈ 0.0066 at t = 999, which scales both that rounding and
+// the latents (hundreds) up. Measured: at most 4.3e-4 on latents up to 5.8e2
+// (PixArt-Σ), 7e-6 on latents up to 5 (SD3), i.e. under 2e-6 relative; a
+// wrong branch, seed, prompt, shard or unmasked padded key changes latents by
+// far more.
 constexpr float kRelativeTolerance = 1e-5F;
 
 const std::vector<std::string>& Prompts() {
@@ -39,6 +43,12 @@ const std::vector<std::string>& Prompts() {
       new std::vector<std::string>{"a lighthouse at dusk", "a fox in the snow",
                                    "an old bridge over a river"};
   return *kPrompts;
+}
+
+// The test name of a served family.
+std::string FamilyName(config::ModelFamily family) {
+  return family == config::ModelFamily::kPixArtSigma ? "PixArtSigma"
+                                                     : "Sd3Medium";
 }
 
 float MaxAbsDifference(const std::vector<float>& a,
@@ -50,62 +60,72 @@ float MaxAbsDifference(const std::vector<float>& a,
   return largest;
 }
 
+// The tiny random checkpoint of `family` (written once into the test cache).
+std::string TinyCheckpoint(config::ModelFamily family) {
+  absl::StatusOr<std::string> model_dir =
+      tools::CachedCheckpoint(family, tools::CheckpointPreset::kTiny,
+                              /*seed=*/0, DITSERVE_TEST_MODEL_CACHE);
+  EXPECT_TRUE(model_dir.ok()) << model_dir.status();
+  return model_dir.ok() ? *model_dir : "";
+}
+
+// A group of `world_size` ranks serving `model_dir` with `flags`; null (and a
+// failed expectation) when it does not start.
+std::unique_ptr<ServingCluster> StartCluster(const std::string& model_dir,
+                                             int world_size,
+                                             std::vector<std::string> flags) {
+  flags.push_back("--model_dir=" + model_dir);
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = world_size, .rank_flags = std::move(flags)});
+  EXPECT_TRUE(cluster.ok()) << cluster.status();
+  return cluster.ok() ? *std::move(cluster) : nullptr;
+}
+
+// Latents of `prompts` (each with a negative prompt, so the guidance
+// branches differ), the first image seeded with `seed`.
+v1::GenerateRequest LatentRequest(const std::vector<std::string>& prompts,
+                                  uint64_t seed) {
+  v1::GenerateRequest request = SmallRequest(prompts.front());
+  for (size_t i = 1; i < prompts.size(); ++i) request.add_prompt(prompts[i]);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    request.add_negative_prompt("blurry, low quality");
+  }
+  request.set_seed(seed);
+  request.set_use_resolution_binning(false);
+  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+  return request;
+}
+
+// Expects image i of `response` to be `references[i]` within tolerance.
+void ExpectLatents(const v1::GenerateResponse& response,
+                   const std::vector<std::vector<float>>& references,
+                   const std::string& layout) {
+  ASSERT_EQ(response.images_size(), static_cast<int>(references.size()))
+      << layout;
+  for (size_t i = 0; i < references.size(); ++i) {
+    const std::vector<float> values = LatentFloats(response.images(i));
+    ASSERT_EQ(values.size(), references[i].size()) << layout << " image " << i;
+    const float difference = MaxAbsDifference(values, references[i]);
+    const float scale = std::max(
+        1.0F, MaxAbsDifference(references[i],
+                               std::vector<float>(values.size(), 0.0F)));
+    // The measured error, for the record of the tolerance.
+    std::cout << layout << " image " << i
+              << ": max |latent - world 1| = " << difference
+              << ", largest |latent| " << scale << "\n";
+    EXPECT_LE(difference, kRelativeTolerance * scale)
+        << layout << " image " << i;
+  }
+}
+
 class GuidedServingTest : public ::testing::TestWithParam<config::ModelFamily> {
  protected:
-  void SetUp() override {
-    absl::StatusOr<std::string> model_dir =
-        tools::CachedCheckpoint(GetParam(), tools::CheckpointPreset::kTiny,
-                                /*seed=*/0, DITSERVE_TEST_MODEL_CACHE);
-    ASSERT_TRUE(model_dir.ok()) << model_dir.status();
-    model_dir_ = *model_dir;
-  }
+  void SetUp() override { model_dir_ = TinyCheckpoint(GetParam()); }
 
   std::unique_ptr<ServingCluster> Start(int world_size,
                                         std::vector<std::string> flags) {
-    flags.push_back("--model_dir=" + model_dir_);
-    absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-        ServingCluster::Start(
-            {.world_size = world_size, .rank_flags = std::move(flags)});
-    EXPECT_TRUE(cluster.ok()) << cluster.status();
-    return cluster.ok() ? *std::move(cluster) : nullptr;
-  }
-
-  // Latents of `prompts` (each with a negative prompt, so the guidance
-  // branches differ), the first image seeded with `seed`.
-  static v1::GenerateRequest LatentRequest(
-      const std::vector<std::string>& prompts, uint64_t seed) {
-    v1::GenerateRequest request = SmallRequest(prompts.front());
-    for (size_t i = 1; i < prompts.size(); ++i) request.add_prompt(prompts[i]);
-    for (size_t i = 0; i < prompts.size(); ++i) {
-      request.add_negative_prompt("blurry, low quality");
-    }
-    request.set_seed(seed);
-    request.set_use_resolution_binning(false);
-    request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
-    return request;
-  }
-
-  // Expects image i of `response` to be `references[i]` within tolerance.
-  static void ExpectLatents(const v1::GenerateResponse& response,
-                            const std::vector<std::vector<float>>& references,
-                            const std::string& layout) {
-    ASSERT_EQ(response.images_size(), static_cast<int>(references.size()))
-        << layout;
-    for (size_t i = 0; i < references.size(); ++i) {
-      const std::vector<float> values = LatentFloats(response.images(i));
-      ASSERT_EQ(values.size(), references[i].size())
-          << layout << " image " << i;
-      const float difference = MaxAbsDifference(values, references[i]);
-      const float scale = std::max(
-          1.0F, MaxAbsDifference(references[i],
-                                 std::vector<float>(values.size(), 0.0F)));
-      // The measured error, for the record of the tolerance.
-      std::cout << layout << " image " << i
-                << ": max |latent - world 1| = " << difference
-                << ", largest |latent| " << scale << "\n";
-      EXPECT_LE(difference, kRelativeTolerance * scale)
-          << layout << " image " << i;
-    }
+    return StartCluster(model_dir_, world_size, std::move(flags));
   }
 
   std::string model_dir_;
@@ -193,8 +213,103 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(config::ModelFamily::kPixArtSigma,
                       config::ModelFamily::kSd3Medium),
     [](const ::testing::TestParamInfo<config::ModelFamily>& info) {
-      return info.param == config::ModelFamily::kPixArtSigma ? "PixArtSigma"
-                                                             : "Sd3Medium";
+      return FamilyName(info.param);
+    });
+
+// Sequence parallelism (alone, with data parallel, with CFG parallel):
+// every layout of world 2 and 4 with ulysses or ring above 1.
+struct SequenceLayout {
+  config::ModelFamily family = config::ModelFamily::kPixArtSigma;
+  int dp = 1;
+  int cfg = 1;
+  int ulysses = 1;
+  int ring = 1;
+
+  int world() const { return dp * cfg * ulysses * ring; }
+  std::string Name() const {
+    return absl::StrCat(FamilyName(family), "_dp", dp, "_cfg", cfg, "_ulysses",
+                        ulysses, "_ring", ring);
+  }
+};
+
+void PrintTo(const SequenceLayout& layout, std::ostream* out) {
+  *out << layout.Name();
+}
+
+// Three prompts of 80×48 pixels: 5×3 = 15 image tokens, the whole sequence
+// of PixArt (which cross-attends to the caption), and with 77 CLIP + 31 T5
+// text tokens 123 for SD3. Neither is a multiple of 2 or 4, so every layout
+// pads the sequence and masks the padding; the image is not square.
+v1::GenerateRequest SequenceRequest() {
+  v1::GenerateRequest request = LatentRequest(Prompts(), 7);
+  request.set_height(80);
+  request.set_width(48);
+  request.set_max_sequence_length(31);
+  return request;
+}
+
+class GuidedSequenceParallelTest
+    : public ::testing::TestWithParam<SequenceLayout> {};
+
+TEST_P(GuidedSequenceParallelTest, LatentsEqualASingleRanksWithinTolerance) {
+  const SequenceLayout& layout = GetParam();
+  const std::string model_dir = TinyCheckpoint(layout.family);
+  ASSERT_FALSE(model_dir.empty());
+  const v1::GenerateRequest request = SequenceRequest();
+  std::vector<std::vector<float>> references;
+  {
+    std::unique_ptr<ServingCluster> cluster = StartCluster(model_dir, 1, {});
+    ASSERT_NE(cluster, nullptr);
+    absl::StatusOr<v1::GenerateResponse> single =
+        cluster->Generate(request, kCallSeconds);
+    ASSERT_TRUE(single.ok()) << single.status();
+    for (const v1::Image& image : single->images()) {
+      references.push_back(LatentFloats(image));
+    }
+  }
+  std::unique_ptr<ServingCluster> cluster =
+      StartCluster(model_dir, layout.world(),
+                   {absl::StrCat("--dp_degree=", layout.dp),
+                    absl::StrCat("--cfg_degree=", layout.cfg),
+                    absl::StrCat("--ulysses_degree=", layout.ulysses),
+                    absl::StrCat("--ring_degree=", layout.ring)});
+  ASSERT_NE(cluster, nullptr);
+  absl::StatusOr<v1::GenerateResponse> split =
+      cluster->Generate(request, kCallSeconds);
+  ASSERT_TRUE(split.ok()) << split.status();
+
+  const v1::DerivedShapes& shapes = split->config().shapes();
+  const int sp = layout.ulysses * layout.ring;
+  const bool sd3 = layout.family == config::ModelFamily::kSd3Medium;
+  EXPECT_EQ(shapes.sequence_tokens(), sd3 ? 123 : 15);
+  EXPECT_EQ(shapes.padded_sequence_tokens(), sd3 ? 124 : 16);
+  EXPECT_EQ(shapes.shard_tokens(), shapes.padded_sequence_tokens() / sp);
+  ExpectLatents(*split, references, layout.Name());
+}
+
+std::vector<SequenceLayout> SequenceLayouts() {
+  std::vector<SequenceLayout> layouts;
+  for (const config::ModelFamily family :
+       {config::ModelFamily::kPixArtSigma, config::ModelFamily::kSd3Medium}) {
+    for (SequenceLayout layout :
+         {SequenceLayout{.ulysses = 2}, SequenceLayout{.ring = 2},
+          SequenceLayout{.ulysses = 4}, SequenceLayout{.ring = 4},
+          SequenceLayout{.ulysses = 2, .ring = 2},
+          SequenceLayout{.dp = 2, .ulysses = 2},
+          SequenceLayout{.dp = 2, .ring = 2},
+          SequenceLayout{.cfg = 2, .ulysses = 2},
+          SequenceLayout{.cfg = 2, .ring = 2}}) {
+      layout.family = family;
+      layouts.push_back(layout);
+    }
+  }
+  return layouts;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, GuidedSequenceParallelTest, ::testing::ValuesIn(SequenceLayouts()),
+    [](const ::testing::TestParamInfo<SequenceLayout>& info) {
+      return info.param.Name();
     });
 
 }  // namespace

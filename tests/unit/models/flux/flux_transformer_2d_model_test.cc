@@ -371,8 +371,8 @@ TEST_P(FluxShardedForwardTest, ShardsConcatenateToTheUnshardedForward) {
   for (int index = 0; index < shards; ++index) {
     threads.emplace_back([&, index] {
       torch::NoGradGuard thread_no_grad;
-      FluxSequenceShard shard{.begin = index * shard_tokens,
-                              .tokens = shard_tokens};
+      SequenceShard shard{.begin = index * shard_tokens,
+                          .tokens = shard_tokens};
       // Masked only where there is padding, as the pipeline does.
       if (padded > joint) {
         shard.key_mask =
@@ -438,7 +438,7 @@ TEST(FluxShardedForwardErrorsTest, FailedCollectiveKeepsItsStatus) {
   torch::NoGradGuard no_grad;
   absl::StatusOr<at::Tensor> sample =
       (*model)->ForwardShard(FluxGoldenInputs(golden, /*guidance=*/false),
-                             FluxSequenceShard{.begin = 0, .tokens = 12});
+                             SequenceShard{.begin = 0, .tokens = 12});
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(sample.status().message(), HasSubstr("rank 3 lost"));
 }

@@ -9,12 +9,15 @@
 
 #include "core/parallel/local_attention.h"
 #include "tests/unit/models/golden_case.h"
+#include "tests/unit/models/guided_golden_inputs.h"
 
 namespace ditserve::models {
 namespace {
 
 using ::ditserve::testing::AllClose;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::PixArtGoldenInputs;
+using ::ditserve::testing::PixArtGoldenMicroConditions;
 using ::testing::HasSubstr;
 
 std::shared_ptr<PixArtTransformer2DModel> LoadGoldenModel(
@@ -27,25 +30,12 @@ std::shared_ptr<PixArtTransformer2DModel> LoadGoldenModel(
   return model.ok() ? *model : nullptr;
 }
 
-PixArtTransformerInputs GoldenInputs(const GoldenCase& golden) {
-  PixArtTransformerInputs inputs;
-  inputs.hidden_states = golden.Input("hidden_states");
-  inputs.encoder_hidden_states = golden.Input("encoder_hidden_states");
-  inputs.timestep = golden.Input("timestep");
-  inputs.encoder_attention_mask = golden.Input("encoder_attention_mask");
-  return inputs;
-}
-
-PixArtMicroConditions GoldenMicroConditions(const GoldenCase& golden) {
-  return {golden.Input("resolution"), golden.Input("aspect_ratio")};
-}
-
 TEST(PixArtTransformer2DModelTest, AlphaMatchesDiffusersWithMicroConditions) {
   const GoldenCase golden("models/pixart_alpha");
   std::shared_ptr<PixArtTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  PixArtTransformerInputs inputs = GoldenInputs(golden);
-  inputs.micro_conditions = GoldenMicroConditions(golden);
+  PixArtTransformerInputs inputs = PixArtGoldenInputs(golden);
+  inputs.micro_conditions = PixArtGoldenMicroConditions(golden);
   torch::NoGradGuard no_grad;
   absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
   ASSERT_TRUE(sample.ok()) << sample.status();
@@ -59,7 +49,8 @@ TEST(PixArtTransformer2DModelTest,
   std::shared_ptr<PixArtTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> sample = model->Forward(GoldenInputs(golden));
+  absl::StatusOr<at::Tensor> sample =
+      model->Forward(PixArtGoldenInputs(golden));
   ASSERT_TRUE(sample.ok()) << sample.status();
   EXPECT_TRUE(AllClose(*sample, golden.Output("sample"),
                        golden.ToleranceFor("sample")));
@@ -69,7 +60,7 @@ TEST(PixArtTransformer2DModelTest, MaskedCaptionTokensDoNotChangeTheOutput) {
   const GoldenCase golden("models/pixart_sigma");
   std::shared_ptr<PixArtTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  PixArtTransformerInputs inputs = GoldenInputs(golden);
+  PixArtTransformerInputs inputs = PixArtGoldenInputs(golden);
   const at::Tensor mask = torch::ones({2, 8}, torch::kLong);
   mask.slice(1, 5).zero_();
   inputs.encoder_attention_mask = mask;
@@ -87,7 +78,7 @@ TEST(PixArtTransformer2DModelTest, LargerLatentGridRecomputesThePositionTable) {
   const GoldenCase golden("models/pixart_sigma");
   std::shared_ptr<PixArtTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  PixArtTransformerInputs inputs = GoldenInputs(golden);
+  PixArtTransformerInputs inputs = PixArtGoldenInputs(golden);
   torch::manual_seed(0);
   inputs.hidden_states = torch::randn({2, 4, 12, 16});
   torch::NoGradGuard no_grad;
@@ -101,7 +92,8 @@ TEST(PixArtTransformer2DModelTest, MissingMicroConditionsAreAnErrorForAlpha) {
   const GoldenCase golden("models/pixart_alpha");
   std::shared_ptr<PixArtTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  absl::StatusOr<at::Tensor> sample = model->Forward(GoldenInputs(golden));
+  absl::StatusOr<at::Tensor> sample =
+      model->Forward(PixArtGoldenInputs(golden));
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(sample.status().message(),
               HasSubstr("use_additional_conditions=true"));
@@ -111,7 +103,7 @@ TEST(PixArtTransformer2DModelTest, MicroConditionsAreAnErrorForSigma) {
   const GoldenCase sigma("models/pixart_sigma");
   std::shared_ptr<PixArtTransformer2DModel> model = LoadGoldenModel(sigma);
   ASSERT_NE(model, nullptr);
-  PixArtTransformerInputs inputs = GoldenInputs(sigma);
+  PixArtTransformerInputs inputs = PixArtGoldenInputs(sigma);
   inputs.micro_conditions =
       PixArtMicroConditions{torch::ones({2, 2}), torch::ones({2, 1})};
   absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
@@ -124,7 +116,7 @@ TEST(PixArtTransformer2DModelTest, OddLatentSideNamesThePatchSize) {
   const GoldenCase golden("models/pixart_sigma");
   std::shared_ptr<PixArtTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  PixArtTransformerInputs inputs = GoldenInputs(golden);
+  PixArtTransformerInputs inputs = PixArtGoldenInputs(golden);
   inputs.hidden_states = torch::zeros({2, 4, 9, 8});
   absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kInvalidArgument);
@@ -137,7 +129,7 @@ TEST(PixArtTransformer2DModelTest, WrongCaptionWidthNamesTheInputAndShapes) {
   const GoldenCase golden("models/pixart_sigma");
   std::shared_ptr<PixArtTransformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  PixArtTransformerInputs inputs = GoldenInputs(golden);
+  PixArtTransformerInputs inputs = PixArtGoldenInputs(golden);
   inputs.encoder_hidden_states = torch::zeros({2, 8, 16});
   absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kInvalidArgument);

@@ -9,12 +9,14 @@
 
 #include "core/parallel/local_attention.h"
 #include "tests/unit/models/golden_case.h"
+#include "tests/unit/models/guided_golden_inputs.h"
 
 namespace ditserve::models {
 namespace {
 
 using ::ditserve::testing::AllClose;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::SD3GoldenInputs;
 using ::testing::HasSubstr;
 
 std::shared_ptr<SD3Transformer2DModel> LoadGoldenModel(
@@ -27,21 +29,12 @@ std::shared_ptr<SD3Transformer2DModel> LoadGoldenModel(
   return model.ok() ? *model : nullptr;
 }
 
-SD3TransformerInputs GoldenInputs(const GoldenCase& golden) {
-  SD3TransformerInputs inputs;
-  inputs.hidden_states = golden.Input("hidden_states");
-  inputs.encoder_hidden_states = golden.Input("encoder_hidden_states");
-  inputs.pooled_projections = golden.Input("pooled_projections");
-  inputs.timestep = golden.Input("timestep");
-  return inputs;
-}
-
 void ExpectGoldenSample(const std::string& case_dir) {
   const GoldenCase golden(case_dir);
   std::shared_ptr<SD3Transformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> sample = model->Forward(GoldenInputs(golden));
+  absl::StatusOr<at::Tensor> sample = model->Forward(SD3GoldenInputs(golden));
   ASSERT_TRUE(sample.ok()) << sample.status();
   EXPECT_TRUE(AllClose(*sample, golden.Output("sample"),
                        golden.ToleranceFor("sample")));
@@ -75,7 +68,7 @@ TEST(SD3Transformer2DModelTest, GridLargerThanThePositionTableIsAnError) {
   const GoldenCase golden("models/sd3");
   std::shared_ptr<SD3Transformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  SD3TransformerInputs inputs = GoldenInputs(golden);
+  SD3TransformerInputs inputs = SD3GoldenInputs(golden);
   inputs.hidden_states = torch::zeros({2, 16, 34, 8});
   absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kInvalidArgument);
@@ -88,7 +81,7 @@ TEST(SD3Transformer2DModelTest, WrongPooledWidthNamesTheInputAndShapes) {
   const GoldenCase golden("models/sd35");
   std::shared_ptr<SD3Transformer2DModel> model = LoadGoldenModel(golden);
   ASSERT_NE(model, nullptr);
-  SD3TransformerInputs inputs = GoldenInputs(golden);
+  SD3TransformerInputs inputs = SD3GoldenInputs(golden);
   inputs.pooled_projections = torch::zeros({2, 64});
   absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
   EXPECT_EQ(sample.status().code(), absl::StatusCode::kInvalidArgument);

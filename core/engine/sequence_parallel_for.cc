@@ -1,0 +1,22 @@
+#include "core/engine/sequence_parallel_for.h"
+
+#include "core/parallel/sequence_sharding.h"
+
+namespace ditserve::engine {
+
+absl::StatusOr<std::optional<pipelines::SequenceParallel>> SequenceParallelFor(
+    const PipelineContext& context) {
+  const int degree = context.mesh.Degree(dist::Axis::kSp);
+  if (degree == 1) return std::nullopt;
+  absl::StatusOr<parallel::SequenceSharding> sharding =
+      parallel::SequenceSharding::Create(
+          context.config.shapes(), degree,
+          context.mesh.IndexInGroup(dist::Axis::kSp, context.rank));
+  if (!sharding.ok()) return sharding.status();
+  return pipelines::SequenceParallel{
+      .sharding = *sharding,
+      .group = {.group = context.groups.group(dist::Axis::kSp),
+                .context = context.collective_on(dist::Axis::kSp)}};
+}
+
+}  // namespace ditserve::engine

@@ -1,0 +1,21 @@
+#ifndef DITSERVE_CORE_ENGINE_SEQUENCE_PARALLEL_FOR_H_
+#define DITSERVE_CORE_ENGINE_SEQUENCE_PARALLEL_FOR_H_
+
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "core/engine/pipeline.h"
+#include "core/pipelines/sequence_parallel.h"
+
+namespace ditserve::engine {
+
+// This rank's shard of every transformer forward of the frozen config when
+// sp = ring × ulysses is above 1, else nullopt (the whole sequence on every
+// rank). INVALID_ARGUMENT when the config's derived shapes do not split
+// over the mesh's sp degree.
+absl::StatusOr<std::optional<pipelines::SequenceParallel>> SequenceParallelFor(
+    const PipelineContext& context);
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_SEQUENCE_PARALLEL_FOR_H_

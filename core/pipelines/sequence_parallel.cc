@@ -1,0 +1,40 @@
+#include "core/pipelines/sequence_parallel.h"
+
+#include <torch/torch.h>
+
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace ditserve::pipelines {
+
+absl::StatusOr<at::Tensor> GatherShardedForward(
+    const SequenceParallel& sequence_parallel, int64_t batch,
+    int64_t sequence_tokens, c10::Device device,
+    const ShardForward& forward_shard) {
+  const parallel::SequenceSharding& sharding = sequence_parallel.sharding;
+  if (sequence_tokens != sharding.sequence_tokens()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the transformer's attention sequence has ", sequence_tokens,
+        " tokens; the sequence-parallel split (shapes.sequence_tokens) is "
+        "for ",
+        sharding.sequence_tokens()));
+  }
+  models::SequenceShard shard;
+  shard.begin = sharding.index() * sharding.shard_tokens();
+  shard.tokens = sharding.shard_tokens();
+  // Without padding every key is visible: no mask, the attention's fast
+  // path. The padding is the same on every rank, so all pass one or none.
+  if (sharding.padded_tokens() > sharding.sequence_tokens()) {
+    absl::StatusOr<at::Tensor> key_mask =
+        sharding.ShardKeyMask(batch, std::nullopt);
+    if (!key_mask.ok()) return key_mask.status();
+    shard.key_mask = key_mask->to(device);
+  }
+  absl::StatusOr<at::Tensor> output = forward_shard(shard);
+  if (!output.ok()) return output.status();
+  return sharding.Gather(sequence_parallel.group, *output, /*dim=*/1);
+}
+
+}  // namespace ditserve::pipelines

@@ -1,0 +1,46 @@
+#ifndef DITSERVE_CORE_PIPELINES_SEQUENCE_PARALLEL_H_
+#define DITSERVE_CORE_PIPELINES_SEQUENCE_PARALLEL_H_
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/statusor.h"
+#include "core/models/sequence_shard.h"
+#include "core/parallel/group_collectives.h"
+#include "core/parallel/sequence_sharding.h"
+
+namespace ditserve::pipelines {
+
+// How every transformer forward of a generation is split over the
+// sequence-parallel group (sp = ring × ulysses ranks, whose transformer
+// attends through the matching parallel::Attention).
+struct SequenceParallel {
+  // This rank's shard of the transformer's attention sequence, from the
+  // frozen config's derived shapes.
+  parallel::SequenceSharding sharding;
+  // The sp group (dist::Axis::kSp) the shards are gathered over.
+  parallel::Group group;
+};
+
+// A model's forward on one shard: [B, shard.tokens, ...], its output for
+// every token of the shard (zeros where the model has none).
+using ShardForward =
+    std::function<absl::StatusOr<at::Tensor>(const models::SequenceShard&)>;
+
+// `forward_shard` run on this rank's shard (with the padding's key mask,
+// on `device`, when the sequence is padded) and its outputs all-gathered
+// over the sp group: [B, sequence_tokens, ...], the same on every rank of
+// the group. INVALID_ARGUMENT when the split was derived for another
+// length than the forward's `sequence_tokens`; else the errors of
+// `forward_shard` and of the gather.
+absl::StatusOr<at::Tensor> GatherShardedForward(
+    const SequenceParallel& sequence_parallel, int64_t batch,
+    int64_t sequence_tokens, c10::Device device,
+    const ShardForward& forward_shard);
+
+}  // namespace ditserve::pipelines
+
+#endif  // DITSERVE_CORE_PIPELINES_SEQUENCE_PARALLEL_H_
