@@ -37,4 +37,17 @@ absl::StatusOr<at::Tensor> GatherShardedForward(
   return sharding.Gather(sequence_parallel.group, *output, /*dim=*/1);
 }
 
+absl::StatusOr<at::Tensor> GatherShardedImageTokens(
+    const SequenceParallel& sequence_parallel, const at::Tensor& latents,
+    int64_t patch_size, int64_t trailing_tokens,
+    const ShardForward& forward_shard) {
+  const int64_t image_tokens =
+      (latents.size(2) / patch_size) * (latents.size(3) / patch_size);
+  absl::StatusOr<at::Tensor> sequence = GatherShardedForward(
+      sequence_parallel, latents.size(0), image_tokens + trailing_tokens,
+      latents.device(), forward_shard);
+  if (!sequence.ok()) return sequence.status();
+  return sequence->narrow(1, 0, image_tokens);
+}
+
 }  // namespace ditserve::pipelines

@@ -41,6 +41,16 @@ absl::StatusOr<at::Tensor> GatherShardedForward(
     int64_t sequence_tokens, c10::Device device,
     const ShardForward& forward_shard);
 
+// GatherShardedForward for a transformer whose inputs are `latents`
+// [B, C, H, W] cut into patch_size x patch_size image tokens, and whose
+// attention sequence is those image tokens followed by `trailing_tokens`
+// others (SD3's text; none for PixArt): the gathered outputs of the image
+// tokens only, [B, (H / patch_size) (W / patch_size), ...].
+absl::StatusOr<at::Tensor> GatherShardedImageTokens(
+    const SequenceParallel& sequence_parallel, const at::Tensor& latents,
+    int64_t patch_size, int64_t trailing_tokens,
+    const ShardForward& forward_shard);
+
 }  // namespace ditserve::pipelines
 
 #endif  // DITSERVE_CORE_PIPELINES_SEQUENCE_PARALLEL_H_

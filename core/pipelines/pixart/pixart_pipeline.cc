@@ -32,16 +32,15 @@ absl::StatusOr<at::Tensor> ShardedPixArtForward(
     const models::PixArtTransformerInputs& inputs,
     const SequenceParallel& sequence_parallel) {
   const int64_t patch = transformer.config().patch_size;
-  const int64_t grid_height = inputs.hidden_states.size(2) / patch;
-  const int64_t grid_width = inputs.hidden_states.size(3) / patch;
-  const int64_t image_tokens = grid_height * grid_width;
-  absl::StatusOr<at::Tensor> sequence = GatherShardedForward(
-      sequence_parallel, inputs.hidden_states.size(0), image_tokens,
-      inputs.hidden_states.device(), [&](const models::SequenceShard& shard) {
-        return transformer.ForwardShard(inputs, shard);
-      });
-  if (!sequence.ok()) return sequence.status();
-  return transformer.Unpatchify(*sequence, grid_height, grid_width);
+  absl::StatusOr<at::Tensor> image_tokens =
+      GatherShardedImageTokens(sequence_parallel, inputs.hidden_states, patch,
+                               0, [&](const models::SequenceShard& shard) {
+                                 return transformer.ForwardShard(inputs, shard);
+                               });
+  if (!image_tokens.ok()) return image_tokens.status();
+  return transformer.Unpatchify(*image_tokens,
+                                inputs.hidden_states.size(2) / patch,
+                                inputs.hidden_states.size(3) / patch);
 }
 
 PixArtPipeline::PixArtPipeline(
