@@ -83,8 +83,7 @@ int RunHost() {
       !s.ok()) {
     return Fail(s, "parallel flags");
   }
-  if (absl::Status s = worker::CheckServedParallelism(*parallel, spec->family);
-      !s.ok()) {
+  if (absl::Status s = worker::CheckServedParallelism(*parallel); !s.ok()) {
     return Fail(s, "parallel flags");
   }
   const std::string model_name(config::DefaultsFor(spec->family).name);

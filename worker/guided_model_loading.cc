@@ -1,11 +1,18 @@
 #include "worker/guided_model_loading.h"
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "core/engine/pixart_rank_pipeline.h"
 #include "core/engine/sd3_rank_pipeline.h"
+#include "core/models/block_range.h"
 #include "core/parallel/make_attention.h"
+#include "core/parallel/stale_kv_attention.h"
+#include "worker/stage_weights.h"
 
 namespace ditserve::worker {
 namespace {
@@ -32,55 +39,116 @@ LoadedModel MakeLoadedModel(const std::string& model_dir,
   return model;
 }
 
-// The attention of every transformer layer: local on one rank, else over
-// the rank's ring / Ulysses groups.
-std::shared_ptr<parallel::Attention> AttentionOf(const RankRuntime& runtime) {
-  return parallel::MakeAttention(runtime.mesh(), runtime.groups(),
-                                 runtime.sequence_parallel_options());
+// How this rank's transformer is built: under PipeFusion it holds its
+// stage's blocks and attends over the whole sequence itself, keeping every
+// layer's keys and values for the patch pipeline (sp is 1 under PipeFusion);
+// else it holds every block and attends locally or over the rank's ring /
+// Ulysses groups.
+struct TransformerSetup {
+  std::optional<models::BlockRange> blocks;
+  std::shared_ptr<parallel::StaleKvAttention> stale_kv;
+  std::shared_ptr<parallel::Attention> attention;
+};
+
+// `stage_blocks(stage, stages)`: the family's block range of a stage, read
+// from the checkpoint's transformer config.
+absl::StatusOr<TransformerSetup> SetUpTransformer(
+    const RankRuntime& runtime,
+    const std::function<absl::StatusOr<models::BlockRange>(int, int)>&
+        stage_blocks) {
+  const dist::Mesh& mesh = runtime.mesh();
+  TransformerSetup setup;
+  if (mesh.Degree(dist::Axis::kPp) == 1) {
+    setup.attention = parallel::MakeAttention(
+        mesh, runtime.groups(), runtime.sequence_parallel_options());
+    return setup;
+  }
+  absl::StatusOr<models::BlockRange> blocks = stage_blocks(
+      mesh.CoordinatesOf(runtime.env().rank).pp, mesh.Degree(dist::Axis::kPp));
+  if (!blocks.ok()) return blocks.status();
+  setup.blocks = *blocks;
+  setup.stale_kv = std::make_shared<parallel::StaleKvAttention>();
+  setup.attention = setup.stale_kv;
+  return setup;
 }
 
 absl::StatusOr<LoadedModel> LoadPixArtModel(const std::string& model_dir,
                                             const config::ModelSpec& spec,
                                             const RankRuntime& runtime) {
+  absl::StatusOr<TransformerSetup> setup = SetUpTransformer(
+      runtime,
+      [&](int stage, int stages) -> absl::StatusOr<models::BlockRange> {
+        absl::StatusOr<models::PixArtTransformerConfig> config =
+            models::ReadPixArtTransformerConfig(model_dir +
+                                                "/transformer/config.json");
+        if (!config.ok()) return config.status();
+        // PixArt's blocks are alike: equal weights, equal counts.
+        return models::SplitBlocksByWeight(
+            std::vector<int64_t>(config->num_layers, 1), stage, stages);
+      });
+  if (!setup.ok()) return setup.status();
   const models::Placement placement;
   absl::StatusOr<std::unique_ptr<pipelines::PixArtPromptEncoder>> encoder =
       pipelines::PixArtPromptEncoder::Load(model_dir, placement);
   if (!encoder.ok()) return encoder.status();
   absl::StatusOr<std::unique_ptr<pipelines::PixArtPipeline>> pixart =
-      pipelines::PixArtPipeline::Load(model_dir, AttentionOf(runtime),
-                                      placement);
+      pipelines::PixArtPipeline::Load(model_dir, setup->attention, placement,
+                                      setup->blocks);
   if (!pixart.ok()) return pixart.status();
-  const models::PixArtTransformerConfig& transformer =
-      (*pixart)->transformer().config();
+  models::PixArtTransformer2DModel& transformer = (*pixart)->transformer();
+  const models::PixArtTransformerConfig& config = transformer.config();
+  LogStageWeights(runtime.env().rank, transformer.blocks().begin,
+                  transformer.blocks().end, config.num_layers, transformer);
   const engine::ModelDimensions dimensions{
-      .hidden_size = static_cast<int>(transformer.inner_dim()),
-      .transformer_out_channels = static_cast<int>(transformer.out_channels)};
-  return MakeLoadedModel(model_dir, spec, dimensions,
-                         std::make_unique<engine::PixArtRankPipeline>(
-                             *std::move(encoder), *std::move(pixart)),
-                         runtime.env().rank);
+      .hidden_size = static_cast<int>(config.inner_dim()),
+      .transformer_out_channels = static_cast<int>(config.out_channels),
+      .token_output_channels = static_cast<int>(
+          config.patch_size * config.patch_size * config.out_channels),
+      .stages_pass_text_stream = false};
+  return MakeLoadedModel(
+      model_dir, spec, dimensions,
+      std::make_unique<engine::PixArtRankPipeline>(
+          *std::move(encoder), *std::move(pixart), setup->stale_kv),
+      runtime.env().rank);
 }
 
 absl::StatusOr<LoadedModel> LoadSD3Model(const std::string& model_dir,
                                          const config::ModelSpec& spec,
                                          const RankRuntime& runtime) {
+  absl::StatusOr<TransformerSetup> setup = SetUpTransformer(
+      runtime,
+      [&](int stage, int stages) -> absl::StatusOr<models::BlockRange> {
+        absl::StatusOr<models::SD3TransformerConfig> config =
+            models::ReadSD3TransformerConfig(model_dir +
+                                             "/transformer/config.json");
+        if (!config.ok()) return config.status();
+        return models::SD3Transformer2DModel::StageBlocks(*config, stage,
+                                                          stages);
+      });
+  if (!setup.ok()) return setup.status();
   const models::Placement placement;
   absl::StatusOr<std::unique_ptr<pipelines::SD3Pipeline>> sd3 =
-      pipelines::SD3Pipeline::Load(model_dir, AttentionOf(runtime), placement);
+      pipelines::SD3Pipeline::Load(model_dir, setup->attention, placement,
+                                   setup->blocks);
   if (!sd3.ok()) return sd3.status();
-  const models::SD3TransformerConfig& transformer =
-      (*sd3)->transformer().config();
+  models::SD3Transformer2DModel& transformer = (*sd3)->transformer();
+  const models::SD3TransformerConfig& config = transformer.config();
+  LogStageWeights(runtime.env().rank, transformer.blocks().begin,
+                  transformer.blocks().end, config.num_layers, transformer);
   absl::StatusOr<std::unique_ptr<pipelines::SD3PromptEncoder>> encoder =
-      pipelines::SD3PromptEncoder::Load(
-          model_dir, transformer.joint_attention_dim, placement);
+      pipelines::SD3PromptEncoder::Load(model_dir, config.joint_attention_dim,
+                                        placement);
   if (!encoder.ok()) return encoder.status();
   const engine::ModelDimensions dimensions{
-      .hidden_size = static_cast<int>(transformer.inner_dim()),
-      .transformer_out_channels = static_cast<int>(transformer.out_channels)};
-  return MakeLoadedModel(model_dir, spec, dimensions,
-                         std::make_unique<engine::SD3RankPipeline>(
-                             *std::move(encoder), *std::move(sd3)),
-                         runtime.env().rank);
+      .hidden_size = static_cast<int>(config.inner_dim()),
+      .transformer_out_channels = static_cast<int>(config.out_channels),
+      .token_output_channels = static_cast<int>(
+          config.patch_size * config.patch_size * config.out_channels)};
+  return MakeLoadedModel(
+      model_dir, spec, dimensions,
+      std::make_unique<engine::SD3RankPipeline>(
+          *std::move(encoder), *std::move(sd3), setup->stale_kv),
+      runtime.env().rank);
 }
 
 }  // namespace

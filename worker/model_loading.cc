@@ -18,6 +18,7 @@
 #include "spdlog/spdlog.h"
 #include "tools/make_checkpoint/write_checkpoint.h"
 #include "worker/guided_model_loading.h"
+#include "worker/stage_weights.h"
 
 namespace ditserve::worker {
 namespace {
@@ -44,14 +45,6 @@ absl::StatusOr<models::FluxBlockRange> StageBlocks(const std::string& model_dir,
   // config::ValidateParallelForModel has checked pp <= the blocks.
   return models::FluxBlockRange::OfStage(*config, mesh.CoordinatesOf(rank).pp,
                                          mesh.Degree(dist::Axis::kPp));
-}
-
-int64_t ParameterBytes(torch::nn::Module& module) {
-  int64_t bytes = 0;
-  for (const at::Tensor& parameter : module.parameters()) {
-    bytes += parameter.numel() * parameter.element_size();
-  }
-  return bytes;
 }
 
 }  // namespace
@@ -115,19 +108,17 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
                                         runtime.sequence_parallel_options()),
           placement, *blocks);
   if (!flux.ok()) return flux.status();
-  // What PipeFusion saves a stage: only its blocks are read.
-  spdlog::info(
-      "rank {} loaded transformer blocks [{}, {}) of {}: {} bytes of "
-      "transformer weights",
-      rank, blocks->begin, blocks->end,
-      (*flux)->transformer().config().total_blocks(),
-      ParameterBytes((*flux)->transformer()));
+  LogStageWeights(rank, blocks->begin, blocks->end,
+                  (*flux)->transformer().config().total_blocks(),
+                  (*flux)->transformer());
 
   LoadedModel model;
   model.spec = spec;
   model.model_dir = model_dir;
-  model.dimensions.hidden_size =
-      static_cast<int>((*flux)->transformer().config().inner_dim());
+  const models::FluxTransformerConfig& config = (*flux)->transformer().config();
+  model.dimensions.hidden_size = static_cast<int>(config.inner_dim());
+  model.dimensions.token_output_channels =
+      static_cast<int>(config.output_channels());
   auto pipeline = std::make_unique<engine::FluxRankPipeline>(
       *std::move(encoder), *std::move(flux), std::move(stale_kv));
   if (rank == 0) {

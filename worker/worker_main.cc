@@ -58,8 +58,7 @@ int RunWorker() {
       !s.ok()) {
     return Fail(s, "parallel flags");
   }
-  if (absl::Status s = CheckServedParallelism(*parallel, spec->family);
-      !s.ok()) {
+  if (absl::Status s = CheckServedParallelism(*parallel); !s.ok()) {
     return Fail(s, "parallel flags");
   }
 

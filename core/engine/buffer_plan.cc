@@ -104,34 +104,36 @@ absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
   }
   const int stages = parallel.pipefusion_degree();
   if (stages > 1) {
-    const std::string stage_rows_by = absl::StrCat(
-        "shapes.max_batch_per_dp_group ", shapes.max_batch_per_dp_group());
+    if (dimensions.token_output_channels <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model token_output_channels ", dimensions.token_output_channels,
+          " must be positive to plan the stages of pipefusion_degree ",
+          stages));
+    }
     const std::string image_by = absl::StrCat(
         "shapes.image_tokens ", shapes.image_tokens(), " (from height ",
         config.height(), ", width ", config.width(), ")");
+    const std::string channels_by = absl::StrCat(
+        "model token_output_channels ", dimensions.token_output_channels);
     if (coordinates.pp > 0) {
-      plan.buffers.push_back(
-          {std::string(kStageTextStream),
-           {shapes.max_batch_per_dp_group(), shapes.text_tokens(),
-            dimensions.hidden_size},
-           absl::StrCat(stage_rows_by, "; shapes.text_tokens ",
-                        shapes.text_tokens(), " (from max_sequence_length ",
-                        config.max_sequence_length(), "); ", hidden_by)});
+      if (dimensions.stages_pass_text_stream) {
+        plan.buffers.push_back(
+            {std::string(kStageTextStream),
+             {rows, shapes.text_tokens(), dimensions.hidden_size},
+             absl::StrCat(rows_by, "; shapes.text_tokens ",
+                          shapes.text_tokens(), " (from max_sequence_length ",
+                          config.max_sequence_length(), "); ", hidden_by)});
+      }
       plan.buffers.push_back(
           {std::string(kStageImageStream),
-           {shapes.max_batch_per_dp_group(), shapes.image_tokens(),
-            dimensions.hidden_size},
-           absl::StrCat(stage_rows_by, "; ", image_by, "; ", hidden_by)});
+           {rows, shapes.image_tokens(), dimensions.hidden_size},
+           absl::StrCat(rows_by, "; ", image_by, "; ", hidden_by)});
     }
-    const std::string channels_by =
-        absl::StrCat("4 × shapes.latent_channels ", shapes.latent_channels(),
-                     " (2x2 packing)");
     if (coordinates.pp < stages - 1) {
       plan.buffers.push_back(
           {std::string(kStageNoisePrediction),
-           {shapes.max_batch_per_dp_group(), shapes.image_tokens(),
-            4 * int64_t{shapes.latent_channels()}},
-           absl::StrCat(stage_rows_by, "; ", image_by, "; ", channels_by)});
+           {rows, shapes.image_tokens(), dimensions.token_output_channels},
+           absl::StrCat(rows_by, "; ", image_by, "; ", channels_by)});
     }
     // Planned also for requests whose steps are all warm-up steps: the
     // step count is not part of the shape key, so the next request of the
@@ -146,20 +148,19 @@ absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
     for (int patch = 0; patch + 1 < offsets.size(); ++patch) {
       const int64_t tokens = offsets[patch + 1] - offsets[patch];
       const std::string patch_by = absl::StrCat(
-          stage_rows_by, "; shapes.pipefusion_patch_token_offsets[", patch,
-          ", ", patch + 1, "] = ", offsets[patch], ", ", offsets[patch + 1],
+          rows_by, "; shapes.pipefusion_patch_token_offsets[", patch, ", ",
+          patch + 1, "] = ", offsets[patch], ", ", offsets[patch + 1],
           " (num_pipeline_patch ", parallel.num_pipeline_patch(), ")");
       if (coordinates.pp > 0) {
-        plan.buffers.push_back(
-            {PatchBuffer(kStageImageStream, patch),
-             {shapes.max_batch_per_dp_group(), tokens, dimensions.hidden_size},
-             absl::StrCat(patch_by, "; ", hidden_by)});
+        plan.buffers.push_back({PatchBuffer(kStageImageStream, patch),
+                                {rows, tokens, dimensions.hidden_size},
+                                absl::StrCat(patch_by, "; ", hidden_by)});
       }
       if (coordinates.pp < stages - 1) {
-        plan.buffers.push_back({PatchBuffer(kStageNoisePrediction, patch),
-                                {shapes.max_batch_per_dp_group(), tokens,
-                                 4 * int64_t{shapes.latent_channels()}},
-                                absl::StrCat(patch_by, "; ", channels_by)});
+        plan.buffers.push_back(
+            {PatchBuffer(kStageNoisePrediction, patch),
+             {rows, tokens, dimensions.token_output_channels},
+             absl::StrCat(patch_by, "; ", channels_by)});
       }
     }
   }

@@ -24,14 +24,15 @@ inline constexpr absl::string_view kSequenceGather = "sequence_gather";
 // latent_height, latent_width] with rows as for the sequence shard.
 inline constexpr absl::string_view kCfgBranchGather = "cfg_branch_gather";
 // PipeFusion stages after the first: the previous stage's text stream
-// [max_batch_per_dp_group, text_tokens, hidden] and image stream
-// [max_batch_per_dp_group, image_tokens, hidden]; a group with fewer prompts
-// receives into the leading rows.
+// [rows, text_tokens, hidden] (models whose stages pass one) and image
+// stream [rows, image_tokens, hidden], with rows = max_batch_per_dp_group ×
+// branches_per_cfg_rank; a group with fewer prompts receives into the
+// leading rows.
 inline constexpr absl::string_view kStageTextStream = "stage_text_stream";
 inline constexpr absl::string_view kStageImageStream = "stage_image_stream";
 // PipeFusion stages before the last: the last stage's noise prediction
-// [max_batch_per_dp_group, image_tokens, 4 × latent_channels] (packed like
-// the latents), leading rows as above.
+// [rows, image_tokens, token_output_channels], rows and leading rows as
+// above.
 inline constexpr absl::string_view kStageNoisePrediction =
     "stage_noise_prediction";
 // The buffer of image patch `patch` of the patch pipeline (steps after
@@ -55,6 +56,13 @@ struct ModelDimensions {
   // Channels of the transformer's output (twice the latent channels with
   // PixArt's learned sigma); needed only with cfg_degree 2.
   int transformer_out_channels = 0;
+  // Channels of the transformer's output per image token (patch_size² ×
+  // out_channels), what the last PipeFusion stage sends; needed only with
+  // pipefusion_degree > 1.
+  int token_output_channels = 0;
+  // Whether PipeFusion stages pass a text stream on (models whose blocks
+  // update the text tokens: FLUX, SD3; not PixArt).
+  bool stages_pass_text_stream = true;
 };
 
 // One buffer a rank receives into.

@@ -7,68 +7,13 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "core/engine/buffer_plan.h"
 #include "core/engine/dp_gather.h"
+#include "core/engine/pipefusion_stages_for.h"
 #include "core/engine/sequence_parallel_for.h"
 #include "core/pipelines/flux/flux_latents.h"
 #include "core/pipelines/flux/flux_sequence_parallel.h"
 
 namespace ditserve::engine {
-namespace {
-
-absl::string_view BufferOf(pipelines::FluxStageTensor tensor) {
-  switch (tensor) {
-    case pipelines::FluxStageTensor::kTextStream:
-      return kStageTextStream;
-    case pipelines::FluxStageTensor::kImageStream:
-      return kStageImageStream;
-    case pipelines::FluxStageTensor::kNoisePrediction:
-      return kStageNoisePrediction;
-  }
-  return "";
-}
-
-// The PipeFusion stages of this rank's group when pp > 1, else nullopt.
-// Stages receive into the planned buffers; a dp group with fewer prompts
-// than the largest one uses the leading rows of buffers planned for
-// max_batch_per_dp_group rows.
-std::optional<pipelines::FluxPipelineStages> StagesFor(
-    PipelineContext& context,
-    const std::shared_ptr<parallel::StaleKvAttention>& stale_kv) {
-  if (context.mesh.Degree(dist::Axis::kPp) == 1) return std::nullopt;
-  pipelines::FluxPipelineStages stages;
-  stages.group = {.group = context.groups.group(dist::Axis::kPp),
-                  .context = context.collective_on(dist::Axis::kPp)};
-  const int64_t max_rows = context.config.shapes().max_batch_per_dp_group();
-  ReceiveBuffers& buffers = context.buffers;
-  stages.receive_buffer =
-      [&buffers, max_rows](
-          pipelines::FluxStageTensor tensor, int patch,
-          const std::vector<int64_t>& shape) -> absl::StatusOr<at::Tensor> {
-    const std::string name = patch == pipelines::kWholeSequence
-                                 ? std::string(BufferOf(tensor))
-                                 : PatchBuffer(BufferOf(tensor), patch);
-    if (shape.empty() || shape[0] > max_rows) {
-      return absl::InternalError(absl::StrCat(
-          "incoming ", name, " of shape ", ShapeString(shape),
-          " has more rows than shapes.max_batch_per_dp_group ", max_rows));
-    }
-    std::vector<int64_t> planned = shape;
-    planned[0] = max_rows;
-    absl::StatusOr<at::Tensor> buffer = buffers.ForIncoming(name, planned);
-    if (!buffer.ok()) return buffer.status();
-    return buffer->narrow(0, 0, shape[0]);
-  };
-  stages.stale_kv = stale_kv;
-  stages.warmup_steps = context.config.parallel().warmup_steps();
-  const auto& offsets =
-      context.config.shapes().pipefusion_patch_token_offsets();
-  stages.patch_offsets.assign(offsets.begin(), offsets.end());
-  return stages;
-}
-
-}  // namespace
 
 FluxRankPipeline::FluxRankPipeline(
     std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
@@ -103,8 +48,9 @@ absl::StatusOr<at::Tensor> FluxRankPipeline::Generate(PipelineContext& context,
   absl::StatusOr<std::optional<pipelines::SequenceParallel>> sequence_parallel =
       SequenceParallelFor(context);
   if (!sequence_parallel.ok()) return sequence_parallel.status();
-  const std::optional<pipelines::FluxPipelineStages> stages =
+  absl::StatusOr<std::optional<pipelines::PipeFusionStages>> stages =
       StagesFor(context, stale_kv_);
+  if (!stages.ok()) return stages.status();
   absl::StatusOr<at::Tensor> latents = flux_->InitialLatents(request);
   if (!latents.ok()) return latents.status();
   absl::StatusOr<at::Tensor> packed = flux_->Denoise(
@@ -113,7 +59,7 @@ absl::StatusOr<at::Tensor> FluxRankPipeline::Generate(PipelineContext& context,
         return context.step_boundary(event.step);
       },
       sequence_parallel->has_value() ? &**sequence_parallel : nullptr,
-      stages.has_value() ? &*stages : nullptr);
+      stages->has_value() ? &**stages : nullptr);
   if (!packed.ok()) return packed.status();
   const v1::DerivedShapes& shapes = config.shapes();
   return pipelines::UnpackLatents(

@@ -7,12 +7,14 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <memory>
 #include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/engine/cfg_exchange.h"
+#include "core/engine/pipefusion_stages_for.h"
 #include "core/engine/pipeline.h"
 #include "core/engine/sequence_parallel_for.h"
 
@@ -20,11 +22,14 @@ namespace ditserve::engine {
 
 // Sets `request`'s run fields for the config's prompts [first, end): the
 // generated size, steps, guidance scale, per-image seeds and this rank's
-// CFG-parallel split and sequence-parallel shard. Errors of
-// SequenceParallelFor.
+// CFG-parallel split, sequence-parallel shard and PipeFusion stages
+// (`stale_kv`: the stage transformer's attention when pp > 1). Errors of
+// SequenceParallelFor and StagesFor.
 template <typename Request>
-absl::Status SetGuidedRunFields(PipelineContext& context, int first, int end,
-                                Request& request) {
+absl::Status SetGuidedRunFields(
+    PipelineContext& context, int first, int end,
+    const std::shared_ptr<parallel::StaleKvAttention>& stale_kv,
+    Request& request) {
   const v1::InputConfig& config = context.config;
   request.height = config.shapes().generated_height();
   request.width = config.shapes().generated_width();
@@ -37,6 +42,10 @@ absl::Status SetGuidedRunFields(PipelineContext& context, int first, int end,
       SequenceParallelFor(context);
   if (!sequence_parallel.ok()) return sequence_parallel.status();
   request.sequence_parallel = *std::move(sequence_parallel);
+  absl::StatusOr<std::optional<pipelines::PipeFusionStages>> stages =
+      StagesFor(context, stale_kv);
+  if (!stages.ok()) return stages.status();
+  request.stages = *std::move(stages);
   return absl::OkStatus();
 }
 

@@ -11,8 +11,11 @@ namespace ditserve::engine {
 
 PixArtRankPipeline::PixArtRankPipeline(
     std::unique_ptr<pipelines::PixArtPromptEncoder> encoder,
-    std::unique_ptr<pipelines::PixArtPipeline> pixart)
-    : encoder_(std::move(encoder)), pixart_(std::move(pixart)) {}
+    std::unique_ptr<pipelines::PixArtPipeline> pixart,
+    std::shared_ptr<parallel::StaleKvAttention> stale_kv)
+    : encoder_(std::move(encoder)),
+      pixart_(std::move(pixart)),
+      stale_kv_(std::move(stale_kv)) {}
 
 absl::StatusOr<at::Tensor> PixArtRankPipeline::Generate(
     PipelineContext& context, int first, int end) {
@@ -35,7 +38,8 @@ absl::StatusOr<at::Tensor> PixArtRankPipeline::Generate(
       request.negative_prompt_attention_mask = negative->prompt_attention_mask;
     }
   }
-  if (absl::Status status = SetGuidedRunFields(context, first, end, request);
+  if (absl::Status status =
+          SetGuidedRunFields(context, first, end, stale_kv_, request);
       !status.ok()) {
     return status;
   }

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/engine/pipeline.h"
+#include "core/parallel/stale_kv_attention.h"
 #include "core/pipelines/pixart/pixart_pipeline.h"
 #include "core/pipelines/pixart/pixart_prompt_encoder.h"
 
@@ -15,12 +16,16 @@ namespace ditserve::engine {
 // PixArt-α/Σ on one rank of the mesh: the rank's data-parallel group encodes
 // its prompts and negative prompts, denoises them at the generated size
 // (the resolution bin, when binning) from their per-image seeds, each cfg
-// rank running one guidance branch when cfg_degree is 2, and the groups'
-// latents are gathered to rank 0.
+// rank running one guidance branch when cfg_degree is 2, the sp ranks
+// splitting every transformer forward by sequence or the pp ranks running it
+// as PipeFusion stages, and the groups' latents are gathered to rank 0.
 class PixArtRankPipeline : public Pipeline {
  public:
+  // `stale_kv`: the attention of `pixart`'s transformer when pp > 1, else
+  // null.
   PixArtRankPipeline(std::unique_ptr<pipelines::PixArtPromptEncoder> encoder,
-                     std::unique_ptr<pipelines::PixArtPipeline> pixart);
+                     std::unique_ptr<pipelines::PixArtPipeline> pixart,
+                     std::shared_ptr<parallel::StaleKvAttention> stale_kv);
 
   absl::StatusOr<at::Tensor> Run(PipelineContext& context) override;
 
@@ -38,6 +43,7 @@ class PixArtRankPipeline : public Pipeline {
 
   std::unique_ptr<pipelines::PixArtPromptEncoder> encoder_;
   std::unique_ptr<pipelines::PixArtPipeline> pixart_;
+  std::shared_ptr<parallel::StaleKvAttention> stale_kv_;
 };
 
 }  // namespace ditserve::engine

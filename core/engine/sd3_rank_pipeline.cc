@@ -11,8 +11,11 @@ namespace ditserve::engine {
 
 SD3RankPipeline::SD3RankPipeline(
     std::unique_ptr<pipelines::SD3PromptEncoder> encoder,
-    std::unique_ptr<pipelines::SD3Pipeline> sd3)
-    : encoder_(std::move(encoder)), sd3_(std::move(sd3)) {}
+    std::unique_ptr<pipelines::SD3Pipeline> sd3,
+    std::shared_ptr<parallel::StaleKvAttention> stale_kv)
+    : encoder_(std::move(encoder)),
+      sd3_(std::move(sd3)),
+      stale_kv_(std::move(stale_kv)) {}
 
 absl::StatusOr<at::Tensor> SD3RankPipeline::Generate(PipelineContext& context,
                                                      int first, int end) {
@@ -34,7 +37,8 @@ absl::StatusOr<at::Tensor> SD3RankPipeline::Generate(PipelineContext& context,
       request.negative_pooled_prompt_embeds = negative->pooled_prompt_embeds;
     }
   }
-  if (absl::Status status = SetGuidedRunFields(context, first, end, request);
+  if (absl::Status status =
+          SetGuidedRunFields(context, first, end, stale_kv_, request);
       !status.ok()) {
     return status;
   }

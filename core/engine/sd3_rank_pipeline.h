@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/engine/pipeline.h"
+#include "core/parallel/stale_kv_attention.h"
 #include "core/pipelines/sd3/sd3_pipeline.h"
 #include "core/pipelines/sd3/sd3_prompt_encoder.h"
 
@@ -14,12 +15,16 @@ namespace ditserve::engine {
 
 // SD3 on one rank of the mesh: the rank's data-parallel group encodes its
 // prompts and negative prompts and denoises them from their per-image seeds,
-// each cfg rank running one guidance branch when cfg_degree is 2, and the
-// groups' latents are gathered to rank 0.
+// each cfg rank running one guidance branch when cfg_degree is 2, the sp
+// ranks splitting every transformer forward by sequence or the pp ranks
+// running it as PipeFusion stages, and the groups' latents are gathered to
+// rank 0.
 class SD3RankPipeline : public Pipeline {
  public:
+  // `stale_kv`: the attention of `sd3`'s transformer when pp > 1, else null.
   SD3RankPipeline(std::unique_ptr<pipelines::SD3PromptEncoder> encoder,
-                  std::unique_ptr<pipelines::SD3Pipeline> sd3);
+                  std::unique_ptr<pipelines::SD3Pipeline> sd3,
+                  std::shared_ptr<parallel::StaleKvAttention> stale_kv);
 
   absl::StatusOr<at::Tensor> Run(PipelineContext& context) override;
 
@@ -37,6 +42,7 @@ class SD3RankPipeline : public Pipeline {
 
   std::unique_ptr<pipelines::SD3PromptEncoder> encoder_;
   std::unique_ptr<pipelines::SD3Pipeline> sd3_;
+  std::shared_ptr<parallel::StaleKvAttention> stale_kv_;
 };
 
 }  // namespace ditserve::engine

@@ -40,8 +40,12 @@ at::Tensor StaleKvAttention::Attend(const at::Tensor& q, const at::Tensor& k,
                            std::to_string(layers_.size()) + " layers");
   }
   auto& [keys, values] = layers_[layer];
-  keys.index_copy_(/*dim=*/2, *rows_, k);
-  values.index_copy_(/*dim=*/2, *rows_, v);
+  // A layer over fewer tokens than the forward holds takes the leading ones
+  // (see BeginPatch).
+  const at::Tensor rows =
+      k.size(2) == rows_->size(0) ? *rows_ : rows_->narrow(0, 0, k.size(2));
+  keys.index_copy_(/*dim=*/2, rows, k);
+  values.index_copy_(/*dim=*/2, rows, v);
   return local_.Attend(q, keys, values, std::nullopt);
 }
 

@@ -28,7 +28,10 @@ class StaleKvAttention final : public Attention {
   void BeginWholeSequence();
   // Starts a forward over the tokens at positions `rows` (int64 [S_patch],
   // positions in the whole sequence, in the order the tokens come). Needs a
-  // whole-sequence forward before it, with the same layers.
+  // whole-sequence forward before it, with the same layers. A layer that
+  // attends over fewer tokens than `rows` (SD3.5's image-only attn2 after
+  // the joint [image, text] attention) holds the leading ones, at the
+  // leading positions.
   void BeginPatch(at::Tensor rows);
 
   // `key_mask` must be empty: PipeFusion runs without sequence padding.

@@ -3,15 +3,13 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
+#include "core/models/block_range.h"
 #include "core/models/guarded_forward.h"
 #include "core/models/layers/rotary_embedding.h"
 #include "core/models/tensor_checks.h"
@@ -27,19 +25,6 @@ constexpr double kTimestepScale = 1000.0;
 
 constexpr absl::string_view kDoubleBlocks = "transformer_blocks";
 constexpr absl::string_view kSingleBlocks = "single_transformer_blocks";
-
-// The block index of "<list>.<index>.rest", or nullopt for other names.
-std::optional<int64_t> BlockIndex(absl::string_view name,
-                                  absl::string_view list) {
-  if (!absl::ConsumePrefix(&name, list) || !absl::ConsumePrefix(&name, ".")) {
-    return std::nullopt;
-  }
-  int64_t index = 0;
-  if (!absl::SimpleAtoi(name.substr(0, name.find('.')), &index)) {
-    return std::nullopt;
-  }
-  return index;
-}
 
 // Runs a forward through GuardedForward.
 template <typename Body>
@@ -59,32 +44,10 @@ constexpr int64_t kSingleBlockWeight = 15;
 
 FluxBlockRange FluxBlockRange::OfStage(const FluxTransformerConfig& config,
                                        int stage, int stages) {
-  const int64_t total = config.total_blocks();
-  // prefix[b]: the weight of blocks [0, b).
-  std::vector<int64_t> prefix(total + 1, 0);
-  for (int64_t block = 0; block < total; ++block) {
-    prefix[block + 1] =
-        prefix[block] +
-        (block < config.num_layers ? kDoubleBlockWeight : kSingleBlockWeight);
-  }
-  // Boundary k is the block boundary nearest to k/stages of the weight,
-  // kept far enough from its neighbours that every stage has a block.
-  const auto boundary = [&](int64_t k, int64_t previous) {
-    if (k == stages) return total;
-    const int64_t lowest = previous + 1;
-    const int64_t highest = total - (stages - k);
-    int64_t best = lowest;
-    for (int64_t b = lowest; b <= highest; ++b) {
-      if (std::abs(prefix[b] * stages - k * prefix[total]) <
-          std::abs(prefix[best] * stages - k * prefix[total])) {
-        best = b;
-      }
-    }
-    return best;
-  };
-  int64_t begin = 0;
-  for (int k = 1; k <= stage; ++k) begin = boundary(k, begin);
-  return {begin, boundary(stage + 1, begin)};
+  std::vector<int64_t> weights(config.total_blocks(), kSingleBlockWeight);
+  std::fill_n(weights.begin(), config.num_layers, kDoubleBlockWeight);
+  const BlockRange range = SplitBlocksByWeight(weights, stage, stages);
+  return {range.begin, range.end};
 }
 
 absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>>

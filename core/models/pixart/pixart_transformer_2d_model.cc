@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@ namespace {
 
 // norm_out: LayerNorm(elementwise_affine=False, eps=1e-6), whatever norm_eps.
 constexpr double kNormOutEps = 1e-6;
+constexpr absl::string_view kBlocks = "transformer_blocks";
 // The bias diffusers gives masked caption tokens (not -inf, so a fully
 // masked caption still attends uniformly instead of producing NaN).
 constexpr double kMaskedKeyBias = -10000.0;
@@ -26,17 +28,25 @@ constexpr double kMaskedKeyBias = -10000.0;
 
 PixArtTransformer2DModel::PixArtTransformer2DModel(
     const PixArtTransformerConfig& config,
-    std::shared_ptr<parallel::Attention> attention)
-    : config_(config) {
+    std::shared_ptr<parallel::Attention> attention,
+    std::optional<BlockRange> blocks)
+    : config_(config),
+      blocks_(blocks.value_or(BlockRange{0, config.num_layers})) {
+  if (blocks_.begin < 0 || blocks_.end <= blocks_.begin ||
+      blocks_.end > config.num_layers) {
+    throw std::invalid_argument(absl::StrCat(
+        "PixArt block range [", blocks_.begin, ", ", blocks_.end,
+        ") is not a non-empty range inside [0, ", config.num_layers, ")"));
+  }
   const int64_t dim = config.inner_dim();
   pos_embed_ = register_module(
       "pos_embed", PixArtPatchEmbed(config.in_channels, dim, config.patch_size,
                                     static_cast<double>(config.base_size()),
                                     config.interpolation_scale));
-  auto blocks = register_module("transformer_blocks",
-                                std::make_shared<torch::nn::Module>());
-  for (int64_t index = 0; index < config.num_layers; ++index) {
-    transformer_blocks_.push_back(blocks->register_module(
+  auto block_list = register_module("transformer_blocks",
+                                    std::make_shared<torch::nn::Module>());
+  for (int64_t index = blocks_.begin; index < blocks_.end; ++index) {
+    transformer_blocks_.push_back(block_list->register_module(
         std::to_string(index),
         PixArtTransformerBlock(
             dim, config.num_attention_heads, config.attention_head_dim,
@@ -100,8 +110,26 @@ absl::Status PixArtTransformer2DModel::CheckInputs(
   return status;
 }
 
+bool PixArtTransformer2DModel::HoldsTensor(absl::string_view name) const {
+  const std::optional<int64_t> block = BlockIndex(name, kBlocks);
+  return !block.has_value() || blocks_.Contains(*block);
+}
+
+absl::Status PixArtTransformer2DModel::CheckHoldsEveryBlock() const {
+  if (blocks_.begin == 0 && blocks_.end == config_.num_layers) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("PixArtTransformer2DModel holds blocks [", blocks_.begin,
+                   ", ", blocks_.end, ") of ", config_.num_layers,
+                   "; a whole forward needs all of them"));
+}
+
 absl::StatusOr<at::Tensor> PixArtTransformer2DModel::Forward(
     const PixArtTransformerInputs& inputs) {
+  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
+    return status;
+  }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
   return GuardedForward("PixArtTransformer2DModel", [&] {
     return Unpatchify(
@@ -114,6 +142,9 @@ absl::StatusOr<at::Tensor> PixArtTransformer2DModel::Forward(
 
 absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardShard(
     const PixArtTransformerInputs& inputs, const SequenceShard& shard) {
+  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
+    return status;
+  }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
   if (absl::Status status =
           CheckSequenceShard(shard, inputs.hidden_states.size(0));
@@ -136,35 +167,112 @@ absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardShard(
   });
 }
 
-at::Tensor PixArtTransformer2DModel::TokenOutputs(
-    const PixArtTransformerInputs& inputs, at::Tensor hidden,
-    const std::optional<at::Tensor>& key_mask) {
+absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardStage(
+    const PixArtTransformerInputs& inputs, const TokenSpan& patch,
+    const std::optional<at::Tensor>& incoming) {
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  const int64_t image_tokens =
+      (inputs.hidden_states.size(2) / config_.patch_size) *
+      (inputs.hidden_states.size(3) / config_.patch_size);
+  if (patch.begin < 0 || patch.tokens < 1 ||
+      patch.begin + patch.tokens > image_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "image tokens [", patch.begin, ", ", patch.begin + patch.tokens,
+        ") are not a non-empty part of the ", image_tokens, " image tokens"));
+  }
+  const bool first_stage = blocks_.begin == 0;
+  if (first_stage == incoming.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PixArt stage with blocks [", blocks_.begin, ", ", blocks_.end, ") ",
+        first_stage ? "embeds the inputs itself and takes no incoming stream"
+                    : "needs the previous stage's image stream"));
+  }
+  if (incoming.has_value()) {
+    if (absl::Status status = CheckShape(
+            "incoming image stream", *incoming,
+            {inputs.hidden_states.size(0), patch.tokens, config_.inner_dim()});
+        !status.ok()) {
+      return status;
+    }
+  }
+  return GuardedForward("PixArtTransformer2DModel", [&] {
+    const at::Tensor hidden = incoming.has_value()
+                                  ? *incoming
+                                  : pos_embed_->Forward(inputs.hidden_states)
+                                        .narrow(1, patch.begin, patch.tokens);
+    return RunBlocks(hidden, Condition(inputs, hidden.scalar_type()),
+                     std::nullopt);
+  });
+}
+
+absl::StatusOr<at::Tensor> PixArtTransformer2DModel::StageOutput(
+    const PixArtTransformerInputs& inputs, const at::Tensor& image_stream) {
+  if (blocks_.end != config_.num_layers) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("PixArtTransformer2DModel holds blocks [", blocks_.begin,
+                     ", ", blocks_.end, ") of ", config_.num_layers,
+                     "; only the last PipeFusion stage projects the output"));
+  }
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  if (absl::Status status = CheckShape(
+          "image stream", image_stream,
+          {inputs.hidden_states.size(0), kAnySize, config_.inner_dim()});
+      !status.ok()) {
+    return status;
+  }
+  return GuardedForward("PixArtTransformer2DModel", [&] {
+    return OutputLayers(image_stream,
+                        Condition(inputs, image_stream.scalar_type()));
+  });
+}
+
+PixArtTransformer2DModel::Conditioning PixArtTransformer2DModel::Condition(
+    const PixArtTransformerInputs& inputs, c10::ScalarType dtype) {
   const int64_t batch = inputs.hidden_states.size(0);
-  const AdaLayerNormSingleOutput conditioning = adaln_single_->Forward(
-      inputs.timestep, inputs.micro_conditions, hidden.scalar_type());
-  const at::Tensor context =
+  Conditioning conditioning;
+  conditioning.timestep =
+      adaln_single_->Forward(inputs.timestep, inputs.micro_conditions, dtype);
+  conditioning.context =
       caption_projection_->Forward(inputs.encoder_hidden_states)
-          .view({batch, -1, hidden.size(-1)});
-  std::optional<at::Tensor> context_bias;
+          .view({batch, -1, config_.inner_dim()});
   if (inputs.encoder_attention_mask.has_value()) {
     // [B, S_txt] -> [B, 1, 1, S_txt]: same keys for every head and query.
-    context_bias =
-        ((1 - inputs.encoder_attention_mask->to(hidden.scalar_type())) *
-         kMaskedKeyBias)
+    conditioning.context_bias =
+        ((1 - inputs.encoder_attention_mask->to(dtype)) * kMaskedKeyBias)
             .unsqueeze(1)
             .unsqueeze(1);
   }
+  return conditioning;
+}
+
+at::Tensor PixArtTransformer2DModel::RunBlocks(
+    at::Tensor hidden, const Conditioning& conditioning,
+    const std::optional<at::Tensor>& key_mask) {
   for (PixArtTransformerBlock& block : transformer_blocks_) {
-    hidden = block->Forward(hidden, context, context_bias,
-                            conditioning.modulation, key_mask);
+    hidden =
+        block->Forward(hidden, conditioning.context, conditioning.context_bias,
+                       conditioning.timestep.modulation, key_mask);
   }
+  return hidden;
+}
+
+at::Tensor PixArtTransformer2DModel::OutputLayers(
+    const at::Tensor& hidden, const Conditioning& conditioning) {
   const std::vector<at::Tensor> shift_scale =
       (scale_shift_table_.unsqueeze(0) +
-       conditioning.embedded_timestep.unsqueeze(1))
+       conditioning.timestep.embedded_timestep.unsqueeze(1))
           .chunk(2, /*dim=*/1);
-  hidden = PlainLayerNorm(hidden, kNormOutEps) * (1 + shift_scale[1]) +
-           shift_scale[0];
-  return proj_out_->forward(hidden);
+  return proj_out_->forward(PlainLayerNorm(hidden, kNormOutEps) *
+                                (1 + shift_scale[1]) +
+                            shift_scale[0]);
+}
+
+at::Tensor PixArtTransformer2DModel::TokenOutputs(
+    const PixArtTransformerInputs& inputs, at::Tensor hidden,
+    const std::optional<at::Tensor>& key_mask) {
+  const Conditioning conditioning = Condition(inputs, hidden.scalar_type());
+  return OutputLayers(RunBlocks(std::move(hidden), conditioning, key_mask),
+                      conditioning);
 }
 
 at::Tensor PixArtTransformer2DModel::Unpatchify(const at::Tensor& tokens,
@@ -184,21 +292,31 @@ at::Tensor PixArtTransformer2DModel::Unpatchify(const at::Tensor& tokens,
 absl::StatusOr<std::shared_ptr<PixArtTransformer2DModel>>
 LoadPixArtTransformer2DModel(const std::string& component_dir,
                              std::shared_ptr<parallel::Attention> attention,
-                             const Placement& placement) {
+                             const Placement& placement,
+                             std::optional<BlockRange> blocks) {
   absl::StatusOr<PixArtTransformerConfig> config =
       ReadPixArtTransformerConfig(component_dir + "/config.json");
   if (!config.ok()) return config.status();
+  if (blocks.has_value() &&
+      (blocks->begin < 0 || blocks->end <= blocks->begin ||
+       blocks->end > config->num_layers)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PixArt block range [", blocks->begin, ", ", blocks->end,
+        ") is not a non-empty range inside [0, ", config->num_layers,
+        ") (num_layers of ", component_dir, ")"));
+  }
   std::shared_ptr<PixArtTransformer2DModel> model;
   try {
-    model = std::make_shared<PixArtTransformer2DModel>(*config,
-                                                       std::move(attention));
+    model = std::make_shared<PixArtTransformer2DModel>(
+        *config, std::move(attention), blocks);
   } catch (const std::exception& e) {
     return absl::InternalError(
         absl::StrCat("building PixArtTransformer2DModel from ", component_dir,
                      ": ", e.what()));
   }
-  absl::Status loaded =
-      LoadComponentWeights(*model, component_dir, placement, {});
+  absl::Status loaded = LoadComponentWeights(
+      *model, component_dir, placement,
+      [&model](absl::string_view name) { return model->HoldsTensor(name); });
   if (!loaded.ok()) return loaded;
   model->eval();
   return model;

@@ -2,8 +2,11 @@
 
 #include <torch/torch.h>
 
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -16,6 +19,16 @@ namespace {
 // norm_out: AdaLayerNormContinuous(elementwise_affine=False, eps=1e-6).
 constexpr double kNormOutEps = 1e-6;
 
+constexpr absl::string_view kBlocks = "transformer_blocks";
+// Weights of a block in units of inner_dim², biases and norms left out: a
+// joint block has two AdaLayerNormZero (6 each), Q/K/V/out for image and
+// text (8) and two 4x feed-forwards (16); the last (context_pre_only) block
+// has a text norm of 2, no text output projection and no text MLP; dual
+// attention adds attn2 (4) and its modulation (3).
+constexpr int64_t kJointBlockWeight = 36;
+constexpr int64_t kContextPreOnlyBlockWeight = 23;
+constexpr int64_t kDualAttentionWeight = 7;
+
 // Runs a forward through GuardedForward.
 template <typename Body>
 auto Guarded(Body body) {
@@ -26,8 +39,16 @@ auto Guarded(Body body) {
 
 SD3Transformer2DModel::SD3Transformer2DModel(
     const SD3TransformerConfig& config,
-    std::shared_ptr<parallel::Attention> attention)
-    : config_(config) {
+    std::shared_ptr<parallel::Attention> attention,
+    std::optional<BlockRange> blocks)
+    : config_(config),
+      blocks_(blocks.value_or(BlockRange{0, config.num_layers})) {
+  if (blocks_.begin < 0 || blocks_.end <= blocks_.begin ||
+      blocks_.end > config.num_layers) {
+    throw std::invalid_argument(absl::StrCat(
+        "SD3 block range [", blocks_.begin, ", ", blocks_.end,
+        ") is not a non-empty range inside [0, ", config.num_layers, ")"));
+  }
   const int64_t dim = config.inner_dim();
   pos_embed_ = register_module(
       "pos_embed", SD3PatchEmbed(config.in_channels, dim, config.patch_size,
@@ -38,10 +59,10 @@ SD3Transformer2DModel::SD3Transformer2DModel(
   context_embedder_ = register_module(
       "context_embedder", torch::nn::Linear(config.joint_attention_dim,
                                             config.caption_projection_dim));
-  auto blocks = register_module("transformer_blocks",
-                                std::make_shared<torch::nn::Module>());
-  for (int64_t index = 0; index < config.num_layers; ++index) {
-    transformer_blocks_.push_back(blocks->register_module(
+  auto block_list = register_module(std::string(kBlocks),
+                                    std::make_shared<torch::nn::Module>());
+  for (int64_t index = blocks_.begin; index < blocks_.end; ++index) {
+    transformer_blocks_.push_back(block_list->register_module(
         std::to_string(index),
         JointTransformerBlock(
             dim, config.num_attention_heads, config.attention_head_dim,
@@ -86,14 +107,46 @@ absl::Status SD3Transformer2DModel::CheckInputs(
   return status;
 }
 
+BlockRange SD3Transformer2DModel::StageBlocks(
+    const SD3TransformerConfig& config, int stage, int stages) {
+  std::vector<int64_t> weights;
+  for (int64_t block = 0; block < config.num_layers; ++block) {
+    weights.push_back(
+        (block == config.num_layers - 1 ? kContextPreOnlyBlockWeight
+                                        : kJointBlockWeight) +
+        (config.uses_dual_attention(block) ? kDualAttentionWeight : 0));
+  }
+  return SplitBlocksByWeight(weights, stage, stages);
+}
+
+bool SD3Transformer2DModel::HoldsTensor(absl::string_view name) const {
+  const std::optional<int64_t> block = BlockIndex(name, kBlocks);
+  return !block.has_value() || blocks_.Contains(*block);
+}
+
+absl::Status SD3Transformer2DModel::CheckHoldsEveryBlock() const {
+  if (blocks_.begin == 0 && blocks_.end == config_.num_layers) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "SD3Transformer2DModel holds blocks [", blocks_.begin, ", ", blocks_.end,
+      ") of ", config_.num_layers, "; a whole forward needs all of them"));
+}
+
 absl::StatusOr<at::Tensor> SD3Transformer2DModel::Forward(
     const SD3TransformerInputs& inputs) {
+  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
+    return status;
+  }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
   return Guarded([&] { return ForwardUnchecked(inputs); });
 }
 
 absl::StatusOr<at::Tensor> SD3Transformer2DModel::ForwardShard(
     const SD3TransformerInputs& inputs, const SequenceShard& shard) {
+  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
+    return status;
+  }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
   if (absl::Status status =
           CheckSequenceShard(shard, inputs.hidden_states.size(0));
@@ -103,15 +156,100 @@ absl::StatusOr<at::Tensor> SD3Transformer2DModel::ForwardShard(
   return Guarded([&] { return ForwardShardUnchecked(inputs, shard); });
 }
 
+absl::Status SD3Transformer2DModel::CheckStage(
+    const SD3TransformerInputs& inputs, const TokenSpan& patch,
+    const std::optional<SD3Streams>& incoming) const {
+  const int64_t image_tokens =
+      (inputs.hidden_states.size(2) / config_.patch_size) *
+      (inputs.hidden_states.size(3) / config_.patch_size);
+  if (patch.begin < 0 || patch.tokens < 1 ||
+      patch.begin + patch.tokens > image_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "image tokens [", patch.begin, ", ", patch.begin + patch.tokens,
+        ") are not a non-empty part of the ", image_tokens, " image tokens"));
+  }
+  const bool first_stage = blocks_.begin == 0;
+  if (first_stage == incoming.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SD3 stage with blocks [", blocks_.begin, ", ", blocks_.end, ") ",
+        first_stage ? "embeds the inputs itself and takes no incoming streams"
+                    : "needs the previous stage's streams"));
+  }
+  if (!incoming.has_value()) return absl::OkStatus();
+  const int64_t batch = inputs.hidden_states.size(0);
+  absl::Status status = CheckShape("incoming image stream", incoming->image,
+                                   {batch, patch.tokens, config_.inner_dim()});
+  status.Update(CheckShape(
+      "incoming text stream", incoming->text,
+      {batch, inputs.encoder_hidden_states.size(1), config_.inner_dim()}));
+  return status;
+}
+
+absl::StatusOr<SD3Streams> SD3Transformer2DModel::ForwardStage(
+    const SD3TransformerInputs& inputs, const TokenSpan& patch,
+    const std::optional<SD3Streams>& incoming) {
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  if (absl::Status status = CheckStage(inputs, patch, incoming); !status.ok()) {
+    return status;
+  }
+  return Guarded([&] {
+    SD3Streams streams;
+    if (incoming.has_value()) {
+      streams = *incoming;
+    } else {
+      streams.image = pos_embed_->Forward(inputs.hidden_states)
+                          .narrow(1, patch.begin, patch.tokens);
+      streams.text = context_embedder_->forward(inputs.encoder_hidden_states);
+    }
+    const at::Tensor temb =
+        TimestepEmbedding(inputs, streams.image.scalar_type());
+    return RunBlocks(std::move(streams), temb, {});
+  });
+}
+
+absl::StatusOr<at::Tensor> SD3Transformer2DModel::StageOutput(
+    const SD3TransformerInputs& inputs, const at::Tensor& image_stream) {
+  if (blocks_.end != config_.num_layers) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("SD3Transformer2DModel holds blocks [", blocks_.begin,
+                     ", ", blocks_.end, ") of ", config_.num_layers,
+                     "; only the last PipeFusion stage projects the output"));
+  }
+  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  if (absl::Status status = CheckShape(
+          "image stream", image_stream,
+          {inputs.hidden_states.size(0), kAnySize, config_.inner_dim()});
+      !status.ok()) {
+    return status;
+  }
+  return Guarded([&] {
+    const at::Tensor temb =
+        TimestepEmbedding(inputs, image_stream.scalar_type());
+    return proj_out_->forward(norm_out_->Forward(image_stream, temb));
+  });
+}
+
+at::Tensor SD3Transformer2DModel::TimestepEmbedding(
+    const SD3TransformerInputs& inputs, c10::ScalarType dtype) {
+  return time_text_embed_->Forward(inputs.timestep.to(dtype),
+                                   inputs.pooled_projections);
+}
+
+SD3Streams SD3Transformer2DModel::RunBlocks(SD3Streams streams,
+                                            const at::Tensor& temb,
+                                            const SD3KeyMasks& key_masks) {
+  for (JointTransformerBlock& block : transformer_blocks_) {
+    streams = block->Forward(streams, temb, key_masks);
+  }
+  return streams;
+}
+
 at::Tensor SD3Transformer2DModel::ImageTokenOutputs(
     const SD3TransformerInputs& inputs, SD3Streams streams,
     const SD3KeyMasks& key_masks) {
   const at::Tensor temb =
-      time_text_embed_->Forward(inputs.timestep.to(streams.image.scalar_type()),
-                                inputs.pooled_projections);
-  for (JointTransformerBlock& block : transformer_blocks_) {
-    streams = block->Forward(streams, temb, key_masks);
-  }
+      TimestepEmbedding(inputs, streams.image.scalar_type());
+  streams = RunBlocks(std::move(streams), temb, key_masks);
   return proj_out_->forward(norm_out_->Forward(streams.image, temb));
 }
 
@@ -170,20 +308,30 @@ at::Tensor SD3Transformer2DModel::Unpatchify(const at::Tensor& tokens,
 absl::StatusOr<std::shared_ptr<SD3Transformer2DModel>>
 LoadSD3Transformer2DModel(const std::string& component_dir,
                           std::shared_ptr<parallel::Attention> attention,
-                          const Placement& placement) {
+                          const Placement& placement,
+                          std::optional<BlockRange> blocks) {
   absl::StatusOr<SD3TransformerConfig> config =
       ReadSD3TransformerConfig(component_dir + "/config.json");
   if (!config.ok()) return config.status();
+  if (blocks.has_value() &&
+      (blocks->begin < 0 || blocks->end <= blocks->begin ||
+       blocks->end > config->num_layers)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "SD3 block range [", blocks->begin, ", ", blocks->end,
+        ") is not a non-empty range inside [0, ", config->num_layers,
+        ") (num_layers of ", component_dir, ")"));
+  }
   std::shared_ptr<SD3Transformer2DModel> model;
   try {
-    model =
-        std::make_shared<SD3Transformer2DModel>(*config, std::move(attention));
+    model = std::make_shared<SD3Transformer2DModel>(
+        *config, std::move(attention), blocks);
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat(
         "building SD3Transformer2DModel from ", component_dir, ": ", e.what()));
   }
-  absl::Status loaded =
-      LoadComponentWeights(*model, component_dir, placement, {});
+  absl::Status loaded = LoadComponentWeights(
+      *model, component_dir, placement,
+      [&model](absl::string_view name) { return model->HoldsTensor(name); });
   if (!loaded.ok()) return loaded;
   model->eval();
   return model;

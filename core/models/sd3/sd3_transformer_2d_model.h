@@ -6,10 +6,12 @@
 #include <torch/nn/modules/linear.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/models/block_range.h"
 #include "core/models/component_weights.h"
 #include "core/models/layers/ada_layer_norm.h"
 #include "core/models/layers/timestep_embeddings.h"
@@ -38,10 +40,25 @@ struct SD3TransformerInputs {
 // keys are module paths.
 class SD3Transformer2DModel : public torch::nn::Module {
  public:
+  // Holds the blocks `blocks` (every block when unset), which must be a
+  // non-empty range inside [0, num_layers) (std::invalid_argument); blocks
+  // keep their index in the whole model.
   SD3Transformer2DModel(const SD3TransformerConfig& config,
-                        std::shared_ptr<parallel::Attention> attention);
+                        std::shared_ptr<parallel::Attention> attention,
+                        std::optional<BlockRange> blocks = std::nullopt);
 
   const SD3TransformerConfig& config() const { return config_; }
+  BlockRange blocks() const { return blocks_; }
+
+  // Whether a checkpoint tensor belongs to this instance: every non-block
+  // tensor, and block tensors inside the range.
+  bool HoldsTensor(absl::string_view name) const;
+
+  // PipeFusion stage `stage` of `stages` over the blocks of `config`, split
+  // by weight (a joint block with 36 units of inner_dim², the last,
+  // context_pre_only one with 23, 7 more for dual attention).
+  static BlockRange StageBlocks(const SD3TransformerConfig& config, int stage,
+                                int stages);
 
   // Output [B, out_channels, H, W]. Inputs are checked against the config
   // (INVALID_ARGUMENT naming the input and its shape, or the patch grid and
@@ -62,6 +79,25 @@ class SD3Transformer2DModel : public torch::nn::Module {
   absl::StatusOr<at::Tensor> ForwardShard(const SD3TransformerInputs& inputs,
                                           const SequenceShard& shard);
 
+  // One PipeFusion stage: this instance's blocks on the image tokens
+  // `patch` (row-major token order) and the whole text. The first stage
+  // (blocks from 0) embeds `inputs` and takes no `incoming`; a later one
+  // continues from `incoming`, the streams the previous stage returned
+  // ([B, patch.tokens, dim] image, [B, S_txt, dim] text). Every stage
+  // conditions on `inputs` itself, so only the streams travel. The text
+  // stream is undefined after the last block (context_pre_only). Errors as
+  // Forward, plus INVALID_ARGUMENT for a patch outside the image or a
+  // missing, unexpected or misshapen `incoming`.
+  absl::StatusOr<SD3Streams> ForwardStage(
+      const SD3TransformerInputs& inputs, const TokenSpan& patch,
+      const std::optional<SD3Streams>& incoming);
+
+  // The last stage's output [B, tokens, p * p * out_channels] from the
+  // image stream its ForwardStage returned. FAILED_PRECONDITION unless this
+  // instance holds the last block.
+  absl::StatusOr<at::Tensor> StageOutput(const SD3TransformerInputs& inputs,
+                                         const at::Tensor& image_stream);
+
   // Image tokens [B, (H/p)(W/p), p * p * C] -> [B, C, H, W] for a grid of
   // H/p x W/p patches.
   at::Tensor Unpatchify(const at::Tensor& tokens, int64_t grid_height,
@@ -69,6 +105,15 @@ class SD3Transformer2DModel : public torch::nn::Module {
 
  private:
   absl::Status CheckInputs(const SD3TransformerInputs& inputs) const;
+  absl::Status CheckHoldsEveryBlock() const;
+  absl::Status CheckStage(const SD3TransformerInputs& inputs,
+                          const TokenSpan& patch,
+                          const std::optional<SD3Streams>& incoming) const;
+  at::Tensor TimestepEmbedding(const SD3TransformerInputs& inputs,
+                               c10::ScalarType dtype);
+  // This instance's blocks on `streams`.
+  SD3Streams RunBlocks(SD3Streams streams, const at::Tensor& temb,
+                       const SD3KeyMasks& key_masks);
   at::Tensor ForwardUnchecked(const SD3TransformerInputs& inputs);
   at::Tensor ForwardShardUnchecked(const SD3TransformerInputs& inputs,
                                    const SequenceShard& shard);
@@ -79,6 +124,7 @@ class SD3Transformer2DModel : public torch::nn::Module {
                                const SD3KeyMasks& key_masks);
 
   SD3TransformerConfig config_;
+  BlockRange blocks_;
   SD3PatchEmbed pos_embed_{nullptr};
   CombinedTimestepTextProjEmbeddings time_text_embed_{nullptr};
   torch::nn::Linear context_embedder_{nullptr};
@@ -89,11 +135,13 @@ class SD3Transformer2DModel : public torch::nn::Module {
 
 // Builds an SD3Transformer2DModel from a diffusers `transformer/` folder
 // (config.json + weights, the position table included) and loads its weights
-// strictly.
+// strictly; with `blocks`, only those blocks are built and read
+// (INVALID_ARGUMENT for a range outside the model).
 absl::StatusOr<std::shared_ptr<SD3Transformer2DModel>>
 LoadSD3Transformer2DModel(const std::string& component_dir,
                           std::shared_ptr<parallel::Attention> attention,
-                          const Placement& placement);
+                          const Placement& placement,
+                          std::optional<BlockRange> blocks = std::nullopt);
 
 }  // namespace ditserve::models
 

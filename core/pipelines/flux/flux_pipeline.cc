@@ -34,8 +34,7 @@ auto Guarded(const char* what, Body body) -> decltype(body()) {
 absl::StatusOr<at::Tensor> NoisePrediction(
     models::FluxTransformer2DModel& transformer,
     const models::FluxTransformerInputs& inputs, int step,
-    const SequenceParallel* sequence_parallel,
-    const FluxPipelineStages* stages) {
+    const SequenceParallel* sequence_parallel, const PipeFusionStages* stages) {
   if (sequence_parallel != nullptr) {
     return ShardedFluxForward(transformer, inputs, *sequence_parallel);
   }
@@ -151,7 +150,7 @@ absl::StatusOr<at::Tensor> FluxPipeline::InitialLatents(
 absl::StatusOr<at::Tensor> FluxPipeline::Denoise(
     const FluxRequest& request, at::Tensor latents,
     const FluxStepObserver& observer, const SequenceParallel* sequence_parallel,
-    const FluxPipelineStages* stages) {
+    const PipeFusionStages* stages) {
   if (absl::Status status = CheckRequest(request); !status.ok()) return status;
   if (sequence_parallel != nullptr && stages != nullptr) {
     return absl::InvalidArgumentError(

@@ -98,7 +98,7 @@ class FluxPipeline {
       const FluxRequest& request, at::Tensor latents,
       const FluxStepObserver& observer,
       const SequenceParallel* sequence_parallel = nullptr,
-      const FluxPipelineStages* stages = nullptr);
+      const PipeFusionStages* stages = nullptr);
 
   absl::StatusOr<FluxDecodeOutput> Decode(const at::Tensor& latents,
                                           int64_t height, int64_t width);

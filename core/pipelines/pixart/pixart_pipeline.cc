@@ -9,6 +9,7 @@
 #include "core/io/json_file.h"
 #include "core/models/tensor_checks.h"
 #include "core/pipelines/initial_noise.h"
+#include "core/pipelines/latent_stage_model.h"
 #include "core/schedulers/load_scheduler.h"
 
 namespace ditserve::pipelines {
@@ -43,6 +44,43 @@ absl::StatusOr<at::Tensor> ShardedPixArtForward(
                                 inputs.hidden_states.size(3) / patch);
 }
 
+namespace {
+
+// A PixArt stage for one forward's inputs: only the image stream travels;
+// the attention sequence is the image tokens.
+class PixArtStageModel final
+    : public LatentStageModel<models::PixArtTransformer2DModel,
+                              models::PixArtTransformerInputs> {
+ public:
+  using LatentStageModel::LatentStageModel;
+
+  int64_t text_tokens() const override { return 0; }
+
+  at::Tensor AttentionRows(const models::TokenSpan& patch) const override {
+    return patch.begin + at::arange(patch.tokens, at::kLong);
+  }
+
+  absl::StatusOr<StageStreams> Forward(
+      const models::TokenSpan& patch,
+      const std::optional<StageStreams>& incoming) override {
+    std::optional<at::Tensor> image;
+    if (incoming.has_value()) image = incoming->image;
+    absl::StatusOr<at::Tensor> out =
+        transformer_.ForwardStage(inputs_, patch, image);
+    if (!out.ok()) return out.status();
+    return StageStreams{.image = *out};
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<at::Tensor> PipeFusionPixArtForward(
+    models::PixArtTransformer2DModel& transformer,
+    const models::PixArtTransformerInputs& inputs,
+    const PipeFusionStages& stages, int step) {
+  return PixArtStageModel(transformer, inputs).Run(stages, step);
+}
+
 PixArtPipeline::PixArtPipeline(
     std::shared_ptr<models::PixArtTransformer2DModel> transformer,
     std::shared_ptr<models::AutoencoderKL> vae, nlohmann::json scheduler_config,
@@ -54,10 +92,11 @@ PixArtPipeline::PixArtPipeline(
 
 absl::StatusOr<std::unique_ptr<PixArtPipeline>> PixArtPipeline::Load(
     const std::string& dir, std::shared_ptr<parallel::Attention> attention,
-    const models::Placement& placement) {
+    const models::Placement& placement,
+    std::optional<models::BlockRange> blocks) {
   absl::StatusOr<std::shared_ptr<models::PixArtTransformer2DModel>>
       transformer = models::LoadPixArtTransformer2DModel(
-          dir + "/transformer", std::move(attention), placement);
+          dir + "/transformer", std::move(attention), placement, blocks);
   if (!transformer.ok()) return transformer.status();
   absl::StatusOr<std::shared_ptr<models::AutoencoderKL>> vae =
       models::LoadAutoencoderKL(dir + "/vae", placement);
@@ -133,6 +172,12 @@ absl::Status PixArtPipeline::CheckRequest(const PixArtRequest& request) const {
                                      {batch, text_tokens}));
   }
   status.Update(CheckCfgSplit(request.cfg_split, request.guidance_scale));
+  if (request.sequence_parallel.has_value() && request.stages.has_value()) {
+    status.Update(absl::InvalidArgumentError(
+        "the request has both sequence_parallel and stages; a PixArt denoise "
+        "runs at most one of them (the served layouts are checked by "
+        "worker::CheckServedParallelism)"));
+  }
   return status;
 }
 
@@ -167,7 +212,7 @@ absl::StatusOr<at::Tensor> PixArtPipeline::InitialLatents(
 
 absl::StatusOr<at::Tensor> PixArtPipeline::PredictNoise(
     const PixArtRequest& request, const at::Tensor& latents,
-    const at::Tensor& timestep, at::Tensor& raw) {
+    const at::Tensor& timestep, int step, at::Tensor& raw) {
   const bool guided = request.guidance_scale > 1.0F;
   models::PixArtTransformerInputs inputs;
   if (guided && !request.cfg_split.has_value()) {
@@ -203,6 +248,9 @@ absl::StatusOr<at::Tensor> PixArtPipeline::PredictNoise(
       request.sequence_parallel.has_value()
           ? ShardedPixArtForward(*transformer_, inputs,
                                  *request.sequence_parallel)
+      : request.stages.has_value()
+          ? PipeFusionPixArtForward(*transformer_, inputs, *request.stages,
+                                    step)
           : transformer_->Forward(inputs);
   if (!output.ok()) return output.status();
   if (request.cfg_split.has_value()) {
@@ -243,7 +291,7 @@ absl::StatusOr<at::Tensor> PixArtPipeline::Denoise(
       const at::Tensor timestep = (*scheduler)->timesteps()[step];
       at::Tensor raw;
       absl::StatusOr<at::Tensor> noise =
-          PredictNoise(request, latents, timestep, raw);
+          PredictNoise(request, latents, timestep, step, raw);
       if (!noise.ok()) return noise.status();
       absl::StatusOr<schedulers::StepOutput> stepped =
           (*scheduler)->Step(*noise, latents);

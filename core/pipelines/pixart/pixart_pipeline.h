@@ -18,6 +18,7 @@
 #include "core/parallel/attention.h"
 #include "core/pipelines/cfg_split.h"
 #include "core/pipelines/decoded_images.h"
+#include "core/pipelines/pipefusion.h"
 #include "core/pipelines/pixart/resolution_binning.h"
 #include "core/pipelines/sequence_parallel.h"
 #include "core/schedulers/scheduler.h"
@@ -54,6 +55,10 @@ struct PixArtRequest {
   // Every transformer forward on this rank's shard of the sequence, gathered
   // over the sp group (sequence parallel). Unset: the whole sequence.
   std::optional<SequenceParallel> sequence_parallel;
+  // Every transformer forward through this rank's PipeFusion stage (the
+  // transformer holds the stage's blocks). At most one of
+  // sequence_parallel and stages.
+  std::optional<PipeFusionStages> stages;
 };
 
 // The transformer's output for `inputs` ([B, C, H, W], as Forward returns
@@ -64,6 +69,15 @@ absl::StatusOr<at::Tensor> ShardedPixArtForward(
     models::PixArtTransformer2DModel& transformer,
     const models::PixArtTransformerInputs& inputs,
     const SequenceParallel& sequence_parallel);
+
+// The transformer's output for `inputs` ([B, C, H, W], as Forward returns
+// it) through this rank's PipeFusion stage at denoising step `step`: the
+// whole sequence stage after stage in warm-up steps (StagedForward), the
+// patch pipeline after them (PatchedForward). Errors as those.
+absl::StatusOr<at::Tensor> PipeFusionPixArtForward(
+    models::PixArtTransformer2DModel& transformer,
+    const models::PixArtTransformerInputs& inputs,
+    const PipeFusionStages& stages, int step);
 
 struct PixArtStepEvent {
   int step = 0;
@@ -101,9 +115,12 @@ class PixArtPipeline {
                  nlohmann::json scheduler_config, models::Placement placement);
 
   // transformer/, vae/ and scheduler/ of a diffusers PixArt folder.
+  // With `blocks`, the transformer holds only those blocks (a PipeFusion
+  // stage).
   static absl::StatusOr<std::unique_ptr<PixArtPipeline>> Load(
       const std::string& dir, std::shared_ptr<parallel::Attention> attention,
-      const models::Placement& placement);
+      const models::Placement& placement,
+      std::optional<models::BlockRange> blocks = std::nullopt);
 
   // Starting latents [B, C, h, w] on the pipeline's device/dtype.
   absl::StatusOr<at::Tensor> InitialLatents(const PixArtRequest& request) const;
@@ -134,11 +151,12 @@ class PixArtPipeline {
 
  private:
   absl::Status CheckRequest(const PixArtRequest& request) const;
-  // The model's noise prediction for `latents` at `timestep`, guided when the
-  // request asks for it; `raw` receives the transformer output.
+  // The model's noise prediction for `latents` at `timestep` (of denoising
+  // step `step`), guided when the request asks for it; `raw` receives the
+  // transformer output.
   absl::StatusOr<at::Tensor> PredictNoise(const PixArtRequest& request,
                                           const at::Tensor& latents,
-                                          const at::Tensor& timestep,
+                                          const at::Tensor& timestep, int step,
                                           at::Tensor& raw);
   int64_t latent_scale() const { return vae_->config().scale_factor(); }
   c10::TensorOptions options() const;

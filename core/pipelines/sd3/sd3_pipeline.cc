@@ -9,6 +9,7 @@
 #include "core/io/json_file.h"
 #include "core/models/tensor_checks.h"
 #include "core/pipelines/initial_noise.h"
+#include "core/pipelines/latent_stage_model.h"
 
 namespace ditserve::pipelines {
 namespace {
@@ -43,6 +44,49 @@ absl::StatusOr<at::Tensor> ShardedSD3Forward(
                                 inputs.hidden_states.size(3) / patch);
 }
 
+namespace {
+
+// An SD3 stage for one forward's inputs: the image and text streams
+// travel; the attention sequence is [image, text].
+class SD3StageModel final
+    : public LatentStageModel<models::SD3Transformer2DModel,
+                              models::SD3TransformerInputs> {
+ public:
+  using LatentStageModel::LatentStageModel;
+
+  int64_t text_tokens() const override {
+    return inputs_.encoder_hidden_states.size(1);
+  }
+
+  at::Tensor AttentionRows(const models::TokenSpan& patch) const override {
+    return at::cat({patch.begin + at::arange(patch.tokens, at::kLong),
+                    image_tokens() + at::arange(text_tokens(), at::kLong)});
+  }
+
+  absl::StatusOr<StageStreams> Forward(
+      const models::TokenSpan& patch,
+      const std::optional<StageStreams>& incoming) override {
+    std::optional<models::SD3Streams> streams;
+    if (incoming.has_value()) {
+      streams =
+          models::SD3Streams{.image = incoming->image, .text = incoming->text};
+    }
+    absl::StatusOr<models::SD3Streams> out =
+        transformer_.ForwardStage(inputs_, patch, streams);
+    if (!out.ok()) return out.status();
+    return StageStreams{.image = out->image, .text = out->text};
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<at::Tensor> PipeFusionSD3Forward(
+    models::SD3Transformer2DModel& transformer,
+    const models::SD3TransformerInputs& inputs, const PipeFusionStages& stages,
+    int step) {
+  return SD3StageModel(transformer, inputs).Run(stages, step);
+}
+
 SD3Pipeline::SD3Pipeline(
     std::shared_ptr<models::SD3Transformer2DModel> transformer,
     std::shared_ptr<models::AutoencoderKL> vae,
@@ -55,10 +99,11 @@ SD3Pipeline::SD3Pipeline(
 
 absl::StatusOr<std::unique_ptr<SD3Pipeline>> SD3Pipeline::Load(
     const std::string& dir, std::shared_ptr<parallel::Attention> attention,
-    const models::Placement& placement) {
+    const models::Placement& placement,
+    std::optional<models::BlockRange> blocks) {
   absl::StatusOr<std::shared_ptr<models::SD3Transformer2DModel>> transformer =
-      models::LoadSD3Transformer2DModel(dir + "/transformer",
-                                        std::move(attention), placement);
+      models::LoadSD3Transformer2DModel(
+          dir + "/transformer", std::move(attention), placement, blocks);
   if (!transformer.ok()) return transformer.status();
   absl::StatusOr<std::shared_ptr<models::AutoencoderKL>> vae =
       models::LoadAutoencoderKL(dir + "/vae", placement);
@@ -119,6 +164,12 @@ absl::Status SD3Pipeline::CheckRequest(const SD3Request& request) const {
                                      {batch, config.pooled_projection_dim}));
   }
   status.Update(CheckCfgSplit(request.cfg_split, request.guidance_scale));
+  if (request.sequence_parallel.has_value() && request.stages.has_value()) {
+    status.Update(absl::InvalidArgumentError(
+        "the request has both sequence_parallel and stages; an SD3 denoise "
+        "runs at most one of them (the served layouts are checked by "
+        "worker::CheckServedParallelism)"));
+  }
   return status;
 }
 
@@ -158,6 +209,7 @@ absl::StatusOr<at::Tensor> SD3Pipeline::InitialLatents(
 absl::StatusOr<at::Tensor> SD3Pipeline::PredictNoise(const SD3Request& request,
                                                      const at::Tensor& latents,
                                                      const at::Tensor& timestep,
+                                                     int step,
                                                      at::Tensor& raw) {
   const bool guided = request.guidance_scale > 1.0F;
   models::SD3TransformerInputs inputs;
@@ -184,6 +236,8 @@ absl::StatusOr<at::Tensor> SD3Pipeline::PredictNoise(const SD3Request& request,
   absl::StatusOr<at::Tensor> output =
       request.sequence_parallel.has_value()
           ? ShardedSD3Forward(*transformer_, inputs, *request.sequence_parallel)
+      : request.stages.has_value()
+          ? PipeFusionSD3Forward(*transformer_, inputs, *request.stages, step)
           : transformer_->Forward(inputs);
   if (!output.ok()) return output.status();
   if (request.cfg_split.has_value()) {
@@ -217,7 +271,7 @@ absl::StatusOr<at::Tensor> SD3Pipeline::Denoise(
       const at::Tensor timestep = scheduler->timesteps()[step];
       at::Tensor raw;
       absl::StatusOr<at::Tensor> noise =
-          PredictNoise(request, latents, timestep, raw);
+          PredictNoise(request, latents, timestep, step, raw);
       if (!noise.ok()) return noise.status();
       absl::StatusOr<schedulers::StepOutput> stepped =
           scheduler->Step(*noise, latents);

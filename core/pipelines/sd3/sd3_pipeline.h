@@ -18,6 +18,7 @@
 #include "core/parallel/attention.h"
 #include "core/pipelines/cfg_split.h"
 #include "core/pipelines/decoded_images.h"
+#include "core/pipelines/pipefusion.h"
 #include "core/pipelines/sequence_parallel.h"
 #include "core/schedulers/flow_match_euler.h"
 
@@ -49,6 +50,10 @@ struct SD3Request {
   // Every transformer forward on this rank's shard of the sequence, gathered
   // over the sp group (sequence parallel). Unset: the whole sequence.
   std::optional<SequenceParallel> sequence_parallel;
+  // Every transformer forward through this rank's PipeFusion stage (the
+  // transformer holds the stage's blocks). At most one of
+  // sequence_parallel and stages.
+  std::optional<PipeFusionStages> stages;
 };
 
 // The transformer's output for `inputs` ([B, C, H, W], as Forward returns
@@ -59,6 +64,16 @@ absl::StatusOr<at::Tensor> ShardedSD3Forward(
     models::SD3Transformer2DModel& transformer,
     const models::SD3TransformerInputs& inputs,
     const SequenceParallel& sequence_parallel);
+
+// The transformer's output for `inputs` ([B, C, H, W], as Forward returns
+// it) through this rank's PipeFusion stage at denoising step `step`: the
+// whole sequence stage after stage in warm-up steps (StagedForward), the
+// patch pipeline after them (PatchedForward; each patch's image tokens with
+// the whole text, whose stream travels too). Errors as those.
+absl::StatusOr<at::Tensor> PipeFusionSD3Forward(
+    models::SD3Transformer2DModel& transformer,
+    const models::SD3TransformerInputs& inputs, const PipeFusionStages& stages,
+    int step);
 
 struct SD3StepEvent {
   int step = 0;
@@ -94,9 +109,12 @@ class SD3Pipeline {
               models::Placement placement);
 
   // transformer/, vae/ and scheduler/ of a diffusers SD3 folder.
+  // With `blocks`, the transformer holds only those blocks (a PipeFusion
+  // stage).
   static absl::StatusOr<std::unique_ptr<SD3Pipeline>> Load(
       const std::string& dir, std::shared_ptr<parallel::Attention> attention,
-      const models::Placement& placement);
+      const models::Placement& placement,
+      std::optional<models::BlockRange> blocks = std::nullopt);
 
   // Starting latents [B, C, h, w] on the pipeline's device/dtype.
   absl::StatusOr<at::Tensor> InitialLatents(const SD3Request& request) const;
@@ -121,11 +139,11 @@ class SD3Pipeline {
 
  private:
   absl::Status CheckRequest(const SD3Request& request) const;
-  // The model's noise prediction, guided when the request asks for it; `raw`
-  // receives the transformer output.
+  // The model's noise prediction at denoising step `step`, guided when the
+  // request asks for it; `raw` receives the transformer output.
   absl::StatusOr<at::Tensor> PredictNoise(const SD3Request& request,
                                           const at::Tensor& latents,
-                                          const at::Tensor& timestep,
+                                          const at::Tensor& timestep, int step,
                                           at::Tensor& raw);
   int64_t latent_scale() const { return vae_->config().scale_factor(); }
   c10::TensorOptions options() const;

@@ -14,7 +14,6 @@
 #include <iostream>
 #include <memory>
 #include <ostream>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -100,15 +99,6 @@ float MaxError(const v1::GenerateResponse& expected,
     }
   }
   return max_error;
-}
-
-// The transformer bytes rank `rank` reported loading at start-up.
-int64_t TransformerBytes(ServingCluster& cluster, int rank) {
-  static const std::regex kLine(R"((\d+) bytes of transformer weights)");
-  const std::string output = cluster.ranks().Output(rank);
-  std::smatch match;
-  if (!std::regex_search(output, match, kLine)) return -1;
-  return std::stoll(match[1]);
 }
 
 // One single-rank group answers every reference request of the suite.
@@ -234,27 +224,6 @@ TEST_F(PipeFusionServingTest, ChangingTextLengthsAreServedOneAfterAnother) {
   absl::StatusOr<v1::GenerateResponse> response = Serve(**cluster, patched);
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_LE(MaxError(SingleRank(patched), *response), kMaxStaleLatentError);
-}
-
-// PSNR in dB of `actual` against `expected` over every byte of every image
-// (8-bit RGB).
-double RgbPsnr(const v1::GenerateResponse& expected,
-               const v1::GenerateResponse& actual) {
-  double squared = 0;
-  int64_t count = 0;
-  for (int image = 0; image < expected.images_size(); ++image) {
-    const std::string& want = expected.images(image).data();
-    const std::string& got = actual.images(image).data();
-    EXPECT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-      const double error = static_cast<double>(static_cast<uint8_t>(got[i])) -
-                           static_cast<uint8_t>(want[i]);
-      squared += error * error;
-      ++count;
-    }
-  }
-  if (squared == 0) return INFINITY;
-  return 10 * std::log10(255.0 * 255.0 / (squared / count));
 }
 
 struct PatchCase {

@@ -6,7 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <regex>
+#include <string>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -159,5 +163,33 @@ absl::StatusOr<std::string> ServingCluster::ScrapeMetrics() const {
 }
 
 void ServingCluster::Terminate() { ranks_->Signal(0, SIGTERM); }
+
+double RgbPsnr(const v1::GenerateResponse& expected,
+               const v1::GenerateResponse& actual) {
+  if (actual.images_size() != expected.images_size()) return 0;
+  double squared = 0;
+  int64_t count = 0;
+  for (int image = 0; image < expected.images_size(); ++image) {
+    const std::string& want = expected.images(image).data();
+    const std::string& got = actual.images(image).data();
+    if (got.size() != want.size()) return 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double error = static_cast<double>(static_cast<uint8_t>(got[i])) -
+                           static_cast<uint8_t>(want[i]);
+      squared += error * error;
+      ++count;
+    }
+  }
+  if (squared == 0) return INFINITY;
+  return 10 * std::log10(255.0 * 255.0 / (squared / count));
+}
+
+int64_t TransformerBytes(ServingCluster& cluster, int rank) {
+  static const std::regex kLine(R"((\d+) bytes of transformer weights)");
+  const std::string output = cluster.ranks().Output(rank);
+  std::smatch match;
+  if (!std::regex_search(output, match, kLine)) return -1;
+  return std::stoll(match[1]);
+}
 
 }  // namespace ditserve::testing

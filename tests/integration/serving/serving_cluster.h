@@ -68,6 +68,16 @@ v1::GenerateRequest SmallRequest(const std::string& prompt);
 // The values of an OUTPUT_FORMAT_LATENT_F32 image.
 std::vector<float> LatentFloats(const v1::Image& image);
 
+// PSNR in dB of `actual` against `expected` over every byte of every image
+// (8-bit RGB); infinity when they are equal, 0 when their images differ in
+// number or size.
+double RgbPsnr(const v1::GenerateResponse& expected,
+               const v1::GenerateResponse& actual);
+
+// The transformer bytes rank `rank` of `cluster` reported loading at
+// start-up (worker::LogStageWeights); -1 when it reported none.
+int64_t TransformerBytes(ServingCluster& cluster, int rank);
+
 }  // namespace ditserve::testing
 
 #endif  // DITSERVE_TESTS_INTEGRATION_SERVING_SERVING_CLUSTER_H_

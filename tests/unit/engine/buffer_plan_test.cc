@@ -21,7 +21,9 @@ using ::ditserve::testing::TestParallelConfig;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr ModelDimensions kDimensions{.hidden_size = 8};
+// FLUX-like: 2x2-packed tokens of 16 latent channels, a text stream.
+constexpr ModelDimensions kDimensions{.hidden_size = 8,
+                                      .token_output_channels = 4 * 16};
 
 v1::InputConfig Frozen(int world, int prompts, int max_sequence_length) {
   absl::StatusOr<v1::ParallelConfig> parallel = TestParallelConfig(world);
@@ -165,10 +167,11 @@ TEST(BufferPlanTest, NonPositiveHiddenSizeIsRejected) {
 }
 
 // A PixArt-Σ config (learned sigma: 8 output channels) of `prompts` 128-pixel
-// images on dp × cfg ranks.
-v1::InputConfig FrozenPixArt(int dp, int cfg, int prompts) {
+// images on dp × cfg × pp ranks.
+v1::InputConfig FrozenPixArt(int dp, int cfg, int prompts, int pp = 1) {
   absl::StatusOr<v1::ParallelConfig> parallel = config::MakeParallelConfig(
-      {.dp_degree = dp, .cfg_degree = cfg}, dp * cfg);
+      {.dp_degree = dp, .cfg_degree = cfg, .pipefusion_degree = pp},
+      dp * cfg * pp);
   EXPECT_TRUE(parallel.ok()) << parallel.status();
   v1::GenerateRequest request;
   for (int i = 0; i < prompts; ++i) request.add_prompt("a fox");
@@ -183,7 +186,36 @@ v1::InputConfig FrozenPixArt(int dp, int cfg, int prompts) {
 }
 
 constexpr ModelDimensions kPixArtDimensions{.hidden_size = 8,
-                                            .transformer_out_channels = 8};
+                                            .transformer_out_channels = 8,
+                                            .token_output_channels = 2 * 2 * 8,
+                                            .stages_pass_text_stream = false};
+
+TEST(BufferPlanTest, PixArtStagesPassNoTextAndBothGuidanceBranches) {
+  // One prompt, both guidance branches on each rank: 2 rows.
+  const v1::InputConfig config = FrozenPixArt(1, 1, 1, /*pp=*/2);
+  const int64_t image_tokens = config.shapes().image_tokens();
+  absl::StatusOr<BufferPlan> first = PlanBuffers(config, {}, kPixArtDimensions);
+  absl::StatusOr<BufferPlan> last =
+      PlanBuffers(config, {.pp = 1}, kPixArtDimensions);
+  ASSERT_TRUE(first.ok() && last.ok());
+  EXPECT_EQ(last->Find(kStageTextStream), nullptr);
+  EXPECT_THAT(last->Find(kStageImageStream)->shape,
+              ElementsAre(2, image_tokens, 8));
+  EXPECT_THAT(last->Find(kStageImageStream)->sized_by,
+              HasSubstr("shapes.branches_per_cfg_rank 2"));
+  EXPECT_THAT(first->Find(kStageNoisePrediction)->shape,
+              ElementsAre(2, image_tokens, 32));
+  EXPECT_THAT(first->Find(kStageNoisePrediction)->sized_by,
+              HasSubstr("model token_output_channels 32"));
+}
+
+TEST(BufferPlanTest, PipeFusionWithoutTokenOutputChannelsIsAnError) {
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(FrozenPixArt(1, 1, 1, /*pp=*/2), {}, {.hidden_size = 8});
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(plan.status().message()),
+              HasSubstr("token_output_channels 0 must be positive"));
+}
 
 TEST(BufferPlanTest, CfgRanksGatherOneStepOutputPerBranch) {
   // Three prompts over two dp groups: the larger group runs two.

@@ -20,43 +20,21 @@ v1::ParallelConfig ParallelOf(const config::ParallelFlags& flags,
   return *parallel;
 }
 
-TEST(ServedParallelismTest, GuidedFamiliesRunDataCfgAndSequenceParallel) {
+TEST(ServedParallelismTest, EveryMethodRunsAloneOrWithDataAndCfg) {
   for (const config::ParallelFlags& flags :
        {config::ParallelFlags{.dp_degree = 2, .cfg_degree = 2},
         config::ParallelFlags{.cfg_degree = 2, .ulysses_degree = 2},
         config::ParallelFlags{.dp_degree = 2, .ring_degree = 2},
-        config::ParallelFlags{.ring_degree = 2, .ulysses_degree = 2}}) {
-    EXPECT_TRUE(CheckServedParallelism(ParallelOf(flags, 4),
-                                       config::ModelFamily::kSd3Medium)
-                    .ok());
-  }
-}
-
-TEST(ServedParallelismTest, GuidedFamiliesRefusePipeFusionNamingTheFlag) {
-  const absl::Status status =
-      CheckServedParallelism(ParallelOf({.pipefusion_degree = 2}, 2),
-                             config::ModelFamily::kPixArtSigma);
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(std::string(status.message()),
-              HasSubstr("--pipefusion_degree 2: pixart-sigma is served with "
-                        "data, CFG and sequence parallelism"));
-}
-
-TEST(ServedParallelismTest, FluxRunsSequenceParallelOrPipeFusionWithData) {
-  for (const config::ParallelFlags& flags :
-       {config::ParallelFlags{.dp_degree = 2, .ulysses_degree = 2},
         config::ParallelFlags{.ring_degree = 2, .ulysses_degree = 2},
-        config::ParallelFlags{.dp_degree = 2, .pipefusion_degree = 2}}) {
-    EXPECT_TRUE(CheckServedParallelism(ParallelOf(flags, 4),
-                                       config::ModelFamily::kFluxDev)
-                    .ok());
+        config::ParallelFlags{.dp_degree = 2, .pipefusion_degree = 2},
+        config::ParallelFlags{.cfg_degree = 2, .pipefusion_degree = 2}}) {
+    EXPECT_TRUE(CheckServedParallelism(ParallelOf(flags, 4)).ok());
   }
 }
 
-TEST(ServedParallelismTest, FluxRefusesPipeFusionWithSequenceParallel) {
+TEST(ServedParallelismTest, PipeFusionWithSequenceParallelIsRefused) {
   const absl::Status status = CheckServedParallelism(
-      ParallelOf({.pipefusion_degree = 2, .ring_degree = 2}, 4),
-      config::ModelFamily::kFluxSchnell);
+      ParallelOf({.pipefusion_degree = 2, .ring_degree = 2}, 4));
   EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("--pipefusion_degree 2 with --ring_degree 2 × "

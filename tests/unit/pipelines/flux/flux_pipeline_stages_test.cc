@@ -45,14 +45,14 @@ std::shared_ptr<models::FluxTransformer2DModel> LoadStage(
 
 // Receive buffers as the engine plans them: one fresh tensor of the shape.
 // The golden case's 16 image tokens (a 4×4 grid) in patches of 1 and 3 rows.
-FluxPipelineStages StagesOver(const parallel::Group& group) {
-  return {.group = group,
-          .receive_buffer = [](FluxStageTensor, int,
-                               const std::vector<int64_t>& shape)
-              -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
-          .stale_kv = std::make_shared<parallel::StaleKvAttention>(),
-          .warmup_steps = 1,
-          .patch_offsets = {0, 4, 16}};
+PipeFusionStages StagesOver(const parallel::Group& group) {
+  return {
+      .group = group,
+      .receive_buffer = [](StageTensor, int, const std::vector<int64_t>& shape)
+          -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
+      .stale_kv = std::make_shared<parallel::StaleKvAttention>(),
+      .warmup_steps = 1,
+      .patch_offsets = {0, 4, 16}};
 }
 
 class StagedFluxForwardTest : public ::testing::TestWithParam<int> {};
@@ -69,7 +69,7 @@ TEST_P(StagedFluxForwardTest, EveryStageGetsTheWholeForward) {
 
   std::vector<parallel::Group> groups =
       ThreadRankGroups("pp", stages, kTimeout);
-  std::vector<FluxPipelineStages> splits;
+  std::vector<PipeFusionStages> splits;
   std::vector<std::shared_ptr<models::FluxTransformer2DModel>> transformers;
   for (int stage = 0; stage < stages; ++stage) {
     splits.push_back(StagesOver(groups[stage]));
@@ -105,8 +105,8 @@ TEST_P(StagedFluxForwardTest, EveryStageGetsTheWholeForward) {
   }
 }
 
-TEST(FluxPipelineStagesTest, WarmupStepsAndAlwaysTheFirstRunWhole) {
-  FluxPipelineStages stages;
+TEST(PipeFusionStagesTest, WarmupStepsAndAlwaysTheFirstRunWhole) {
+  PipeFusionStages stages;
   stages.warmup_steps = 2;
   EXPECT_TRUE(stages.IsWholeSequenceStep(0));
   EXPECT_TRUE(stages.IsWholeSequenceStep(1));
@@ -122,7 +122,7 @@ TEST(PatchedFluxForwardTest, OtherPatchesAttendWithLastStepsKeys) {
   models::FluxTransformerInputs inputs =
       FluxGoldenInputs(golden, /*guidance=*/true);
   std::vector<parallel::Group> groups = ThreadRankGroups("pp", 1, kTimeout);
-  FluxPipelineStages stages = StagesOver(groups[0]);
+  PipeFusionStages stages = StagesOver(groups[0]);
   std::shared_ptr<models::FluxTransformer2DModel> model =
       LoadStage(golden, 0, 1, stages.stale_kv);
   ASSERT_NE(model, nullptr);
@@ -144,7 +144,7 @@ TEST(PatchedFluxForwardTest, OtherPatchesAttendWithLastStepsKeys) {
 TEST(PatchedFluxForwardTest, OffsetsThatDoNotSplitTheImageAreAnError) {
   const GoldenCase golden("models/flux_dev");
   std::vector<parallel::Group> groups = ThreadRankGroups("pp", 1, kTimeout);
-  FluxPipelineStages stages = StagesOver(groups[0]);
+  PipeFusionStages stages = StagesOver(groups[0]);
   stages.patch_offsets = {0, 4, 12};
   std::shared_ptr<models::FluxTransformer2DModel> model =
       LoadStage(golden, 0, 1, stages.stale_kv);
@@ -170,9 +170,9 @@ TEST(StagedFluxForwardErrorsTest, RefusedReceiveBufferStopsTheStage) {
   // suffices.
   std::vector<parallel::Group> groups =
       ThreadRankGroups("pp", 2, std::chrono::milliseconds(2000));
-  FluxPipelineStages stages = StagesOver(groups[1]);
+  PipeFusionStages stages = StagesOver(groups[1]);
   stages.receive_buffer =
-      [](FluxStageTensor, int,
+      [](StageTensor, int,
          const std::vector<int64_t>& shape) -> absl::StatusOr<at::Tensor> {
     return absl::InternalError(
         absl::StrCat("planned for another shape than ", shape[1], " tokens"));

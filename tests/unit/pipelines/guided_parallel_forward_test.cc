@@ -1,6 +1,7 @@
-// ShardedSD3Forward and ShardedPixArtForward on thread ranks against the
-// whole forward on one rank, through Ring and Ulysses attention, with and
-// without padding.
+// The parallel forwards of SD3 and PixArt on thread ranks against the whole
+// forward on one rank: ShardedSD3Forward and ShardedPixArtForward through
+// Ring and Ulysses attention, every case padded; PipeFusionSD3Forward and
+// PipeFusionPixArtForward over two stages, whole and patched.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,11 +9,13 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/models/block_range.h"
 #include "core/parallel/local_attention.h"
 #include "core/parallel/ring_attention.h"
 #include "core/parallel/ulysses_attention.h"
@@ -20,6 +23,7 @@
 #include "core/pipelines/sd3/sd3_pipeline.h"
 #include "tests/unit/models/golden_case.h"
 #include "tests/unit/models/guided_golden_inputs.h"
+#include "tests/unit/parallel/thread_rank_groups.h"
 #include "tests/unit/pipelines/thread_sequence_parallel.h"
 
 namespace ditserve::pipelines {
@@ -32,6 +36,7 @@ using ::ditserve::testing::PixArtGoldenMicroConditions;
 using ::ditserve::testing::RunOnRankThreads;
 using ::ditserve::testing::SD3GoldenInputs;
 using ::ditserve::testing::SplitShapes;
+using ::ditserve::testing::ThreadRankGroups;
 using ::ditserve::testing::ThreadSequenceParallel;
 using ::testing::HasSubstr;
 
@@ -81,27 +86,41 @@ bool IsSD3(const ShardCase& shard_case) {
   return shard_case.golden.rfind("sd3", 0) == 0;
 }
 
-// The family's forward of the golden inputs: whole on one rank when
-// `sequence_parallel` is null, else this rank's shard, gathered.
+// How GoldenForward splits the forward; the default is the whole forward on
+// one rank.
+struct Split {
+  // This rank's shard, gathered.
+  const SequenceParallel* sequence_parallel = nullptr;
+  // This rank's PipeFusion stage (holding `blocks`) at denoising step
+  // `step`.
+  const PipeFusionStages* stages = nullptr;
+  std::optional<models::BlockRange> blocks;
+  int step = 0;
+};
+
+// The family's forward of the golden inputs, split as `split` says.
 absl::StatusOr<at::Tensor> GoldenForward(
     const GoldenCase& golden, bool sd3,
-    std::shared_ptr<parallel::Attention> attention,
-    const SequenceParallel* sequence_parallel) {
+    std::shared_ptr<parallel::Attention> attention, const Split& split) {
   if (sd3) {
     absl::StatusOr<std::shared_ptr<models::SD3Transformer2DModel>> model =
         models::LoadSD3Transformer2DModel(golden.dir(), std::move(attention),
-                                          models::Placement{});
+                                          models::Placement{}, split.blocks);
     if (!model.ok()) return model.status();
     models::SD3TransformerInputs inputs = SD3GoldenInputs(golden);
     inputs.encoder_hidden_states =
         inputs.encoder_hidden_states.narrow(1, 0, kSD3TextTokens);
-    return sequence_parallel == nullptr
-               ? (*model)->Forward(inputs)
-               : ShardedSD3Forward(**model, inputs, *sequence_parallel);
+    if (split.sequence_parallel != nullptr) {
+      return ShardedSD3Forward(**model, inputs, *split.sequence_parallel);
+    }
+    if (split.stages != nullptr) {
+      return PipeFusionSD3Forward(**model, inputs, *split.stages, split.step);
+    }
+    return (*model)->Forward(inputs);
   }
   absl::StatusOr<std::shared_ptr<models::PixArtTransformer2DModel>> model =
       models::LoadPixArtTransformer2DModel(golden.dir(), std::move(attention),
-                                           models::Placement{});
+                                           models::Placement{}, split.blocks);
   if (!model.ok()) return model.status();
   models::PixArtTransformerInputs inputs = PixArtGoldenInputs(golden);
   inputs.hidden_states = inputs.hidden_states.narrow(2, 0, kPixArtLatentSide)
@@ -109,9 +128,13 @@ absl::StatusOr<at::Tensor> GoldenForward(
   if ((*model)->config().use_additional_conditions) {
     inputs.micro_conditions = PixArtGoldenMicroConditions(golden);
   }
-  return sequence_parallel == nullptr
-             ? (*model)->Forward(inputs)
-             : ShardedPixArtForward(**model, inputs, *sequence_parallel);
+  if (split.sequence_parallel != nullptr) {
+    return ShardedPixArtForward(**model, inputs, *split.sequence_parallel);
+  }
+  if (split.stages != nullptr) {
+    return PipeFusionPixArtForward(**model, inputs, *split.stages, split.step);
+  }
+  return (*model)->Forward(inputs);
 }
 
 class GuidedShardedForwardTest : public ::testing::TestWithParam<ShardCase> {};
@@ -122,7 +145,7 @@ TEST_P(GuidedShardedForwardTest, EveryRankGetsTheUnshardedForward) {
   const bool sd3 = IsSD3(shard_case);
   torch::NoGradGuard no_grad;
   const absl::StatusOr<at::Tensor> expected = GoldenForward(
-      golden, sd3, std::make_shared<parallel::LocalAttention>(), nullptr);
+      golden, sd3, std::make_shared<parallel::LocalAttention>(), {});
   ASSERT_TRUE(expected.ok()) << expected.status();
 
   const int tokens = sd3 ? kSD3SequenceTokens : kPixArtSequenceTokens;
@@ -135,7 +158,7 @@ TEST_P(GuidedShardedForwardTest, EveryRankGetsTheUnshardedForward) {
       RunOnRankThreads(shard_case.degree, [&](int rank) {
         return GoldenForward(golden, sd3,
                              AttentionOf(shard_case.method, splits[rank].group),
-                             &splits[rank]);
+                             {.sequence_parallel = &splits[rank]});
       });
   for (int rank = 0; rank < shard_case.degree; ++rank) {
     ASSERT_TRUE(outputs[rank].ok()) << outputs[rank].status();
@@ -162,6 +185,69 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.Name();
     });
 
+class GuidedPipeFusionForwardTest
+    : public ::testing::TestWithParam<std::string> {};
+
+// Two stages of one block each (every golden has two); step 0 runs the whole
+// sequence stage after stage, step 1 the patch pipeline, here with the same
+// inputs, so the cached keys and values of the other patches are fresh.
+TEST_P(GuidedPipeFusionForwardTest, StagesGiveTheWholeForward) {
+  const GoldenCase golden(absl::StrCat("models/", GetParam()));
+  const bool sd3 = GetParam().rfind("sd3", 0) == 0;
+  torch::NoGradGuard no_grad;
+  const absl::StatusOr<at::Tensor> expected = GoldenForward(
+      golden, sd3, std::make_shared<parallel::LocalAttention>(), {});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+
+  constexpr int kStages = 2;
+  const std::vector<parallel::Group> groups =
+      ThreadRankGroups("pp", kStages, kTimeout);
+  std::vector<PipeFusionStages> stages;
+  for (int stage = 0; stage < kStages; ++stage) {
+    // Patches of one patch row and the rest: SD3's 4×4 grid, PixArt's 3×3.
+    stages.push_back(
+        {.group = groups[stage],
+         .receive_buffer = [](StageTensor, int,
+                              const std::vector<int64_t>& shape)
+             -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
+         .stale_kv = std::make_shared<parallel::StaleKvAttention>(),
+         .warmup_steps = 1,
+         .patch_offsets = sd3 ? std::vector<int64_t>{0, 4, 16}
+                              : std::vector<int64_t>{0, 3, 9}});
+  }
+  for (const int step : {0, 1}) {
+    const std::vector<absl::StatusOr<at::Tensor>> outputs =
+        RunOnRankThreads(kStages, [&](int stage) {
+          return GoldenForward(golden, sd3, stages[stage].stale_kv,
+                               {.stages = &stages[stage],
+                                .blocks = models::BlockRange{stage, stage + 1},
+                                .step = step});
+        });
+    for (int stage = 0; stage < kStages; ++stage) {
+      ASSERT_TRUE(outputs[stage].ok()) << outputs[stage].status();
+      if (step == 0) {
+        // The same operations in the same order: bit-identical.
+        EXPECT_TRUE(outputs[stage]->equal(*expected)) << "stage " << stage;
+      } else {
+        // Matmuls over fewer rows: float32 ulps.
+        EXPECT_TRUE(
+            AllClose(*outputs[stage], *expected, {kTolerance, kTolerance}))
+            << "stage " << stage << ", max |error| "
+            << (*outputs[stage] - *expected).abs().max().item<float>();
+      }
+    }
+  }
+}
+
+// sd35 has a dual-attention block, whose image-only attn2 caches keys of the
+// image tokens alone.
+INSTANTIATE_TEST_SUITE_P(Goldens, GuidedPipeFusionForwardTest,
+                         ::testing::Values("sd3", "sd35", "pixart_sigma",
+                                           "pixart_alpha"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
 TEST(GuidedShardedForwardErrorsTest, SplitOfAnotherSequenceLengthIsAnError) {
   const GoldenCase golden("models/pixart_sigma");
   absl::StatusOr<std::shared_ptr<models::PixArtTransformer2DModel>> model =
@@ -180,6 +266,49 @@ TEST(GuidedShardedForwardErrorsTest, SplitOfAnotherSequenceLengthIsAnError) {
               HasSubstr("attention sequence has 16 tokens; the "
                         "sequence-parallel split (shapes.sequence_tokens) is "
                         "for 30"));
+}
+
+TEST(PixArtStageTest, StageArgumentsThatDoNotFitAreErrors) {
+  const GoldenCase golden("models/pixart_sigma");
+  const models::PixArtTransformerInputs inputs = PixArtGoldenInputs(golden);
+  torch::NoGradGuard no_grad;
+  const auto load = [&](models::BlockRange blocks) {
+    absl::StatusOr<std::shared_ptr<models::PixArtTransformer2DModel>> model =
+        models::LoadPixArtTransformer2DModel(
+            golden.dir(), std::make_shared<parallel::LocalAttention>(),
+            models::Placement{}, blocks);
+    EXPECT_TRUE(model.ok()) << model.status();
+    return model.ok() ? *model : nullptr;
+  };
+  std::shared_ptr<models::PixArtTransformer2DModel> first = load({0, 1});
+  std::shared_ptr<models::PixArtTransformer2DModel> second = load({1, 2});
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(first->Forward(inputs).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(first->StageOutput(inputs, at::zeros({2, 16, 48}))
+                              .status()
+                              .message()),
+              HasSubstr("only the last PipeFusion stage projects the output"));
+  EXPECT_THAT(std::string(second->ForwardStage(inputs, {0, 16}, std::nullopt)
+                              .status()
+                              .message()),
+              HasSubstr("needs the previous stage's image stream"));
+  EXPECT_THAT(std::string(first->ForwardStage(inputs, {12, 8}, std::nullopt)
+                              .status()
+                              .message()),
+              HasSubstr("image tokens [12, 20) are not a non-empty part of "
+                        "the 16 image tokens"));
+  EXPECT_EQ(second->ForwardStage(inputs, {0, 16}, at::zeros({2, 15, 48}))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(models::LoadPixArtTransformer2DModel(
+                golden.dir(), std::make_shared<parallel::LocalAttention>(),
+                models::Placement{}, models::BlockRange{1, 3})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
