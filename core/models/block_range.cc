@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
 namespace ditserve::models {
@@ -33,6 +34,46 @@ BlockRange SplitBlocksByWeight(const std::vector<int64_t>& block_weights,
   int64_t begin = 0;
   for (int k = 1; k <= stage; ++k) begin = boundary(k, begin);
   return {begin, boundary(stage + 1, begin)};
+}
+
+absl::Status CheckHoldsEveryBlock(absl::string_view model,
+                                  const BlockRange& blocks,
+                                  int64_t total_blocks) {
+  if (blocks.begin == 0 && blocks.end == total_blocks) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      model, " holds blocks [", blocks.begin, ", ", blocks.end, ") of ",
+      total_blocks, "; a whole-model forward needs all of them"));
+}
+
+absl::Status CheckHoldsLastBlock(absl::string_view model,
+                                 const BlockRange& blocks,
+                                 int64_t total_blocks) {
+  if (blocks.end == total_blocks) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      model, " holds blocks [", blocks.begin, ", ", blocks.end, ") of ",
+      total_blocks, "; only the last PipeFusion stage projects the output"));
+}
+
+absl::Status CheckStageArguments(absl::string_view model,
+                                 const BlockRange& blocks,
+                                 const TokenSpan& patch, int64_t image_tokens,
+                                 bool has_incoming) {
+  if (patch.begin < 0 || patch.tokens < 1 ||
+      patch.begin + patch.tokens > image_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "image tokens [", patch.begin, ", ", patch.begin + patch.tokens,
+        ") are not a non-empty part of the ", image_tokens, " image tokens"));
+  }
+  const bool first_stage = blocks.begin == 0;
+  if (first_stage == has_incoming) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        model, " stage with blocks [", blocks.begin, ", ", blocks.end, ") ",
+        first_stage ? "embeds the inputs itself and takes no incoming streams"
+                    : "needs the previous stage's streams"));
+  }
+  return absl::OkStatus();
 }
 
 std::optional<int64_t> BlockIndex(absl::string_view name,

@@ -5,7 +5,9 @@
 #include <optional>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/models/sequence_shard.h"
 
 namespace ditserve::models {
 
@@ -22,6 +24,27 @@ struct BlockRange {
 // the weight as evenly as block boundaries allow.
 BlockRange SplitBlocksByWeight(const std::vector<int64_t>& block_weights,
                                int stage, int stages);
+
+// FAILED_PRECONDITION naming `model` unless `blocks` is every one of
+// `total_blocks` (a whole-model forward).
+absl::Status CheckHoldsEveryBlock(absl::string_view model,
+                                  const BlockRange& blocks,
+                                  int64_t total_blocks);
+
+// FAILED_PRECONDITION naming `model` unless `blocks` ends with the last of
+// `total_blocks` (only the last PipeFusion stage projects the output).
+absl::Status CheckHoldsLastBlock(absl::string_view model,
+                                 const BlockRange& blocks,
+                                 int64_t total_blocks);
+
+// INVALID_ARGUMENT naming `model` when a PipeFusion stage holding `blocks`
+// is asked to run image tokens `patch` that are not a non-empty part of
+// `image_tokens`, or gets incoming streams although it is the first stage
+// (blocks from 0, which embeds the inputs) or none although it is not.
+absl::Status CheckStageArguments(absl::string_view model,
+                                 const BlockRange& blocks,
+                                 const TokenSpan& patch, int64_t image_tokens,
+                                 bool has_incoming);
 
 // The block index of checkpoint tensor "<list>.<index>.rest", or nullopt
 // for other names.

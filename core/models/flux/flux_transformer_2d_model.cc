@@ -156,13 +156,9 @@ absl::Status FluxTransformer2DModel::CheckInputs(
 }
 
 absl::Status FluxTransformer2DModel::CheckHoldsEveryBlock() const {
-  if (blocks_.begin != 0 || blocks_.end != config_.total_blocks()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("FluxTransformer2DModel holds blocks [", blocks_.begin,
-                     ", ", blocks_.end, ") of ", config_.total_blocks(),
-                     "; a whole-model forward needs all of them"));
-  }
-  return absl::OkStatus();
+  return models::CheckHoldsEveryBlock("FluxTransformer2DModel",
+                                      {blocks_.begin, blocks_.end},
+                                      config_.total_blocks());
 }
 
 absl::StatusOr<at::Tensor> FluxTransformer2DModel::Forward(
@@ -235,11 +231,11 @@ absl::StatusOr<FluxStreams> FluxTransformer2DModel::ForwardStage(
 
 absl::StatusOr<at::Tensor> FluxTransformer2DModel::StageOutput(
     const FluxTransformerInputs& inputs, const at::Tensor& image_stream) {
-  if (blocks_.end != config_.total_blocks()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("FluxTransformer2DModel holds blocks [", blocks_.begin,
-                     ", ", blocks_.end, ") of ", config_.total_blocks(),
-                     "; only the last PipeFusion stage projects the output"));
+  if (absl::Status status = CheckHoldsLastBlock("FluxTransformer2DModel",
+                                                {blocks_.begin, blocks_.end},
+                                                config_.total_blocks());
+      !status.ok()) {
+    return status;
   }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
   if (absl::Status status =

@@ -116,13 +116,8 @@ bool PixArtTransformer2DModel::HoldsTensor(absl::string_view name) const {
 }
 
 absl::Status PixArtTransformer2DModel::CheckHoldsEveryBlock() const {
-  if (blocks_.begin == 0 && blocks_.end == config_.num_layers) {
-    return absl::OkStatus();
-  }
-  return absl::FailedPreconditionError(
-      absl::StrCat("PixArtTransformer2DModel holds blocks [", blocks_.begin,
-                   ", ", blocks_.end, ") of ", config_.num_layers,
-                   "; a whole forward needs all of them"));
+  return models::CheckHoldsEveryBlock("PixArtTransformer2DModel", blocks_,
+                                      config_.num_layers);
 }
 
 absl::StatusOr<at::Tensor> PixArtTransformer2DModel::Forward(
@@ -171,21 +166,13 @@ absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardStage(
     const PixArtTransformerInputs& inputs, const TokenSpan& patch,
     const std::optional<at::Tensor>& incoming) {
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  const int64_t image_tokens =
-      (inputs.hidden_states.size(2) / config_.patch_size) *
-      (inputs.hidden_states.size(3) / config_.patch_size);
-  if (patch.begin < 0 || patch.tokens < 1 ||
-      patch.begin + patch.tokens > image_tokens) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "image tokens [", patch.begin, ", ", patch.begin + patch.tokens,
-        ") are not a non-empty part of the ", image_tokens, " image tokens"));
-  }
-  const bool first_stage = blocks_.begin == 0;
-  if (first_stage == incoming.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PixArt stage with blocks [", blocks_.begin, ", ", blocks_.end, ") ",
-        first_stage ? "embeds the inputs itself and takes no incoming stream"
-                    : "needs the previous stage's image stream"));
+  if (absl::Status status = CheckStageArguments(
+          "PixArtTransformer2DModel", blocks_, patch,
+          (inputs.hidden_states.size(2) / config_.patch_size) *
+              (inputs.hidden_states.size(3) / config_.patch_size),
+          incoming.has_value());
+      !status.ok()) {
+    return status;
   }
   if (incoming.has_value()) {
     if (absl::Status status = CheckShape(
@@ -207,11 +194,10 @@ absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardStage(
 
 absl::StatusOr<at::Tensor> PixArtTransformer2DModel::StageOutput(
     const PixArtTransformerInputs& inputs, const at::Tensor& image_stream) {
-  if (blocks_.end != config_.num_layers) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("PixArtTransformer2DModel holds blocks [", blocks_.begin,
-                     ", ", blocks_.end, ") of ", config_.num_layers,
-                     "; only the last PipeFusion stage projects the output"));
+  if (absl::Status status = CheckHoldsLastBlock("PixArtTransformer2DModel",
+                                                blocks_, config_.num_layers);
+      !status.ok()) {
+    return status;
   }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
   if (absl::Status status = CheckShape(

@@ -125,12 +125,8 @@ bool SD3Transformer2DModel::HoldsTensor(absl::string_view name) const {
 }
 
 absl::Status SD3Transformer2DModel::CheckHoldsEveryBlock() const {
-  if (blocks_.begin == 0 && blocks_.end == config_.num_layers) {
-    return absl::OkStatus();
-  }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "SD3Transformer2DModel holds blocks [", blocks_.begin, ", ", blocks_.end,
-      ") of ", config_.num_layers, "; a whole forward needs all of them"));
+  return models::CheckHoldsEveryBlock("SD3Transformer2DModel", blocks_,
+                                      config_.num_layers);
 }
 
 absl::StatusOr<at::Tensor> SD3Transformer2DModel::Forward(
@@ -159,21 +155,13 @@ absl::StatusOr<at::Tensor> SD3Transformer2DModel::ForwardShard(
 absl::Status SD3Transformer2DModel::CheckStage(
     const SD3TransformerInputs& inputs, const TokenSpan& patch,
     const std::optional<SD3Streams>& incoming) const {
-  const int64_t image_tokens =
-      (inputs.hidden_states.size(2) / config_.patch_size) *
-      (inputs.hidden_states.size(3) / config_.patch_size);
-  if (patch.begin < 0 || patch.tokens < 1 ||
-      patch.begin + patch.tokens > image_tokens) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "image tokens [", patch.begin, ", ", patch.begin + patch.tokens,
-        ") are not a non-empty part of the ", image_tokens, " image tokens"));
-  }
-  const bool first_stage = blocks_.begin == 0;
-  if (first_stage == incoming.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "SD3 stage with blocks [", blocks_.begin, ", ", blocks_.end, ") ",
-        first_stage ? "embeds the inputs itself and takes no incoming streams"
-                    : "needs the previous stage's streams"));
+  if (absl::Status status = CheckStageArguments(
+          "SD3Transformer2DModel", blocks_, patch,
+          (inputs.hidden_states.size(2) / config_.patch_size) *
+              (inputs.hidden_states.size(3) / config_.patch_size),
+          incoming.has_value());
+      !status.ok()) {
+    return status;
   }
   if (!incoming.has_value()) return absl::OkStatus();
   const int64_t batch = inputs.hidden_states.size(0);
@@ -209,11 +197,10 @@ absl::StatusOr<SD3Streams> SD3Transformer2DModel::ForwardStage(
 
 absl::StatusOr<at::Tensor> SD3Transformer2DModel::StageOutput(
     const SD3TransformerInputs& inputs, const at::Tensor& image_stream) {
-  if (blocks_.end != config_.num_layers) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("SD3Transformer2DModel holds blocks [", blocks_.begin,
-                     ", ", blocks_.end, ") of ", config_.num_layers,
-                     "; only the last PipeFusion stage projects the output"));
+  if (absl::Status status = CheckHoldsLastBlock("SD3Transformer2DModel",
+                                                blocks_, config_.num_layers);
+      !status.ok()) {
+    return status;
   }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
   if (absl::Status status = CheckShape(

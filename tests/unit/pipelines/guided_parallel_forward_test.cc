@@ -293,7 +293,7 @@ TEST(PixArtStageTest, StageArgumentsThatDoNotFitAreErrors) {
   EXPECT_THAT(std::string(second->ForwardStage(inputs, {0, 16}, std::nullopt)
                               .status()
                               .message()),
-              HasSubstr("needs the previous stage's image stream"));
+              HasSubstr("needs the previous stage's streams"));
   EXPECT_THAT(std::string(first->ForwardStage(inputs, {12, 8}, std::nullopt)
                               .status()
                               .message()),
