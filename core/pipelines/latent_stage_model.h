@@ -49,6 +49,10 @@ class LatentStageModel : public StageModel {
   }
 
  protected:
+  Transformer& transformer() const { return transformer_; }
+  const Inputs& inputs() const { return inputs_; }
+
+ private:
   int64_t grid_height() const {
     return inputs_.hidden_states.size(2) / transformer_.config().patch_size;
   }

@@ -66,7 +66,7 @@ class PixArtStageModel final
     std::optional<at::Tensor> image;
     if (incoming.has_value()) image = incoming->image;
     absl::StatusOr<at::Tensor> out =
-        transformer_.ForwardStage(inputs_, patch, image);
+        transformer().ForwardStage(inputs(), patch, image);
     if (!out.ok()) return out.status();
     return StageStreams{.image = *out};
   }

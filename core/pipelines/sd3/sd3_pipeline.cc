@@ -55,7 +55,7 @@ class SD3StageModel final
   using LatentStageModel::LatentStageModel;
 
   int64_t text_tokens() const override {
-    return inputs_.encoder_hidden_states.size(1);
+    return inputs().encoder_hidden_states.size(1);
   }
 
   at::Tensor AttentionRows(const models::TokenSpan& patch) const override {
@@ -72,7 +72,7 @@ class SD3StageModel final
           models::SD3Streams{.image = incoming->image, .text = incoming->text};
     }
     absl::StatusOr<models::SD3Streams> out =
-        transformer_.ForwardStage(inputs_, patch, streams);
+        transformer().ForwardStage(inputs(), patch, streams);
     if (!out.ok()) return out.status();
     return StageStreams{.image = out->image, .text = out->text};
   }
