@@ -1,18 +1,14 @@
 #include "worker/guided_model_loading.h"
 
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <optional>
 #include <utility>
 #include <vector>
 
 #include "core/engine/pixart_rank_pipeline.h"
 #include "core/engine/sd3_rank_pipeline.h"
 #include "core/models/block_range.h"
-#include "core/parallel/make_attention.h"
-#include "core/parallel/stale_kv_attention.h"
-#include "worker/stage_weights.h"
+#include "worker/transformer_setup.h"
 
 namespace ditserve::worker {
 namespace {
@@ -37,39 +33,6 @@ LoadedModel MakeLoadedModel(const std::string& model_dir,
   }
   model.pipeline = std::move(pipeline);
   return model;
-}
-
-// How this rank's transformer is built: under PipeFusion it holds its
-// stage's blocks and attends over the whole sequence itself, keeping every
-// layer's keys and values for the patch pipeline (sp is 1 under PipeFusion);
-// else it holds every block and attends locally or over the rank's ring /
-// Ulysses groups.
-struct TransformerSetup {
-  std::optional<models::BlockRange> blocks;
-  std::shared_ptr<parallel::StaleKvAttention> stale_kv;
-  std::shared_ptr<parallel::Attention> attention;
-};
-
-// `stage_blocks(stage, stages)`: the family's block range of a stage, read
-// from the checkpoint's transformer config.
-absl::StatusOr<TransformerSetup> SetUpTransformer(
-    const RankRuntime& runtime,
-    const std::function<absl::StatusOr<models::BlockRange>(int, int)>&
-        stage_blocks) {
-  const dist::Mesh& mesh = runtime.mesh();
-  TransformerSetup setup;
-  if (mesh.Degree(dist::Axis::kPp) == 1) {
-    setup.attention = parallel::MakeAttention(
-        mesh, runtime.groups(), runtime.sequence_parallel_options());
-    return setup;
-  }
-  absl::StatusOr<models::BlockRange> blocks = stage_blocks(
-      mesh.CoordinatesOf(runtime.env().rank).pp, mesh.Degree(dist::Axis::kPp));
-  if (!blocks.ok()) return blocks.status();
-  setup.blocks = *blocks;
-  setup.stale_kv = std::make_shared<parallel::StaleKvAttention>();
-  setup.attention = setup.stale_kv;
-  return setup;
 }
 
 absl::StatusOr<LoadedModel> LoadPixArtModel(const std::string& model_dir,
@@ -97,8 +60,8 @@ absl::StatusOr<LoadedModel> LoadPixArtModel(const std::string& model_dir,
   if (!pixart.ok()) return pixart.status();
   models::PixArtTransformer2DModel& transformer = (*pixart)->transformer();
   const models::PixArtTransformerConfig& config = transformer.config();
-  LogStageWeights(runtime.env().rank, transformer.blocks().begin,
-                  transformer.blocks().end, config.num_layers, transformer);
+  LogStageWeights(runtime.env().rank, setup->blocks, config.num_layers,
+                  transformer);
   const engine::ModelDimensions dimensions{
       .hidden_size = static_cast<int>(config.inner_dim()),
       .transformer_out_channels = static_cast<int>(config.out_channels),
@@ -133,8 +96,8 @@ absl::StatusOr<LoadedModel> LoadSD3Model(const std::string& model_dir,
   if (!sd3.ok()) return sd3.status();
   models::SD3Transformer2DModel& transformer = (*sd3)->transformer();
   const models::SD3TransformerConfig& config = transformer.config();
-  LogStageWeights(runtime.env().rank, transformer.blocks().begin,
-                  transformer.blocks().end, config.num_layers, transformer);
+  LogStageWeights(runtime.env().rank, setup->blocks, config.num_layers,
+                  transformer);
   absl::StatusOr<std::unique_ptr<pipelines::SD3PromptEncoder>> encoder =
       pipelines::SD3PromptEncoder::Load(model_dir, config.joint_attention_dim,
                                         placement);

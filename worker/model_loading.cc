@@ -10,15 +10,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/config/model_defaults.h"
-#include "core/dist/mesh.h"
 #include "core/engine/flux_rank_pipeline.h"
 #include "core/models/flux/flux_transformer_config.h"
-#include "core/parallel/make_attention.h"
-#include "core/parallel/stale_kv_attention.h"
 #include "spdlog/spdlog.h"
 #include "tools/make_checkpoint/write_checkpoint.h"
 #include "worker/guided_model_loading.h"
-#include "worker/stage_weights.h"
+#include "worker/transformer_setup.h"
 
 namespace ditserve::worker {
 namespace {
@@ -33,18 +30,6 @@ std::filesystem::path DefaultCacheDir() {
     return std::filesystem::path(home) / ".cache" / "ditserve";
   }
   return std::filesystem::temp_directory_path() / "ditserve-cache";
-}
-
-// The transformer blocks rank `rank` runs: its PipeFusion stage's range.
-absl::StatusOr<models::FluxBlockRange> StageBlocks(const std::string& model_dir,
-                                                   const dist::Mesh& mesh,
-                                                   int rank) {
-  absl::StatusOr<models::FluxTransformerConfig> config =
-      models::ReadFluxTransformerConfig(model_dir + "/transformer/config.json");
-  if (!config.ok()) return config.status();
-  // config::ValidateParallelForModel has checked pp <= the blocks.
-  return models::FluxBlockRange::OfStage(*config, mesh.CoordinatesOf(rank).pp,
-                                         mesh.Degree(dist::Axis::kPp));
 }
 
 }  // namespace
@@ -73,7 +58,6 @@ absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
 absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
                                       const config::ModelSpec& spec,
                                       const RankRuntime& runtime) {
-  const dist::Mesh& mesh = runtime.mesh();
   const int rank = runtime.env().rank;
   switch (spec.family) {
     case config::ModelFamily::kPixArtAlpha:
@@ -84,43 +68,37 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
     case config::ModelFamily::kFluxSchnell:
       break;
   }
-  absl::StatusOr<models::FluxBlockRange> blocks =
-      StageBlocks(model_dir, mesh, rank);
-  if (!blocks.ok()) return blocks.status();
-
-  // A PipeFusion stage attends over the whole sequence itself (sp is 1),
-  // keeping every layer's keys and values for the patch pipeline.
-  std::shared_ptr<parallel::StaleKvAttention> stale_kv;
-  if (mesh.Degree(dist::Axis::kPp) > 1) {
-    stale_kv = std::make_shared<parallel::StaleKvAttention>();
-  }
+  absl::StatusOr<TransformerSetup> setup = SetUpTransformer(
+      runtime,
+      [&](int stage, int stages) -> absl::StatusOr<models::BlockRange> {
+        absl::StatusOr<models::FluxTransformerConfig> config =
+            models::ReadFluxTransformerConfig(model_dir +
+                                              "/transformer/config.json");
+        if (!config.ok()) return config.status();
+        return models::FluxStageBlocks(*config, stage, stages);
+      });
+  if (!setup.ok()) return setup.status();
 
   const models::Placement placement;
   absl::StatusOr<std::unique_ptr<pipelines::FluxPromptEncoder>> encoder =
       pipelines::FluxPromptEncoder::Load(model_dir, placement);
   if (!encoder.ok()) return encoder.status();
   absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> flux =
-      pipelines::FluxPipeline::Load(
-          model_dir,
-          stale_kv != nullptr
-              ? std::shared_ptr<parallel::Attention>(stale_kv)
-              : parallel::MakeAttention(mesh, runtime.groups(),
-                                        runtime.sequence_parallel_options()),
-          placement, *blocks);
+      pipelines::FluxPipeline::Load(model_dir, setup->attention, placement,
+                                    setup->blocks);
   if (!flux.ok()) return flux.status();
-  LogStageWeights(rank, blocks->begin, blocks->end,
-                  (*flux)->transformer().config().total_blocks(),
+  const models::FluxTransformerConfig& config = (*flux)->transformer().config();
+  LogStageWeights(rank, setup->blocks, config.total_blocks(),
                   (*flux)->transformer());
 
   LoadedModel model;
   model.spec = spec;
   model.model_dir = model_dir;
-  const models::FluxTransformerConfig& config = (*flux)->transformer().config();
   model.dimensions.hidden_size = static_cast<int>(config.inner_dim());
   model.dimensions.token_output_channels =
       static_cast<int>(config.output_channels());
   auto pipeline = std::make_unique<engine::FluxRankPipeline>(
-      *std::move(encoder), *std::move(flux), std::move(stale_kv));
+      *std::move(encoder), *std::move(flux), setup->stale_kv);
   if (rank == 0) {
     engine::FluxRankPipeline* decoder = pipeline.get();
     model.decode = [decoder](const v1::InputConfig& config,

@@ -36,6 +36,17 @@ BlockRange SplitBlocksByWeight(const std::vector<int64_t>& block_weights,
   return {begin, boundary(stage + 1, begin)};
 }
 
+absl::Status CheckBlockRange(absl::string_view model, const BlockRange& blocks,
+                             int64_t total_blocks) {
+  if (blocks.begin >= 0 && blocks.begin < blocks.end &&
+      blocks.end <= total_blocks) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      model, " block range [", blocks.begin, ", ", blocks.end,
+      ") is not a non-empty range inside [0, ", total_blocks, ")"));
+}
+
 absl::Status CheckHoldsEveryBlock(absl::string_view model,
                                   const BlockRange& blocks,
                                   int64_t total_blocks) {

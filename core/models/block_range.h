@@ -25,6 +25,11 @@ struct BlockRange {
 BlockRange SplitBlocksByWeight(const std::vector<int64_t>& block_weights,
                                int stage, int stages);
 
+// INVALID_ARGUMENT naming `model` unless `blocks` is a non-empty range
+// inside [0, total_blocks).
+absl::Status CheckBlockRange(absl::string_view model, const BlockRange& blocks,
+                             int64_t total_blocks);
+
 // FAILED_PRECONDITION naming `model` unless `blocks` is every one of
 // `total_blocks` (a whole-model forward).
 absl::Status CheckHoldsEveryBlock(absl::string_view model,

@@ -80,7 +80,7 @@ absl::Status WriteFluxCheckpoint(config::ModelFamily family,
          absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> model =
              models::FluxTransformer2DModel::Create(
                  transformer, /*attention=*/nullptr,
-                 models::FluxBlockRange::All(transformer));
+                 models::BlockRange{0, transformer.total_blocks()});
          if (!model.ok()) return model.status();
          return PerturbedWeights(**model);
        },

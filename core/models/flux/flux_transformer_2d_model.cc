@@ -42,25 +42,21 @@ constexpr int64_t kSingleBlockWeight = 15;
 
 }  // namespace
 
-FluxBlockRange FluxBlockRange::OfStage(const FluxTransformerConfig& config,
-                                       int stage, int stages) {
+BlockRange FluxStageBlocks(const FluxTransformerConfig& config, int stage,
+                           int stages) {
   std::vector<int64_t> weights(config.total_blocks(), kSingleBlockWeight);
   std::fill_n(weights.begin(), config.num_layers, kDoubleBlockWeight);
-  const BlockRange range = SplitBlocksByWeight(weights, stage, stages);
-  return {range.begin, range.end};
+  return SplitBlocksByWeight(weights, stage, stages);
 }
 
 absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>>
 FluxTransformer2DModel::Create(const FluxTransformerConfig& config,
                                std::shared_ptr<parallel::Attention> attention,
-                               FluxBlockRange blocks) {
-  if (blocks.begin < 0 || blocks.end <= blocks.begin ||
-      blocks.end > config.total_blocks()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("FLUX block range [", blocks.begin, ", ", blocks.end,
-                     ") is not a non-empty range inside [0, ",
-                     config.total_blocks(), ") (num_layers ", config.num_layers,
-                     " + num_single_layers ", config.num_single_layers, ")"));
+                               BlockRange blocks) {
+  if (absl::Status status = CheckBlockRange("FluxTransformer2DModel", blocks,
+                                            config.total_blocks());
+      !status.ok()) {
+    return status;
   }
   return std::shared_ptr<FluxTransformer2DModel>(
       new FluxTransformer2DModel(config, std::move(attention), blocks));
@@ -68,7 +64,7 @@ FluxTransformer2DModel::Create(const FluxTransformerConfig& config,
 
 FluxTransformer2DModel::FluxTransformer2DModel(
     const FluxTransformerConfig& config,
-    std::shared_ptr<parallel::Attention> attention, FluxBlockRange blocks)
+    std::shared_ptr<parallel::Attention> attention, BlockRange blocks)
     : config_(config), blocks_(blocks) {
   const int64_t dim = config.inner_dim();
   if (config.guidance_embeds) {
@@ -156,8 +152,7 @@ absl::Status FluxTransformer2DModel::CheckInputs(
 }
 
 absl::Status FluxTransformer2DModel::CheckHoldsEveryBlock() const {
-  return models::CheckHoldsEveryBlock("FluxTransformer2DModel",
-                                      {blocks_.begin, blocks_.end},
+  return models::CheckHoldsEveryBlock("FluxTransformer2DModel", blocks_,
                                       config_.total_blocks());
 }
 
@@ -187,17 +182,13 @@ absl::StatusOr<at::Tensor> FluxTransformer2DModel::ForwardShard(
 absl::Status FluxTransformer2DModel::CheckIncoming(
     const FluxTransformerInputs& inputs,
     const std::optional<FluxStreams>& incoming) const {
-  const bool first_stage = blocks_.begin == 0;
-  if (first_stage && incoming.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "incoming streams were given to the first PipeFusion stage (blocks [",
-        blocks_.begin, ", ", blocks_.end, ")), which embeds its inputs"));
-  }
-  if (first_stage) return absl::OkStatus();
-  if (!incoming.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PipeFusion stage with blocks [", blocks_.begin, ", ", blocks_.end,
-        ") needs the previous stage's streams; none were given"));
+  // A patch forward gets its patch's tokens as the inputs: all of them.
+  const int64_t image_tokens = inputs.hidden_states.size(1);
+  if (absl::Status status = CheckStageArguments(
+          "FluxTransformer2DModel", blocks_, {0, image_tokens}, image_tokens,
+          incoming.has_value());
+      !status.ok() || !incoming.has_value()) {
+    return status;
   }
   const int64_t batch = inputs.hidden_states.size(0);
   const int64_t dim = config_.inner_dim();
@@ -231,9 +222,8 @@ absl::StatusOr<FluxStreams> FluxTransformer2DModel::ForwardStage(
 
 absl::StatusOr<at::Tensor> FluxTransformer2DModel::StageOutput(
     const FluxTransformerInputs& inputs, const at::Tensor& image_stream) {
-  if (absl::Status status = CheckHoldsLastBlock("FluxTransformer2DModel",
-                                                {blocks_.begin, blocks_.end},
-                                                config_.total_blocks());
+  if (absl::Status status = CheckHoldsLastBlock(
+          "FluxTransformer2DModel", blocks_, config_.total_blocks());
       !status.ok()) {
     return status;
   }

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/models/block_range.h"
 #include "core/models/flux/flux_transformer_block.h"
 #include "core/models/flux/flux_transformer_config.h"
 #include "core/models/layers/ada_layer_norm.h"
@@ -21,25 +22,14 @@
 
 namespace ditserve::models {
 
-// Half-open range of transformer blocks in execution order: double-stream
-// blocks are 0 .. num_layers - 1, single-stream blocks follow. A PipeFusion
-// stage builds and loads only its range.
-struct FluxBlockRange {
-  int64_t begin = 0;
-  int64_t end = 0;
-
-  static FluxBlockRange All(const FluxTransformerConfig& config) {
-    return {0, config.total_blocks()};
-  }
-
-  // PipeFusion stage `stage` of `stages` (0 <= stage < stages <=
-  // total_blocks): consecutive non-empty ranges that split the blocks'
-  // weights as evenly as block boundaries allow. A double-stream block
-  // holds about 2.4 times the weights of a single-stream one, so equal
-  // block counts would leave the first stages with most of the model.
-  static FluxBlockRange OfStage(const FluxTransformerConfig& config, int stage,
-                                int stages);
-};
+// FLUX's blocks in execution order, as a BlockRange numbers them:
+// double-stream blocks are 0 .. num_layers - 1, single-stream blocks follow.
+// PipeFusion stage `stage` of `stages` (0 <= stage < stages <=
+// total_blocks), split by weight: a double-stream block holds about 2.4
+// times the weights of a single-stream one, so equal block counts would
+// leave the first stages with most of the model.
+BlockRange FluxStageBlocks(const FluxTransformerConfig& config, int stage,
+                           int stages);
 
 // The inputs of one forward, as diffusers' FluxTransformer2DModel takes them.
 struct FluxTransformerInputs {
@@ -68,10 +58,10 @@ class FluxTransformer2DModel : public torch::nn::Module {
   // [0, config.total_blocks()].
   static absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> Create(
       const FluxTransformerConfig& config,
-      std::shared_ptr<parallel::Attention> attention, FluxBlockRange blocks);
+      std::shared_ptr<parallel::Attention> attention, BlockRange blocks);
 
   const FluxTransformerConfig& config() const { return config_; }
-  FluxBlockRange blocks() const { return blocks_; }
+  BlockRange blocks() const { return blocks_; }
 
   // Whether a checkpoint tensor belongs to this instance: every non-block
   // tensor, and block tensors inside the range (io::LoadOptions::include).
@@ -119,7 +109,7 @@ class FluxTransformer2DModel : public torch::nn::Module {
  private:
   FluxTransformer2DModel(const FluxTransformerConfig& config,
                          std::shared_ptr<parallel::Attention> attention,
-                         FluxBlockRange blocks);
+                         BlockRange blocks);
 
   absl::Status CheckHoldsEveryBlock() const;
   absl::Status CheckIncoming(const FluxTransformerInputs& inputs,
@@ -135,7 +125,7 @@ class FluxTransformer2DModel : public torch::nn::Module {
                                    const SequenceShard& shard);
 
   FluxTransformerConfig config_;
-  FluxBlockRange blocks_;
+  BlockRange blocks_;
   CombinedTimestepTextProjEmbeddings time_text_embed_{nullptr};
   CombinedTimestepGuidanceTextProjEmbeddings time_guidance_text_embed_{nullptr};
   torch::nn::Linear context_embedder_{nullptr};

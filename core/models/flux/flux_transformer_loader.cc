@@ -8,14 +8,14 @@ absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>>
 LoadFluxTransformer2DModel(const std::string& component_dir,
                            std::shared_ptr<parallel::Attention> attention,
                            const Placement& placement,
-                           std::optional<FluxBlockRange> blocks) {
+                           std::optional<BlockRange> blocks) {
   absl::StatusOr<FluxTransformerConfig> config =
       ReadFluxTransformerConfig(component_dir + "/config.json");
   if (!config.ok()) return config.status();
   absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> model =
       FluxTransformer2DModel::Create(
           *config, std::move(attention),
-          blocks.value_or(FluxBlockRange::All(*config)));
+          blocks.value_or(BlockRange{0, config->total_blocks()}));
   if (!model.ok()) return model.status();
   FluxTransformer2DModel& module = **model;
   absl::Status loaded = LoadComponentWeights(

@@ -20,7 +20,7 @@ absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>>
 LoadFluxTransformer2DModel(const std::string& component_dir,
                            std::shared_ptr<parallel::Attention> attention,
                            const Placement& placement,
-                           std::optional<FluxBlockRange> blocks = std::nullopt);
+                           std::optional<BlockRange> blocks = std::nullopt);
 
 }  // namespace ditserve::models
 

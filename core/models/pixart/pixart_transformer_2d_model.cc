@@ -32,11 +32,10 @@ PixArtTransformer2DModel::PixArtTransformer2DModel(
     std::optional<BlockRange> blocks)
     : config_(config),
       blocks_(blocks.value_or(BlockRange{0, config.num_layers})) {
-  if (blocks_.begin < 0 || blocks_.end <= blocks_.begin ||
-      blocks_.end > config.num_layers) {
-    throw std::invalid_argument(absl::StrCat(
-        "PixArt block range [", blocks_.begin, ", ", blocks_.end,
-        ") is not a non-empty range inside [0, ", config.num_layers, ")"));
+  if (absl::Status status = CheckBlockRange("PixArtTransformer2DModel", blocks_,
+                                            config.num_layers);
+      !status.ok()) {
+    throw std::invalid_argument(std::string(status.message()));
   }
   const int64_t dim = config.inner_dim();
   pos_embed_ = register_module(
@@ -283,18 +282,13 @@ LoadPixArtTransformer2DModel(const std::string& component_dir,
   absl::StatusOr<PixArtTransformerConfig> config =
       ReadPixArtTransformerConfig(component_dir + "/config.json");
   if (!config.ok()) return config.status();
-  if (blocks.has_value() &&
-      (blocks->begin < 0 || blocks->end <= blocks->begin ||
-       blocks->end > config->num_layers)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "PixArt block range [", blocks->begin, ", ", blocks->end,
-        ") is not a non-empty range inside [0, ", config->num_layers,
-        ") (num_layers of ", component_dir, ")"));
-  }
   std::shared_ptr<PixArtTransformer2DModel> model;
   try {
     model = std::make_shared<PixArtTransformer2DModel>(
         *config, std::move(attention), blocks);
+  } catch (const std::invalid_argument& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(component_dir, ": ", e.what()));
   } catch (const std::exception& e) {
     return absl::InternalError(
         absl::StrCat("building PixArtTransformer2DModel from ", component_dir,

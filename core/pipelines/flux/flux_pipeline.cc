@@ -60,7 +60,7 @@ FluxPipeline::FluxPipeline(
 absl::StatusOr<std::unique_ptr<FluxPipeline>> FluxPipeline::Load(
     const std::string& dir, std::shared_ptr<parallel::Attention> attention,
     const models::Placement& placement,
-    std::optional<models::FluxBlockRange> blocks) {
+    std::optional<models::BlockRange> blocks) {
   absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> transformer =
       models::LoadFluxTransformer2DModel(
           dir + "/transformer", std::move(attention), placement, blocks);

@@ -79,7 +79,7 @@ class FluxPipeline {
   static absl::StatusOr<std::unique_ptr<FluxPipeline>> Load(
       const std::string& dir, std::shared_ptr<parallel::Attention> attention,
       const models::Placement& placement,
-      std::optional<models::FluxBlockRange> blocks = std::nullopt);
+      std::optional<models::BlockRange> blocks = std::nullopt);
 
   // Packed starting latents [B, tokens, 4C] on the pipeline's device/dtype.
   absl::StatusOr<at::Tensor> InitialLatents(const FluxRequest& request) const;

@@ -244,14 +244,16 @@ absl::StatusOr<at::Tensor> PixArtPipeline::PredictNoise(
         at::tensor({height, width}, options()).repeat({model_batch, 1}),
         at::tensor({height / width}, options()).repeat({model_batch, 1})};
   }
-  absl::StatusOr<at::Tensor> output =
-      request.sequence_parallel.has_value()
-          ? ShardedPixArtForward(*transformer_, inputs,
-                                 *request.sequence_parallel)
-      : request.stages.has_value()
-          ? PipeFusionPixArtForward(*transformer_, inputs, *request.stages,
-                                    step)
-          : transformer_->Forward(inputs);
+  absl::StatusOr<at::Tensor> output;
+  if (request.sequence_parallel.has_value()) {
+    output =
+        ShardedPixArtForward(*transformer_, inputs, *request.sequence_parallel);
+  } else if (request.stages.has_value()) {
+    output =
+        PipeFusionPixArtForward(*transformer_, inputs, *request.stages, step);
+  } else {
+    output = transformer_->Forward(inputs);
+  }
   if (!output.ok()) return output.status();
   if (request.cfg_split.has_value()) {
     output = ExchangeBranches(*request.cfg_split, *output);

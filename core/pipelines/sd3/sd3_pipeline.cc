@@ -233,12 +233,15 @@ absl::StatusOr<at::Tensor> SD3Pipeline::PredictNoise(const SD3Request& request,
   inputs.pooled_projections = inputs.pooled_projections.to(options());
   inputs.timestep =
       timestep.to(options()).expand({inputs.hidden_states.size(0)});
-  absl::StatusOr<at::Tensor> output =
-      request.sequence_parallel.has_value()
-          ? ShardedSD3Forward(*transformer_, inputs, *request.sequence_parallel)
-      : request.stages.has_value()
-          ? PipeFusionSD3Forward(*transformer_, inputs, *request.stages, step)
-          : transformer_->Forward(inputs);
+  absl::StatusOr<at::Tensor> output;
+  if (request.sequence_parallel.has_value()) {
+    output =
+        ShardedSD3Forward(*transformer_, inputs, *request.sequence_parallel);
+  } else if (request.stages.has_value()) {
+    output = PipeFusionSD3Forward(*transformer_, inputs, *request.stages, step);
+  } else {
+    output = transformer_->Forward(inputs);
+  }
   if (!output.ok()) return output.status();
   if (request.cfg_split.has_value()) {
     output = ExchangeBranches(*request.cfg_split, *output);

@@ -108,7 +108,7 @@ TEST(FluxTransformer2DModelTest, BlockRangeBuildsAndLoadsOnlyThoseBlocks) {
   absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> stage =
       LoadFluxTransformer2DModel(golden.dir(),
                                  std::make_shared<parallel::LocalAttention>(),
-                                 Placement{}, FluxBlockRange{2, 3});
+                                 Placement{}, BlockRange{2, 3});
   ASSERT_TRUE(stage.ok()) << stage.status();
   bool has_block_1 = false;
   for (const auto& parameter : (*stage)->named_parameters()) {
@@ -129,7 +129,7 @@ TEST(FluxTransformer2DModelTest, PartialModelRefusesAWholeForward) {
   absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> stage =
       LoadFluxTransformer2DModel(golden.dir(),
                                  std::make_shared<parallel::LocalAttention>(),
-                                 Placement{}, FluxBlockRange{0, 1});
+                                 Placement{}, BlockRange{0, 1});
   ASSERT_TRUE(stage.ok()) << stage.status();
   absl::StatusOr<at::Tensor> sample =
       (*stage)->Forward(FluxGoldenInputs(golden, /*guidance=*/false));
@@ -138,7 +138,7 @@ TEST(FluxTransformer2DModelTest, PartialModelRefusesAWholeForward) {
 }
 
 std::shared_ptr<FluxTransformer2DModel> LoadStage(const GoldenCase& golden,
-                                                  FluxBlockRange blocks) {
+                                                  BlockRange blocks) {
   absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> stage =
       LoadFluxTransformer2DModel(golden.dir(),
                                  std::make_shared<parallel::LocalAttention>(),
@@ -157,7 +157,7 @@ TEST(FluxTransformer2DModelTest, StagesChainedEqualTheWholeForward) {
   std::optional<FluxStreams> streams;
   std::shared_ptr<FluxTransformer2DModel> stage;
   for (int64_t block = 0; block < 3; ++block) {
-    stage = LoadStage(golden, FluxBlockRange{block, block + 1});
+    stage = LoadStage(golden, BlockRange{block, block + 1});
     ASSERT_NE(stage, nullptr);
     absl::StatusOr<FluxStreams> out = stage->ForwardStage(inputs, streams);
     ASSERT_TRUE(out.ok()) << out.status();
@@ -176,16 +176,17 @@ TEST(FluxTransformer2DModelTest, StageStreamsMustMatchItsPlace) {
       FluxGoldenInputs(golden, /*guidance=*/false);
   torch::NoGradGuard no_grad;
   std::shared_ptr<FluxTransformer2DModel> first =
-      LoadStage(golden, FluxBlockRange{0, 1});
+      LoadStage(golden, BlockRange{0, 1});
   std::shared_ptr<FluxTransformer2DModel> second =
-      LoadStage(golden, FluxBlockRange{1, 3});
+      LoadStage(golden, BlockRange{1, 3});
   ASSERT_NE(first, nullptr);
   ASSERT_NE(second, nullptr);
   absl::StatusOr<FluxStreams> streams = first->ForwardStage(inputs, {});
   ASSERT_TRUE(streams.ok()) << streams.status();
 
-  EXPECT_THAT(first->ForwardStage(inputs, *streams).status().message(),
-              HasSubstr("given to the first PipeFusion stage"));
+  EXPECT_THAT(
+      first->ForwardStage(inputs, *streams).status().message(),
+      HasSubstr("embeds the inputs itself and takes no incoming streams"));
   EXPECT_THAT(second->ForwardStage(inputs, {}).status().message(),
               HasSubstr("needs the previous stage's streams"));
   FluxStreams short_text = *streams;
@@ -200,8 +201,7 @@ TEST(FluxTransformer2DModelTest, StageStreamsMustMatchItsPlace) {
 
 // Parameters of the blocks `range` builds (the embedders and output layers,
 // which every stage holds, left out).
-int64_t BlockParameters(const FluxTransformerConfig& config,
-                        FluxBlockRange range) {
+int64_t BlockParameters(const FluxTransformerConfig& config, BlockRange range) {
   absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> model =
       FluxTransformer2DModel::Create(
           config, std::make_shared<parallel::LocalAttention>(), range);
@@ -217,7 +217,7 @@ int64_t BlockParameters(const FluxTransformerConfig& config,
   return count;
 }
 
-TEST(FluxBlockRangeTest, StagesSplitTheBlockWeightsEvenlyAndInOrder) {
+TEST(FluxStageBlocksTest, StagesSplitTheBlockWeightsEvenlyAndInOrder) {
   absl::StatusOr<FluxTransformerConfig> config =
       ReadFluxTransformerConfig(std::string(DITSERVE_TEST_DATA_DIR) +
                                 "/golden/models/flux_dev/config.json");
@@ -232,8 +232,7 @@ TEST(FluxBlockRangeTest, StagesSplitTheBlockWeightsEvenlyAndInOrder) {
     int64_t heaviest = 0;
     int64_t lightest = std::numeric_limits<int64_t>::max();
     for (int stage = 0; stage < stages; ++stage) {
-      const FluxBlockRange range =
-          FluxBlockRange::OfStage(*config, stage, stages);
+      const BlockRange range = FluxStageBlocks(*config, stage, stages);
       EXPECT_EQ(range.begin, begin) << stage << " of " << stages;
       EXPECT_GT(range.end, range.begin) << stage << " of " << stages;
       begin = range.end;
@@ -246,12 +245,12 @@ TEST(FluxBlockRangeTest, StagesSplitTheBlockWeightsEvenlyAndInOrder) {
   }
 }
 
-TEST(FluxBlockRangeTest, AsManyStagesAsBlocksGetOneBlockEach) {
+TEST(FluxStageBlocksTest, AsManyStagesAsBlocksGetOneBlockEach) {
   FluxTransformerConfig config;
   config.num_layers = 2;
   config.num_single_layers = 3;
   for (int stage = 0; stage < 5; ++stage) {
-    const FluxBlockRange range = FluxBlockRange::OfStage(config, stage, 5);
+    const BlockRange range = FluxStageBlocks(config, stage, 5);
     EXPECT_EQ(range.begin, stage);
     EXPECT_EQ(range.end, stage + 1);
   }
@@ -262,8 +261,8 @@ TEST(FluxTransformer2DModelTest, EmptyOrOutOfRangeBlockRangeIsAnError) {
       ReadFluxTransformerConfig(std::string(DITSERVE_TEST_DATA_DIR) +
                                 "/golden/models/flux_dev/config.json");
   ASSERT_TRUE(config.ok()) << config.status();
-  for (const FluxBlockRange range :
-       {FluxBlockRange{1, 1}, FluxBlockRange{0, 4}, FluxBlockRange{-1, 2}}) {
+  for (const BlockRange range :
+       {BlockRange{1, 1}, BlockRange{0, 4}, BlockRange{-1, 2}}) {
     absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> model =
         FluxTransformer2DModel::Create(
             *config, std::make_shared<parallel::LocalAttention>(), range);

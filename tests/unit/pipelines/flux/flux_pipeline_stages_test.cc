@@ -38,7 +38,7 @@ std::shared_ptr<models::FluxTransformer2DModel> LoadStage(
   absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> model =
       models::LoadFluxTransformer2DModel(
           golden.dir(), std::move(attention), models::Placement{},
-          models::FluxBlockRange::OfStage(*config, stage, stages));
+          models::FluxStageBlocks(*config, stage, stages));
   EXPECT_TRUE(model.ok()) << model.status();
   return model.ok() ? *model : nullptr;
 }
