@@ -34,7 +34,6 @@
 #include "worker/model_loading.h"
 #include "worker/rank_flags.h"
 #include "worker/rank_runtime.h"
-#include "worker/served_parallelism.h"
 
 namespace ditserve::server {
 namespace {
@@ -81,9 +80,6 @@ int RunHost() {
   if (!spec.ok()) return Fail(spec.status(), "model");
   if (absl::Status s = config::ValidateParallelForModel(*parallel, *spec);
       !s.ok()) {
-    return Fail(s, "parallel flags");
-  }
-  if (absl::Status s = worker::CheckServedParallelism(*parallel); !s.ok()) {
     return Fail(s, "parallel flags");
   }
   const std::string model_name(config::DefaultsFor(spec->family).name);

@@ -42,10 +42,9 @@ absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
 
 // Loads what this rank of `runtime`'s mesh runs from the checkpoint folder
 // (the decoder only on rank 0): FLUX.1, PixArt-α/Σ or SD3 by spec.family.
-// FLUX attends through the mesh's Attention (Ulysses, Ring or both when
-// sp = ring × ulysses > 1); a PipeFusion stage loads only its blocks. The
-// caller has checked CheckServedParallelism. Logs the memory each component
-// maps.
+// The transformer attends through the mesh's Attention (Ulysses, Ring or
+// both when sp = ring × ulysses > 1); a PipeFusion stage loads only its
+// blocks (TransformerSetup). Logs the memory each component maps.
 absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
                                       const config::ModelSpec& spec,
                                       const RankRuntime& runtime);

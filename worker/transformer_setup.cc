@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <utility>
+
 #include "core/parallel/make_attention.h"
 #include "spdlog/spdlog.h"
 
@@ -23,8 +25,10 @@ absl::StatusOr<TransformerSetup> SetUpTransformer(
       mesh.CoordinatesOf(runtime.env().rank).pp, mesh.Degree(dist::Axis::kPp));
   if (!blocks.ok()) return blocks.status();
   setup.blocks = *blocks;
-  setup.stale_kv = std::make_shared<parallel::StaleKvAttention>();
-  setup.attention = setup.stale_kv;
+  parallel::PipeFusionAttention attention = parallel::MakePipeFusionAttention(
+      mesh, runtime.groups(), runtime.sequence_parallel_options());
+  setup.stale_kv = std::move(attention.stale_kv);
+  setup.attention = std::move(attention.attention);
   return setup;
 }
 

@@ -17,14 +17,13 @@
 namespace ditserve::worker {
 
 // How this rank's transformer is built: under PipeFusion it holds its
-// stage's blocks and attends over the whole sequence itself, keeping every
-// layer's keys and values for the patch pipeline (sp is 1 under PipeFusion);
-// else it holds every block and attends locally or over the rank's ring /
-// Ulysses groups.
+// stage's blocks and keeps every layer's keys and values for the patch
+// pipeline (shared with its ring and Ulysses ranks, if any); else it holds
+// every block and attends locally or over the rank's ring / Ulysses groups.
 struct TransformerSetup {
   // Unset: every block.
   std::optional<models::BlockRange> blocks;
-  // Set exactly under PipeFusion; then also `attention`.
+  // Set exactly under PipeFusion; `attention` always.
   std::shared_ptr<parallel::StaleKvAttention> stale_kv;
   std::shared_ptr<parallel::Attention> attention;
 };

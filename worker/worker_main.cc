@@ -18,7 +18,6 @@
 #include "worker/model_loading.h"
 #include "worker/rank_flags.h"
 #include "worker/rank_runtime.h"
-#include "worker/served_parallelism.h"
 
 namespace ditserve::worker {
 namespace {
@@ -56,9 +55,6 @@ int RunWorker() {
   if (!spec.ok()) return Fail(spec.status(), "model");
   if (absl::Status s = config::ValidateParallelForModel(*parallel, *spec);
       !s.ok()) {
-    return Fail(s, "parallel flags");
-  }
-  if (absl::Status s = CheckServedParallelism(*parallel); !s.ok()) {
     return Fail(s, "parallel flags");
   }
 

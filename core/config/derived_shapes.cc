@@ -38,6 +38,15 @@ SequenceSplit SplitSequence(int tokens, int degree) {
   return split;
 }
 
+PipeFusionShard PipeFusionShardOf(int tokens, int degree, int index) {
+  PipeFusionShard shard;
+  shard.tokens = SplitSequence(tokens, degree).shard_tokens;
+  shard.begin = std::min(index * shard.tokens, tokens - shard.tokens);
+  shard.owned_begin = std::min(index * shard.tokens, tokens);
+  shard.owned_end = std::min(shard.owned_begin + shard.tokens, tokens);
+  return shard;
+}
+
 std::vector<int> EvenOffsets(int items, int count) {
   std::vector<int> offsets{0};
   const int base = items / count;

@@ -17,6 +17,22 @@ struct SequenceSplit {
 };
 SequenceSplit SplitSequence(int tokens, int degree);
 
+// The image tokens of one PipeFusion forward (a patch, or the whole image)
+// that sequence-parallel rank `index` of `degree` computes under PipeFusion ×
+// sequence parallelism. With shard = ceil(tokens / degree) the rank owns
+// tokens [index × shard, min((index + 1) × shard, tokens)) (possibly none)
+// and computes `shard` of them from `begin`: its own, moved back from the end
+// when fewer remain. Every rank thus computes as many tokens (equal shapes
+// for the collectives) and no padding enters the model; a token computed by
+// two ranks comes out alike on both, and its owner's result is used.
+struct PipeFusionShard {
+  int begin = 0;
+  int tokens = 0;
+  int owned_begin = 0;
+  int owned_end = 0;
+};
+PipeFusionShard PipeFusionShardOf(int tokens, int degree, int index);
+
 // Offsets (count + 1 entries) splitting `items` into `count` contiguous runs
 // whose sizes differ by at most one, larger runs first.
 std::vector<int> EvenOffsets(int items, int count);

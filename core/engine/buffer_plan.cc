@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/config/derived_shapes.h"
 
 namespace ditserve::engine {
 
@@ -110,9 +111,15 @@ absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
           " must be positive to plan the stages of pipefusion_degree ",
           stages));
     }
+    // Under sequence parallelism each rank passes its share of the image
+    // tokens along its pp group.
+    const auto share = [sp](int tokens) {
+      return config::PipeFusionShardOf(tokens, static_cast<int>(sp), 0).tokens;
+    };
     const std::string image_by = absl::StrCat(
         "shapes.image_tokens ", shapes.image_tokens(), " (from height ",
-        config.height(), ", width ", config.width(), ")");
+        config.height(), ", width ", config.width(), ") shared by ring ",
+        parallel.ring_degree(), " × ulysses ", parallel.ulysses_degree());
     const std::string channels_by = absl::StrCat(
         "model token_output_channels ", dimensions.token_output_channels);
     if (coordinates.pp > 0) {
@@ -126,13 +133,14 @@ absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
       }
       plan.buffers.push_back(
           {std::string(kStageImageStream),
-           {rows, shapes.image_tokens(), dimensions.hidden_size},
+           {rows, share(shapes.image_tokens()), dimensions.hidden_size},
            absl::StrCat(rows_by, "; ", image_by, "; ", hidden_by)});
     }
     if (coordinates.pp < stages - 1) {
       plan.buffers.push_back(
           {std::string(kStageNoisePrediction),
-           {rows, shapes.image_tokens(), dimensions.token_output_channels},
+           {rows, share(shapes.image_tokens()),
+            dimensions.token_output_channels},
            absl::StrCat(rows_by, "; ", image_by, "; ", channels_by)});
     }
     // Planned also for requests whose steps are all warm-up steps: the
@@ -146,11 +154,13 @@ absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
           " needs ", parallel.num_pipeline_patch() + 1));
     }
     for (int patch = 0; patch + 1 < offsets.size(); ++patch) {
-      const int64_t tokens = offsets[patch + 1] - offsets[patch];
+      const int64_t tokens = share(offsets[patch + 1] - offsets[patch]);
       const std::string patch_by = absl::StrCat(
           rows_by, "; shapes.pipefusion_patch_token_offsets[", patch, ", ",
           patch + 1, "] = ", offsets[patch], ", ", offsets[patch + 1],
-          " (num_pipeline_patch ", parallel.num_pipeline_patch(), ")");
+          " (num_pipeline_patch ", parallel.num_pipeline_patch(),
+          ") shared by ring ", parallel.ring_degree(), " × ulysses ",
+          parallel.ulysses_degree());
       if (coordinates.pp > 0) {
         plan.buffers.push_back({PatchBuffer(kStageImageStream, patch),
                                 {rows, tokens, dimensions.hidden_size},

@@ -27,7 +27,8 @@ inline constexpr absl::string_view kCfgBranchGather = "cfg_branch_gather";
 // [rows, text_tokens, hidden] (models whose stages pass one) and image
 // stream [rows, image_tokens, hidden], with rows = max_batch_per_dp_group ×
 // branches_per_cfg_rank; a group with fewer prompts receives into the
-// leading rows.
+// leading rows. Under sequence parallelism image tokens here and below are
+// a rank's share of them (config::PipeFusionShardOf).
 inline constexpr absl::string_view kStageTextStream = "stage_text_stream";
 inline constexpr absl::string_view kStageImageStream = "stage_image_stream";
 // PipeFusion stages before the last: the last stage's noise prediction

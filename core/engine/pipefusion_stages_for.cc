@@ -63,6 +63,11 @@ absl::StatusOr<std::optional<pipelines::PipeFusionStages>> StagesFor(
     return buffer->narrow(0, 0, shape[0]);
   };
   stages.stale_kv = stale_kv;
+  if (context.mesh.Degree(dist::Axis::kSp) > 1) {
+    stages.sp =
+        parallel::Group{.group = context.groups.group(dist::Axis::kSp),
+                        .context = context.collective_on(dist::Axis::kSp)};
+  }
   stages.warmup_steps = context.config.parallel().warmup_steps();
   const auto& offsets = shapes.pipefusion_patch_token_offsets();
   stages.patch_offsets.assign(offsets.begin(), offsets.end());

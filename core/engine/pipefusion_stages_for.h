@@ -11,7 +11,8 @@
 
 namespace ditserve::engine {
 
-// The PipeFusion stages of this rank's group when pp > 1, else nullopt.
+// The PipeFusion stages of this rank's group when pp > 1 (with the rank's sp
+// group when ring × ulysses > 1), else nullopt.
 // `stale_kv` is the attention of the rank's stage transformer
 // (FAILED_PRECONDITION when pp > 1 without one). Stages receive into the
 // planned buffers: a dp group with fewer prompts than the largest one, or a

@@ -7,7 +7,10 @@ namespace ditserve::engine {
 absl::StatusOr<std::optional<pipelines::SequenceParallel>> SequenceParallelFor(
     const PipelineContext& context) {
   const int degree = context.mesh.Degree(dist::Axis::kSp);
-  if (degree == 1) return std::nullopt;
+  // Under PipeFusion the stages split each forward themselves (StagesFor).
+  if (degree == 1 || context.mesh.Degree(dist::Axis::kPp) > 1) {
+    return std::nullopt;
+  }
   absl::StatusOr<parallel::SequenceSharding> sharding =
       parallel::SequenceSharding::Create(
           context.config.shapes(), degree,

@@ -10,8 +10,9 @@
 namespace ditserve::engine {
 
 // This rank's shard of every transformer forward of the frozen config when
-// sp = ring × ulysses is above 1, else nullopt (the whole sequence on every
-// rank). INVALID_ARGUMENT when the config's derived shapes do not split
+// sp = ring × ulysses is above 1 without PipeFusion, else nullopt (the whole
+// sequence on every rank, or PipeFusion stages that split it themselves:
+// StagesFor). INVALID_ARGUMENT when the config's derived shapes do not split
 // over the mesh's sp degree.
 absl::StatusOr<std::optional<pipelines::SequenceParallel>> SequenceParallelFor(
     const PipelineContext& context);

@@ -1,6 +1,7 @@
 #include "core/parallel/make_attention.h"
 
 #include <string>
+#include <utility>
 
 #include "core/parallel/local_attention.h"
 #include "core/parallel/ring_attention.h"
@@ -35,6 +36,23 @@ std::unique_ptr<Attention> MakeAttention(
   return std::make_unique<UspAttention>(
       GroupAlong(groups, dist::Axis::kUlysses, options),
       GroupAlong(groups, dist::Axis::kRing, options));
+}
+
+PipeFusionAttention MakePipeFusionAttention(
+    const dist::Mesh& mesh, const dist::MeshGroups& groups,
+    const SequenceParallelOptions& options) {
+  StaleKvSharing sharing{.ulysses = mesh.Degree(dist::Axis::kUlysses)};
+  if (mesh.Degree(dist::Axis::kRing) > 1) {
+    sharing.ring = GroupAlong(groups, dist::Axis::kRing, options);
+  }
+  PipeFusionAttention attention;
+  attention.stale_kv = std::make_shared<StaleKvAttention>(std::move(sharing));
+  attention.attention = attention.stale_kv;
+  if (mesh.Degree(dist::Axis::kUlysses) > 1) {
+    attention.attention = std::make_shared<UlyssesAttention>(
+        GroupAlong(groups, dist::Axis::kUlysses, options), attention.stale_kv);
+  }
+  return attention;
 }
 
 }  // namespace ditserve::parallel

@@ -9,6 +9,7 @@
 #include "core/dist/mesh_groups.h"
 #include "core/parallel/attention.h"
 #include "core/parallel/group_collectives.h"
+#include "core/parallel/stale_kv_attention.h"
 
 namespace ditserve::parallel {
 
@@ -28,6 +29,22 @@ Group GroupAlong(const dist::MeshGroups& groups, dist::Axis axis,
 // is 1, else UlyssesAttention, RingAttention or UspAttention over the
 // rank's groups in `groups`.
 std::unique_ptr<Attention> MakeAttention(
+    const dist::Mesh& mesh, const dist::MeshGroups& groups,
+    const SequenceParallelOptions& options);
+
+// The attention of a PipeFusion stage's transformer: `stale_kv`, which the
+// PipeFusion driver tells which rows each forward computes, and `attention`,
+// what the transformer calls (the same object, or UlyssesAttention around it
+// when the Ulysses degree is above 1).
+struct PipeFusionAttention {
+  std::shared_ptr<StaleKvAttention> stale_kv;
+  std::shared_ptr<Attention> attention;
+};
+
+// The PipeFusionAttention of a rank of `mesh` (pp > 1): with sequence
+// parallelism the stage's ring ranks all-gather their keys and values and
+// its Ulysses ranks exchange heads (StaleKvSharing).
+PipeFusionAttention MakePipeFusionAttention(
     const dist::Mesh& mesh, const dist::MeshGroups& groups,
     const SequenceParallelOptions& options);
 

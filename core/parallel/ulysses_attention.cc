@@ -11,7 +11,7 @@
 namespace ditserve::parallel {
 
 UlyssesAttention::UlyssesAttention(Group ulysses,
-                                   std::unique_ptr<Attention> inner)
+                                   std::shared_ptr<Attention> inner)
     : ulysses_(std::move(ulysses)), inner_(std::move(inner)) {}
 
 at::Tensor UlyssesAttention::Attend(const at::Tensor& q, const at::Tensor& k,

@@ -24,8 +24,9 @@ namespace ditserve::parallel {
 class UlyssesAttention final : public Attention {
  public:
   // `inner` attends over the gathered span: LocalAttention for Ulysses alone,
-  // RingAttention across the ring for USP.
-  UlyssesAttention(Group ulysses, std::unique_ptr<Attention> inner);
+  // RingAttention across the ring for USP, StaleKvAttention on a PipeFusion
+  // stage.
+  UlyssesAttention(Group ulysses, std::shared_ptr<Attention> inner);
 
   // q, k, v: [B, H, S_block, D] this rank's block; key_mask: optional bool
   // [B, S_block] (false for padding). Every Ulysses rank passes the same
@@ -36,7 +37,7 @@ class UlyssesAttention final : public Attention {
 
  private:
   Group ulysses_;
-  std::unique_ptr<Attention> inner_;
+  std::shared_ptr<Attention> inner_;
 };
 
 }  // namespace ditserve::parallel

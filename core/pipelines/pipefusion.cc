@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/config/derived_shapes.h"
 #include "core/parallel/collective_error.h"
 
 namespace ditserve::pipelines {
@@ -77,21 +78,81 @@ absl::StatusOr<StageStreams> ReceiveStreams(const StageModel& model,
   return streams;
 }
 
+int SpDegree(const PipeFusionStages& stages) {
+  return stages.sp.has_value() ? stages.sp->size() : 1;
+}
+
+// The image tokens of `span` that sp rank `index` computes.
+models::TokenSpan ShardOf(const models::TokenSpan& span, int degree,
+                          int index) {
+  const config::PipeFusionShard shard =
+      config::PipeFusionShardOf(static_cast<int>(span.tokens), degree, index);
+  return {.begin = span.begin + shard.begin, .tokens = shard.tokens};
+}
+
+// This rank's share of `span`.
+models::TokenSpan OwnShard(const models::TokenSpan& span,
+                           const PipeFusionStages& stages) {
+  return ShardOf(span, SpDegree(stages),
+                 stages.sp.has_value() ? stages.sp->rank() : 0);
+}
+
+// The attention rows of every sp rank's share of `span`, [sp, S].
+at::Tensor ShardRows(const StageModel& model, const models::TokenSpan& span,
+                     const PipeFusionStages& stages) {
+  std::vector<at::Tensor> rows;
+  for (int index = 0; index < SpDegree(stages); ++index) {
+    rows.push_back(model.AttentionRows(ShardOf(span, SpDegree(stages), index)));
+  }
+  return at::stack(rows);
+}
+
+// The output for every image token from `own` [B, T, C], this rank's outputs
+// for its shares of `spans` in order: without sequence parallelism that is
+// it; else the sp ranks' outputs are all-gathered and every token is taken
+// from the rank that owns it.
+at::Tensor GatherShards(const PipeFusionStages& stages,
+                        const std::vector<models::TokenSpan>& spans,
+                        const at::Tensor& own) {
+  if (!stages.sp.has_value()) return own;
+  const int degree = SpDegree(stages);
+  // [B, sp × T, C]: rank i's outputs at [i × T, (i + 1) × T).
+  const at::Tensor gathered =
+      parallel::AllGather(*stages.sp, "all-gather of the sp ranks' outputs",
+                          own.contiguous(), /*dim=*/1);
+  std::vector<int64_t> sources;
+  int64_t offset = 0;
+  for (const models::TokenSpan& span : spans) {
+    const int tokens = static_cast<int>(span.tokens);
+    for (int index = 0; index < degree; ++index) {
+      const config::PipeFusionShard shard =
+          config::PipeFusionShardOf(tokens, degree, index);
+      for (int token = shard.owned_begin; token < shard.owned_end; ++token) {
+        sources.push_back(index * own.size(1) + offset + token - shard.begin);
+      }
+    }
+    offset += config::PipeFusionShardOf(tokens, degree, 0).tokens;
+  }
+  return gathered.index_select(
+      1, at::tensor(sources, at::kLong).to(gathered.device()));
+}
+
 absl::StatusOr<at::Tensor> Staged(StageModel& model,
                                   const PipeFusionStages& stages) {
   const parallel::Group& group = stages.group;
   const int stage = group.rank();
   const int last = group.size() - 1;
   const models::TokenSpan whole{.begin = 0, .tokens = model.image_tokens()};
+  const models::TokenSpan own = OwnShard(whole, stages);
   std::optional<StageStreams> incoming;
   if (stage > 0) {
     absl::StatusOr<StageStreams> received =
-        ReceiveStreams(model, stages, whole, kWholeSequence);
+        ReceiveStreams(model, stages, own, kWholeSequence);
     if (!received.ok()) return received.status();
     incoming = *std::move(received);
   }
-  stages.stale_kv->BeginWholeSequence();
-  absl::StatusOr<StageStreams> streams = model.Forward(whole, incoming);
+  stages.stale_kv->BeginWholeSequence(ShardRows(model, whole, stages));
+  absl::StatusOr<StageStreams> streams = model.Forward(own, incoming);
   if (!streams.ok()) return streams.status();
   if (stage < last) {
     if (model.text_tokens() > 0) {
@@ -100,22 +161,21 @@ absl::StatusOr<at::Tensor> Staged(StageModel& model,
     }
     Send(group, "send of the image stream to the next stage", streams->image,
          stage + 1, kImageTag);
-    absl::StatusOr<at::Tensor> noise =
-        Receive(stages, "receive of the last stage's noise prediction",
-                StageTensor::kNoisePrediction, kWholeSequence,
-                {model.batch(), whole.tokens, model.output_channels()}, last,
-                kNoiseTag);
+    absl::StatusOr<at::Tensor> noise = Receive(
+        stages, "receive of the last stage's noise prediction",
+        StageTensor::kNoisePrediction, kWholeSequence,
+        {model.batch(), own.tokens, model.output_channels()}, last, kNoiseTag);
     if (!noise.ok()) return noise.status();
     // The buffer is overwritten by the next step's receive.
-    return noise->clone();
+    return GatherShards(stages, {whole}, noise->clone());
   }
-  absl::StatusOr<at::Tensor> noise = model.Output(whole, streams->image);
+  absl::StatusOr<at::Tensor> noise = model.Output(own, streams->image);
   if (!noise.ok()) return noise.status();
   for (int other = 0; other < last; ++other) {
     Send(group, "send of the noise prediction to an earlier stage", *noise,
          other, kNoiseTag);
   }
-  return noise;
+  return GatherShards(stages, {whole}, *noise);
 }
 
 absl::StatusOr<at::Tensor> Patched(StageModel& model,
@@ -135,19 +195,23 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
     sends.push_back(
         parallel::PostSend(group, operation, sent.back(), destination, tag));
   };
+  std::vector<models::TokenSpan> spans;
+  for (int patch = 0; patch < patches; ++patch) {
+    spans.push_back({.begin = offsets[patch],
+                     .tokens = offsets[patch + 1] - offsets[patch]});
+  }
   std::vector<at::Tensor> noise(patches);
   for (int patch = 0; patch < patches; ++patch) {
-    const models::TokenSpan span{.begin = offsets[patch],
-                                 .tokens = offsets[patch + 1] - offsets[patch]};
+    const models::TokenSpan own = OwnShard(spans[patch], stages);
     std::optional<StageStreams> incoming;
     if (stage > 0) {
       absl::StatusOr<StageStreams> received =
-          ReceiveStreams(model, stages, span, patch);
+          ReceiveStreams(model, stages, own, patch);
       if (!received.ok()) return received.status();
       incoming = *std::move(received);
     }
-    stages.stale_kv->BeginPatch(model.AttentionRows(span));
-    absl::StatusOr<StageStreams> streams = model.Forward(span, incoming);
+    stages.stale_kv->BeginPatch(ShardRows(model, spans[patch], stages));
+    absl::StatusOr<StageStreams> streams = model.Forward(own, incoming);
     if (!streams.ok()) return streams.status();
     if (stage < last) {
       if (model.text_tokens() > 0) {
@@ -158,7 +222,7 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
            stage + 1, PatchTag(patch, kImageTag));
       continue;
     }
-    absl::StatusOr<at::Tensor> output = model.Output(span, streams->image);
+    absl::StatusOr<at::Tensor> output = model.Output(own, streams->image);
     if (!output.ok()) return output.status();
     noise[patch] = *output;
     for (int other = 0; other < last; ++other) {
@@ -171,7 +235,7 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
       absl::StatusOr<at::Tensor> received = Receive(
           stages, "receive of the last stage's noise prediction for a patch",
           StageTensor::kNoisePrediction, patch,
-          {model.batch(), offsets[patch + 1] - offsets[patch],
+          {model.batch(), OwnShard(spans[patch], stages).tokens,
            model.output_channels()},
           last, PatchTag(patch, kNoiseTag));
       if (!received.ok()) return received.status();
@@ -181,7 +245,7 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
   for (const c10::intrusive_ptr<c10d::Work>& work : sends) {
     parallel::Wait(group, "send of a patch to another stage", work);
   }
-  return at::cat(noise, /*dim=*/1);
+  return GatherShards(stages, spans, at::cat(noise, /*dim=*/1));
 }
 
 }  // namespace

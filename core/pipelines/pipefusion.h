@@ -49,6 +49,12 @@ struct PipeFusionStages {
   // The attention of this stage's transformer (required: every forward
   // tells it which rows it computes).
   std::shared_ptr<parallel::StaleKvAttention> stale_kv;
+  // With sequence parallelism (ring × ulysses > 1): the stage's sp group,
+  // whose group rank is the sp index. Its ranks split the image tokens of
+  // every forward (config::PipeFusionShardOf), each passing its share along
+  // its own pp group; they share keys and values through `stale_kv` and
+  // all-gather the output. Unset without sequence parallelism.
+  std::optional<parallel::Group> sp;
   // Steps run over the whole sequence before the patch pipeline starts
   // (InputConfig warmup_steps).
   int warmup_steps = 0;
@@ -106,8 +112,10 @@ class StageModel {
 // computed stage after stage over the whole sequence: stage 0 embeds and
 // runs its blocks, each stage passes its streams to the next, and the last
 // stage's output is sent to every stage, so that all stages step identical
-// latents. Every rank of the group calls it with the same inputs. Errors of
-// the model, of the receive buffers, and the Status of a failed transfer.
+// latents. Every rank of the group (and of the sp group) calls it with the
+// same inputs; under sequence parallelism each rank runs its share of the
+// image tokens with the whole text. Errors of the model, of the receive
+// buffers, and the Status of a failed transfer.
 absl::StatusOr<at::Tensor> StagedForward(StageModel& model,
                                          const PipeFusionStages& stages);
 

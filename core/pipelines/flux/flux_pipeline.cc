@@ -155,8 +155,8 @@ absl::StatusOr<at::Tensor> FluxPipeline::Denoise(
   if (sequence_parallel != nullptr && stages != nullptr) {
     return absl::InvalidArgumentError(
         "Denoise got both sequence_parallel and stages; a FLUX denoise runs "
-        "at most one of them (the served layouts are checked by "
-        "worker::CheckServedParallelism)");
+        "at most one of them (PipeFusion stages split the sequence "
+        "themselves: PipeFusionStages::sp)");
   }
   const FluxLatentGrid grid =
       *LatentGridFor(request.height, request.width, vae_scale_factor());

@@ -175,8 +175,8 @@ absl::Status PixArtPipeline::CheckRequest(const PixArtRequest& request) const {
   if (request.sequence_parallel.has_value() && request.stages.has_value()) {
     status.Update(absl::InvalidArgumentError(
         "the request has both sequence_parallel and stages; a PixArt denoise "
-        "runs at most one of them (the served layouts are checked by "
-        "worker::CheckServedParallelism)"));
+        "runs at most one of them (PipeFusion stages split the sequence "
+        "themselves: PipeFusionStages::sp)"));
   }
   return status;
 }

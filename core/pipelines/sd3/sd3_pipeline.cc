@@ -167,8 +167,8 @@ absl::Status SD3Pipeline::CheckRequest(const SD3Request& request) const {
   if (request.sequence_parallel.has_value() && request.stages.has_value()) {
     status.Update(absl::InvalidArgumentError(
         "the request has both sequence_parallel and stages; an SD3 denoise "
-        "runs at most one of them (the served layouts are checked by "
-        "worker::CheckServedParallelism)"));
+        "runs at most one of them (PipeFusion stages split the sequence "
+        "themselves: PipeFusionStages::sp)"));
   }
   return status;
 }

@@ -318,16 +318,22 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // PipeFusion: the tiny checkpoints' two blocks on two stages, alone and
-// with data or CFG parallel on four ranks.
+// with data, CFG or sequence parallel on four ranks.
 struct PipeFusionLayout {
   config::ModelFamily family = config::ModelFamily::kPixArtSigma;
   int dp = 1;
   int cfg = 1;
+  int ulysses = 1;
+  int ring = 1;
 
-  int world() const { return dp * cfg * kStages; }
+  int sp() const { return ulysses * ring; }
+  int world() const { return dp * cfg * kStages * sp(); }
   std::string Name() const {
-    return absl::StrCat(FamilyName(family), "_dp", dp, "_cfg", cfg, "_pp",
-                        kStages);
+    std::string name = absl::StrCat(FamilyName(family), "_dp", dp, "_cfg", cfg,
+                                    "_pp", kStages);
+    if (ulysses > 1) absl::StrAppend(&name, "_ulysses", ulysses);
+    if (ring > 1) absl::StrAppend(&name, "_ring", ring);
+    return name;
   }
 
   static constexpr int kStages = 2;
@@ -342,6 +348,8 @@ std::vector<std::string> PipeFusionFlags(const PipeFusionLayout& layout,
   return {absl::StrCat("--dp_degree=", layout.dp),
           absl::StrCat("--cfg_degree=", layout.cfg),
           absl::StrCat("--pipefusion_degree=", PipeFusionLayout::kStages),
+          absl::StrCat("--ulysses_degree=", layout.ulysses),
+          absl::StrCat("--ring_degree=", layout.ring),
           absl::StrCat("--warmup_steps=", warmup_steps)};
 }
 
@@ -349,8 +357,10 @@ class GuidedPipeFusionTest : public ::testing::TestWithParam<PipeFusionLayout> {
 };
 
 // With every step a warm-up step the stages run the whole sequence one after
-// the other: a single rank's computation, split by blocks. Requests of
-// changing max_sequence_length reuse the group (each shape gets its
+// the other: a single rank's computation, split by blocks (and, with
+// sequence parallelism, each stage's image tokens over its sp ranks: the
+// 15 tokens of SequenceRequest in shares of 8 that overlap by one). Requests
+// of changing max_sequence_length reuse the group (each shape gets its
 // buffers).
 TEST_P(GuidedPipeFusionTest, WarmupStepsOnlyGiveTheSingleRankLatents) {
   const PipeFusionLayout& layout = GetParam();
@@ -401,7 +411,10 @@ TEST_P(GuidedPipeFusionTest, WarmupStepsOnlyGiveTheSingleRankLatents) {
     EXPECT_GT(bytes, 0) << "rank " << rank;
     EXPECT_LT(bytes, single_rank_bytes) << "rank " << rank;
     // The ranks of the first pp group (pp varies fastest after sp).
-    if (rank < PipeFusionLayout::kStages) stage_bytes += bytes;
+    if (rank % layout.sp() == 0 &&
+        rank < PipeFusionLayout::kStages * layout.sp()) {
+      stage_bytes += bytes;
+    }
   }
   EXPECT_GT(stage_bytes, single_rank_bytes);
 }
@@ -412,7 +425,8 @@ std::vector<PipeFusionLayout> PipeFusionLayouts() {
        {config::ModelFamily::kPixArtSigma, config::ModelFamily::kSd3Medium}) {
     for (PipeFusionLayout layout :
          {PipeFusionLayout{}, PipeFusionLayout{.dp = 2},
-          PipeFusionLayout{.cfg = 2}}) {
+          PipeFusionLayout{.cfg = 2}, PipeFusionLayout{.ulysses = 2},
+          PipeFusionLayout{.ring = 2}}) {
       layout.family = family;
       layouts.push_back(layout);
     }
@@ -430,10 +444,11 @@ INSTANTIATE_TEST_SUITE_P(
 // and values of the other patches by design, so the image is measured by
 // its similarity to a single rank's, as PipeFusion is.
 class GuidedPatchPipelineTest
-    : public ::testing::TestWithParam<config::ModelFamily> {};
+    : public ::testing::TestWithParam<PipeFusionLayout> {};
 
 TEST_P(GuidedPatchPipelineTest, StaysCloseToASingleRank) {
-  const std::string model_dir = TinyCheckpoint(GetParam());
+  const PipeFusionLayout& layout = GetParam();
+  const std::string model_dir = TinyCheckpoint(layout.family);
   ASSERT_FALSE(model_dir.empty());
   v1::GenerateRequest request = SequenceRequest();
   request.set_num_inference_steps(4);
@@ -445,7 +460,6 @@ TEST_P(GuidedPatchPipelineTest, StaysCloseToASingleRank) {
     single = cluster->Generate(request, kCallSeconds);
     ASSERT_TRUE(single.ok()) << single.status();
   }
-  const PipeFusionLayout layout{.family = GetParam()};
   std::unique_ptr<ServingCluster> cluster = StartCluster(
       model_dir, layout.world(), PipeFusionFlags(layout, /*warmup_steps=*/1));
   ASSERT_NE(cluster, nullptr);
@@ -463,11 +477,15 @@ TEST_P(GuidedPatchPipelineTest, StaysCloseToASingleRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Families, GuidedPatchPipelineTest,
-    ::testing::Values(config::ModelFamily::kPixArtSigma,
-                      config::ModelFamily::kSd3Medium),
-    [](const ::testing::TestParamInfo<config::ModelFamily>& info) {
-      return FamilyName(info.param);
+    Layouts, GuidedPatchPipelineTest,
+    ::testing::Values(
+        PipeFusionLayout{.family = config::ModelFamily::kPixArtSigma},
+        PipeFusionLayout{.family = config::ModelFamily::kSd3Medium},
+        PipeFusionLayout{.family = config::ModelFamily::kPixArtSigma,
+                         .ulysses = 2},
+        PipeFusionLayout{.family = config::ModelFamily::kSd3Medium, .ring = 2}),
+    [](const ::testing::TestParamInfo<PipeFusionLayout>& info) {
+      return info.param.Name();
     });
 
 }  // namespace

@@ -78,12 +78,13 @@ TEST(BufferPlanTest, ShardTokensFollowTheSequenceLength) {
 }
 
 v1::InputConfig FrozenPipeFusion(int stages, int max_sequence_length,
-                                 int warmup_steps = 1) {
+                                 int warmup_steps = 1, int ring = 1) {
   config::ParallelFlags flags;
   flags.pipefusion_degree = stages;
   flags.warmup_steps = warmup_steps;
+  flags.ring_degree = ring;
   absl::StatusOr<v1::ParallelConfig> parallel =
-      config::MakeParallelConfig(flags, stages);
+      config::MakeParallelConfig(flags, stages * ring);
   EXPECT_TRUE(parallel.ok()) << parallel.status();
   TestConfigRequest request;
   request.prompts = 1;
@@ -135,6 +136,33 @@ TEST(BufferPlanTest, PatchPipelineStagesReceiveEachPatchInItsOwnBuffer) {
     ASSERT_NE(noise, nullptr) << "patch " << patch;
     EXPECT_THAT(noise->shape, ElementsAre(1, tokens, 64));
     EXPECT_EQ(first->Find(PatchBuffer(kStageImageStream, patch)), nullptr);
+  }
+}
+
+TEST(BufferPlanTest, SequenceParallelStagesReceiveTheirShareOfTheTokens) {
+  const v1::InputConfig config =
+      FrozenPipeFusion(2, 256, /*warmup_steps=*/1, /*ring=*/3);
+  const v1::DerivedShapes& shapes = config.shapes();
+  absl::StatusOr<BufferPlan> first =
+      PlanBuffers(config, {.ring = 2}, kDimensions);
+  absl::StatusOr<BufferPlan> last =
+      PlanBuffers(config, {.pp = 1, .ring = 1}, kDimensions);
+  ASSERT_TRUE(first.ok() && last.ok());
+  const auto share = [](int64_t tokens) { return (tokens + 2) / 3; };
+  // Every sp rank receives the whole text stream with its share of the
+  // image tokens.
+  EXPECT_THAT(last->Find(kStageTextStream)->shape,
+              ElementsAre(1, shapes.text_tokens(), 8));
+  EXPECT_THAT(last->Find(kStageImageStream)->shape,
+              ElementsAre(1, share(shapes.image_tokens()), 8));
+  EXPECT_THAT(last->Find(kStageImageStream)->sized_by,
+              HasSubstr("shared by ring 3 × ulysses 1"));
+  EXPECT_THAT(first->Find(kStageNoisePrediction)->shape,
+              ElementsAre(1, share(shapes.image_tokens()), 64));
+  const auto& offsets = shapes.pipefusion_patch_token_offsets();
+  for (int patch = 0; patch < 2; ++patch) {
+    EXPECT_THAT(first->Find(PatchBuffer(kStageNoisePrediction, patch))->shape,
+                ElementsAre(1, share(offsets[patch + 1] - offsets[patch]), 64));
   }
 }
 

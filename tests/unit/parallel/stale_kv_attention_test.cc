@@ -19,7 +19,7 @@ TEST(StaleKvAttentionTest, PatchAttendsToItsFreshRowsAndTheCachedOthers) {
   LocalAttention local;
   const at::Tensor q = Random(6), k = Random(6), v = Random(6);
   // Two layers, to check that each keeps its own cache.
-  attention.BeginWholeSequence();
+  attention.BeginWholeSequence(at::arange(6, at::kLong).unsqueeze(0));
   EXPECT_TRUE(attention.Attend(q, k, v, std::nullopt)
                   .equal(local.Attend(q, k, v, std::nullopt)));
   attention.Attend(q, 2 * k, v, std::nullopt);
@@ -27,7 +27,7 @@ TEST(StaleKvAttentionTest, PatchAttendsToItsFreshRowsAndTheCachedOthers) {
   // Positions 0 and 4 come back with new keys and values.
   const at::Tensor rows = at::tensor({0, 4}, at::kLong);
   const at::Tensor pq = Random(2), pk = Random(2), pv = Random(2);
-  attention.BeginPatch(rows);
+  attention.BeginPatch(rows.unsqueeze(0));
   const at::Tensor first = attention.Attend(pq, pk, pv, std::nullopt);
   const at::Tensor second = attention.Attend(pq, pk, pv, std::nullopt);
 
@@ -44,9 +44,15 @@ TEST(StaleKvAttentionTest, PatchAttendsToItsFreshRowsAndTheCachedOthers) {
 
 TEST(StaleKvAttentionTest, PatchWithoutAWholeForwardBeforeIsAnError) {
   StaleKvAttention attention;
-  attention.BeginPatch(at::tensor({0}, at::kLong));
+  attention.BeginPatch(at::tensor({0}, at::kLong).unsqueeze(0));
   EXPECT_THROW(attention.Attend(Random(1), Random(1), Random(1), std::nullopt),
                std::logic_error);
+}
+
+TEST(StaleKvAttentionTest, RowsOfAnotherSequenceParallelDegreeAreAnError) {
+  StaleKvAttention attention(StaleKvSharing{.ulysses = 2});
+  EXPECT_THROW(attention.BeginPatch(at::tensor({0, 1}, at::kLong).unsqueeze(0)),
+               std::invalid_argument);
 }
 
 }  // namespace

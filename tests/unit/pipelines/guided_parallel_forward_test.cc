@@ -1,7 +1,8 @@
 // The parallel forwards of SD3 and PixArt on thread ranks against the whole
 // forward on one rank: ShardedSD3Forward and ShardedPixArtForward through
 // Ring and Ulysses attention, every case padded; PipeFusionSD3Forward and
-// PipeFusionPixArtForward over two stages, whole and patched.
+// PipeFusionPixArtForward over two stages, whole and patched, alone and with
+// each stage's forwards split over sequence-parallel ranks.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -23,7 +24,6 @@
 #include "core/pipelines/sd3/sd3_pipeline.h"
 #include "tests/unit/models/golden_case.h"
 #include "tests/unit/models/guided_golden_inputs.h"
-#include "tests/unit/parallel/thread_rank_groups.h"
 #include "tests/unit/pipelines/thread_sequence_parallel.h"
 
 namespace ditserve::pipelines {
@@ -36,8 +36,9 @@ using ::ditserve::testing::PixArtGoldenMicroConditions;
 using ::ditserve::testing::RunOnRankThreads;
 using ::ditserve::testing::SD3GoldenInputs;
 using ::ditserve::testing::SplitShapes;
-using ::ditserve::testing::ThreadRankGroups;
+using ::ditserve::testing::ThreadPipeFusion;
 using ::ditserve::testing::ThreadSequenceParallel;
+using ::ditserve::testing::ThreadStage;
 using ::testing::HasSubstr;
 
 constexpr std::chrono::milliseconds kTimeout{30000};
@@ -185,68 +186,90 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.Name();
     });
 
+struct StagesCase {
+  // Golden case under tests/data/golden/models.
+  std::string golden;
+  // Sequence-parallel ranks per stage, sharing keys and values over a ring
+  // or by Ulysses head exchange.
+  int sp = 1;
+  Method method = Method::kRing;
+
+  std::string Name() const {
+    if (sp == 1) return golden;
+    return absl::StrCat(golden, method == Method::kRing ? "_ring" : "_ulysses",
+                        sp);
+  }
+};
+
+void PrintTo(const StagesCase& stages_case, std::ostream* out) {
+  *out << stages_case.Name();
+}
+
 class GuidedPipeFusionForwardTest
-    : public ::testing::TestWithParam<std::string> {};
+    : public ::testing::TestWithParam<StagesCase> {};
 
 // Two stages of one block each (every golden has two); step 0 runs the whole
 // sequence stage after stage, step 1 the patch pipeline, here with the same
 // inputs, so the cached keys and values of the other patches are fresh.
 TEST_P(GuidedPipeFusionForwardTest, StagesGiveTheWholeForward) {
-  const GoldenCase golden(absl::StrCat("models/", GetParam()));
-  const bool sd3 = GetParam().rfind("sd3", 0) == 0;
+  const StagesCase& stages_case = GetParam();
+  const GoldenCase golden(absl::StrCat("models/", stages_case.golden));
+  const bool sd3 = stages_case.golden.rfind("sd3", 0) == 0;
   torch::NoGradGuard no_grad;
   const absl::StatusOr<at::Tensor> expected = GoldenForward(
       golden, sd3, std::make_shared<parallel::LocalAttention>(), {});
   ASSERT_TRUE(expected.ok()) << expected.status();
 
   constexpr int kStages = 2;
-  const std::vector<parallel::Group> groups =
-      ThreadRankGroups("pp", kStages, kTimeout);
-  std::vector<PipeFusionStages> stages;
-  for (int stage = 0; stage < kStages; ++stage) {
-    // Patches of one patch row and the rest: SD3's 4×4 grid, PixArt's 3×3.
-    stages.push_back(
-        {.group = groups[stage],
-         .receive_buffer = [](StageTensor, int,
-                              const std::vector<int64_t>& shape)
-             -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
-         .stale_kv = std::make_shared<parallel::StaleKvAttention>(),
-         .warmup_steps = 1,
-         .patch_offsets = sd3 ? std::vector<int64_t>{0, 4, 16}
-                              : std::vector<int64_t>{0, 3, 9}});
-  }
+  const int sp = stages_case.sp;
+  // Patches of one patch row and the rest: SD3's 4×4 grid, PixArt's 3×3.
+  const std::vector<ThreadStage> ranks = ThreadPipeFusion(
+      kStages, sp, stages_case.method == Method::kUlysses,
+      sd3 ? std::vector<int64_t>{0, 4, 16} : std::vector<int64_t>{0, 3, 9},
+      kTimeout);
   for (const int step : {0, 1}) {
     const std::vector<absl::StatusOr<at::Tensor>> outputs =
-        RunOnRankThreads(kStages, [&](int stage) {
-          return GoldenForward(golden, sd3, stages[stage].stale_kv,
-                               {.stages = &stages[stage],
+        RunOnRankThreads(kStages * sp, [&](int rank) {
+          const int stage = rank / sp;
+          return GoldenForward(golden, sd3, ranks[rank].attention,
+                               {.stages = &ranks[rank].stages,
                                 .blocks = models::BlockRange{stage, stage + 1},
                                 .step = step});
         });
-    for (int stage = 0; stage < kStages; ++stage) {
-      ASSERT_TRUE(outputs[stage].ok()) << outputs[stage].status();
-      if (step == 0) {
+    for (int rank = 0; rank < kStages * sp; ++rank) {
+      ASSERT_TRUE(outputs[rank].ok()) << outputs[rank].status();
+      if (step == 0 && sp == 1) {
         // The same operations in the same order: bit-identical.
-        EXPECT_TRUE(outputs[stage]->equal(*expected)) << "stage " << stage;
+        EXPECT_TRUE(outputs[rank]->equal(*expected)) << "rank " << rank;
       } else {
         // Matmuls over fewer rows: float32 ulps.
         EXPECT_TRUE(
-            AllClose(*outputs[stage], *expected, {kTolerance, kTolerance}))
-            << "stage " << stage << ", max |error| "
-            << (*outputs[stage] - *expected).abs().max().item<float>();
+            AllClose(*outputs[rank], *expected, {kTolerance, kTolerance}))
+            << "step " << step << ", rank " << rank << ", max |error| "
+            << (*outputs[rank] - *expected).abs().max().item<float>();
       }
     }
   }
 }
 
 // sd35 has a dual-attention block, whose image-only attn2 caches keys of the
-// image tokens alone.
-INSTANTIATE_TEST_SUITE_P(Goldens, GuidedPipeFusionForwardTest,
-                         ::testing::Values("sd3", "sd35", "pixart_sigma",
-                                           "pixart_alpha"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
-                         });
+// image tokens alone. With sequence parallelism PixArt's 9 image tokens
+// split into shares of 5 ([0, 5) and [4, 9)) and its first patch's 3 into
+// shares of 2, so neighbours compute a token twice; sd35 ring 3 gives its
+// first patch's 4 tokens to three ranks in shares of 2, the last owning none.
+// Ulysses needs heads % sp == 0: sd35 has 4 heads, pixart_sigma 2.
+INSTANTIATE_TEST_SUITE_P(
+    Goldens, GuidedPipeFusionForwardTest,
+    ::testing::Values(StagesCase{"sd3"}, StagesCase{"sd35"},
+                      StagesCase{"pixart_sigma"}, StagesCase{"pixart_alpha"},
+                      StagesCase{"sd3", 2, Method::kRing},
+                      StagesCase{"sd35", 3, Method::kRing},
+                      StagesCase{"sd35", 2, Method::kUlysses},
+                      StagesCase{"pixart_sigma", 2, Method::kUlysses},
+                      StagesCase{"pixart_alpha", 2, Method::kRing}),
+    [](const ::testing::TestParamInfo<StagesCase>& info) {
+      return info.param.Name();
+    });
 
 TEST(GuidedShardedForwardErrorsTest, SplitOfAnotherSequenceLengthIsAnError) {
   const GoldenCase golden("models/pixart_sigma");

@@ -4,8 +4,11 @@
 #include <torch/torch.h>
 
 #include <thread>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "core/parallel/sequence_sharding.h"
+#include "core/parallel/ulysses_attention.h"
 #include "tests/unit/parallel/thread_rank_groups.h"
 
 namespace ditserve::testing {
@@ -32,6 +35,50 @@ std::vector<pipelines::SequenceParallel> ThreadSequenceParallel(
     EXPECT_TRUE(sharding.ok()) << sharding.status();
     if (!sharding.ok()) return {};
     ranks.push_back({.sharding = *sharding, .group = groups[rank]});
+  }
+  return ranks;
+}
+
+std::vector<ThreadStage> ThreadPipeFusion(int stages, int sp, bool ulysses,
+                                          std::vector<int64_t> patch_offsets,
+                                          std::chrono::milliseconds wait) {
+  // pp_groups[i]: the stages of sp index i; sp_groups[s]: stage s's ranks.
+  std::vector<std::vector<parallel::Group>> pp_groups;
+  std::vector<std::vector<parallel::Group>> sp_groups;
+  for (int index = 0; index < sp; ++index) {
+    pp_groups.push_back(
+        ThreadRankGroups(absl::StrCat("pp", index), stages, wait));
+  }
+  for (int stage = 0; stage < stages; ++stage) {
+    sp_groups.push_back(ThreadRankGroups(absl::StrCat("sp", stage), sp, wait));
+  }
+  std::vector<ThreadStage> ranks;
+  for (int stage = 0; stage < stages; ++stage) {
+    for (int index = 0; index < sp; ++index) {
+      const parallel::Group& sp_group = sp_groups[stage][index];
+      parallel::StaleKvSharing sharing;
+      if (ulysses) {
+        sharing.ulysses = sp;
+      } else if (sp > 1) {
+        sharing.ring = sp_group;
+      }
+      ThreadStage rank;
+      rank.stages = {
+          .group = pp_groups[index][stage],
+          .receive_buffer = [](pipelines::StageTensor, int,
+                               const std::vector<int64_t>& shape)
+              -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
+          .stale_kv = std::make_shared<parallel::StaleKvAttention>(sharing),
+          .warmup_steps = 1,
+          .patch_offsets = patch_offsets};
+      if (sp > 1) rank.stages.sp = sp_group;
+      rank.attention = rank.stages.stale_kv;
+      if (ulysses) {
+        rank.attention = std::make_shared<parallel::UlyssesAttention>(
+            sp_group, rank.stages.stale_kv);
+      }
+      ranks.push_back(std::move(rank));
+    }
   }
   return ranks;
 }

@@ -4,10 +4,14 @@
 #include <ATen/core/Tensor.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/parallel/attention.h"
+#include "core/pipelines/pipefusion.h"
 #include "core/pipelines/sequence_parallel.h"
 #include "ditserve/v1/input_config.pb.h"
 
@@ -21,6 +25,23 @@ v1::DerivedShapes SplitShapes(int tokens, int degree);
 // does. Collectives wait at most `wait`.
 std::vector<pipelines::SequenceParallel> ThreadSequenceParallel(
     int tokens, int degree, std::chrono::milliseconds wait);
+
+// How a thread rank of ThreadPipeFusion runs: its stage of the driver and
+// the attention its stage transformer calls.
+struct ThreadStage {
+  pipelines::PipeFusionStages stages;
+  std::shared_ptr<parallel::Attention> attention;
+};
+
+// PipeFusion over `stages` stages, each split over `sp` sequence-parallel
+// ranks that share keys and values over a ring (`ulysses` false) or by
+// Ulysses head exchange (`ulysses` true), run as threads of this process:
+// rank stage × sp + sp index, as the mesh orders them. Receive buffers are
+// fresh tensors of the asked shape; one warm-up step; patches at
+// `patch_offsets`. Collectives wait at most `wait`.
+std::vector<ThreadStage> ThreadPipeFusion(int stages, int sp, bool ulysses,
+                                          std::vector<int64_t> patch_offsets,
+                                          std::chrono::milliseconds wait);
 
 // `forward(rank)` for every rank in [0, ranks), each on its own thread
 // without autograd, as the ranks of one group run.
