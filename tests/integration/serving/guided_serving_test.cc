@@ -318,7 +318,8 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // PipeFusion: the tiny checkpoints' two blocks on two stages, alone and
-// with data, CFG or sequence parallel on four ranks.
+// with data, CFG or sequence parallel on four ranks, and with two of them on
+// eight.
 struct PipeFusionLayout {
   config::ModelFamily family = config::ModelFamily::kPixArtSigma;
   int dp = 1;
@@ -426,7 +427,8 @@ std::vector<PipeFusionLayout> PipeFusionLayouts() {
     for (PipeFusionLayout layout :
          {PipeFusionLayout{}, PipeFusionLayout{.dp = 2},
           PipeFusionLayout{.cfg = 2}, PipeFusionLayout{.ulysses = 2},
-          PipeFusionLayout{.ring = 2}}) {
+          PipeFusionLayout{.ring = 2}, PipeFusionLayout{.cfg = 2, .ring = 2},
+          PipeFusionLayout{.dp = 2, .ulysses = 2}}) {
       layout.family = family;
       layouts.push_back(layout);
     }

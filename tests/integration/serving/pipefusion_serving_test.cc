@@ -222,6 +222,15 @@ TEST_F(PipeFusionServingTest, TwoStagesTimesUlyssesTwoEqualASingleRank) {
                                TransformerBytes(*single_, 0));
 }
 
+// Three methods on eight ranks: dp groups of 2 and 1 prompts, each split
+// over two stages of two Ulysses ranks.
+TEST_F(PipeFusionServingTest,
+       DataParallelTimesStagesTimesUlyssesEqualsOneRank) {
+  ExpectStagesEqualASingleRank({.dp = 2, .ulysses = 2, .prompts = 3},
+                               SingleRank(Request(3, 32, 80)),
+                               TransformerBytes(*single_, 0));
+}
+
 TEST_F(PipeFusionServingTest, TwoStagesTimesRingTwoEqualASingleRank) {
   ExpectStagesEqualASingleRank({.ring = 2}, SingleRank(Request(1, 32, 80)),
                                TransformerBytes(*single_, 0));
