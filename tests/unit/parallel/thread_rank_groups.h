@@ -11,7 +11,8 @@ namespace ditserve::testing {
 
 // A group of `size` ranks run as threads of one process: real Gloo groups
 // over loopback that meet in an in-memory store under `name`. Collectives
-// wait at most `wait`; creating the groups waits up to 30 s.
+// wait at most `wait`; creating the groups, and a collective left behind,
+// at most max(`wait`, 5 s).
 std::vector<parallel::Group> ThreadRankGroups(const std::string& name, int size,
                                               std::chrono::milliseconds wait);
 

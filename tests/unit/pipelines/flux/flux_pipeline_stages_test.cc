@@ -183,6 +183,23 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.Name();
     });
 
+TEST(ShardedStagesFluxForwardErrorsTest, SilentSequenceParallelRankIsATimeout) {
+  const GoldenCase golden("models/flux_dev");
+  // One stage over two ring ranks; only the first runs, so its first
+  // attention layer waits for the other's keys and values in vain.
+  std::vector<ThreadStage> ranks = ThreadPipeFusion(
+      1, 2, /*ulysses=*/false, {0, 4, 16}, std::chrono::milliseconds(500));
+  std::shared_ptr<models::FluxTransformer2DModel> model =
+      LoadStage(golden, 0, 1, ranks[0].attention);
+  ASSERT_NE(model, nullptr);
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> output = StagedFluxForward(
+      *model, FluxGoldenInputs(golden, /*guidance=*/true), ranks[0].stages);
+  EXPECT_FALSE(output.ok());
+  EXPECT_THAT(output.status().message(),
+              HasSubstr("PipeFusion all-gather of the ring's keys and values"));
+}
+
 TEST(PipeFusionStagesTest, WarmupStepsAndAlwaysTheFirstRunWhole) {
   PipeFusionStages stages;
   stages.warmup_steps = 2;
