@@ -76,6 +76,11 @@ const std::map<std::string, BenchConfig>& KnownConfigs() {
       {"ulysses2", {2, 1, {"--ulysses_degree=2"}}},
       {"ring2", {2, 1, {"--ring_degree=2"}}},
       {"pipefusion2", {2, 1, {"--pipefusion_degree=2"}}},
+      // Four ranks: for machines with four cores or accelerators or more.
+      {"pipefusion2_ulysses2",
+       {4, 1, {"--pipefusion_degree=2", "--ulysses_degree=2"}}},
+      {"pipefusion2_ring2",
+       {4, 1, {"--pipefusion_degree=2", "--ring_degree=2"}}},
   };
   return *configs;
 }
