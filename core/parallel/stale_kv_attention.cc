@@ -53,7 +53,9 @@ at::Tensor StaleKvAttention::Attend(const at::Tensor& q, const at::Tensor& k,
         "StaleKvAttention: layer ", layer, " got ", k.size(2),
         " keys, not ulysses ", sharing_.ulysses, " × at most ", rows_.size(1)));
   }
-  const at::Tensor rows = rows_.narrow(1, 0, per_rank).reshape({-1});
+  const at::Tensor positions = rows_.narrow(1, 0, per_rank).reshape({-1});
+  // Models give rows on the CPU; the cache may sit on an accelerator.
+  const at::Tensor rows = positions.to(k.device());
   at::Tensor fresh = at::stack({k, v});
   if (sharing_.ring.has_value()) {
     fresh = AllGather(*sharing_.ring,
@@ -65,7 +67,7 @@ at::Tensor StaleKvAttention::Attend(const at::Tensor& q, const at::Tensor& k,
     // Fresh tensors: the cache outlives this forward's and is written in
     // place by later patches.
     std::vector<int64_t> shape = k.sizes().vec();
-    shape[2] = rows.max().item<int64_t>() + 1;
+    shape[2] = positions.max().item<int64_t>() + 1;
     layers_[layer] = {at::zeros(shape, k.options()),
                       at::zeros(shape, v.options())};
   } else if (layer >= layers_.size()) {
