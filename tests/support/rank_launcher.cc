@@ -15,6 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -43,9 +45,8 @@ absl::Status ErrnoError(const std::string& what) {
   return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
 }
 
-}  // namespace
-
-absl::StatusOr<int> PickFreePort() {
+// A port bound to 127.0.0.1:0 and released.
+absl::StatusOr<int> BindAndReleasePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return ErrnoError("socket");
   sockaddr_in address{};
@@ -61,6 +62,26 @@ absl::StatusOr<int> PickFreePort() {
   }
   close(fd);
   return static_cast<int>(ntohs(address.sin_port));
+}
+
+}  // namespace
+
+absl::StatusOr<int> PickFreePort() {
+  // The kernel may hand a just-released port out again at once; a cluster
+  // that got one port for two servers (its store and its gRPC server, seen
+  // in CI) cannot start, so no port is returned twice per process.
+  static std::mutex mutex;
+  static std::set<int>* const handed_out = new std::set<int>();
+  constexpr int kAttempts = 100;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    absl::StatusOr<int> port = BindAndReleasePort();
+    if (!port.ok()) return port.status();
+    std::lock_guard<std::mutex> lock(mutex);
+    if (handed_out->insert(*port).second) return *port;
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "no port on 127.0.0.1 that this process was not given already in ",
+      kAttempts, " attempts"));
 }
 
 absl::StatusOr<std::unique_ptr<RankLauncher>> RankLauncher::Start(
@@ -175,6 +196,14 @@ bool RankLauncher::Reap(int rank) {
     exits_[rank].signal = WTERMSIG(status);
   }
   return true;
+}
+
+std::vector<int> RankLauncher::Exited() {
+  std::vector<int> exited;
+  for (int rank = 0; rank < world_size(); ++rank) {
+    if (Reap(rank)) exited.push_back(rank);
+  }
+  return exited;
 }
 
 RankExit RankLauncher::Wait(int rank, std::chrono::milliseconds timeout) {

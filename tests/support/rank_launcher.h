@@ -13,7 +13,8 @@
 namespace ditserve::testing {
 
 // A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and
-// released), for a rendezvous or a server under test.
+// released), for a rendezvous or a server under test; never one this
+// process was given before.
 absl::StatusOr<int> PickFreePort();
 
 // How one rank process ended.
@@ -59,6 +60,8 @@ class RankLauncher {
   std::vector<RankExit> WaitAll(std::chrono::milliseconds timeout);
   // Waits at most `timeout` for one rank to exit (killing it after).
   RankExit Wait(int rank, std::chrono::milliseconds timeout);
+  // The ranks that have exited by now, in rank order.
+  std::vector<int> Exited();
 
  private:
   RankLauncher() = default;

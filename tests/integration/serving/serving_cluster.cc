@@ -97,10 +97,14 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
   cluster->ranks_ = *std::move(ranks);
 
   const auto give_up = std::chrono::steady_clock::now() + kStartLimit;
+  // A rank that exits during start-up ends the wait: the group cannot serve.
+  const auto starting = [&] {
+    return std::chrono::steady_clock::now() < give_up &&
+           cluster->ranks_->Exited().empty();
+  };
   // The channel is made once the host listens: a channel whose first
   // connection was refused keeps failing fast for seconds (gRPC backoff).
-  while (std::chrono::steady_clock::now() < give_up &&
-         !AcceptsConnections(*grpc_port)) {
+  while (starting() && !AcceptsConnections(*grpc_port)) {
     std::this_thread::sleep_for(kPollInterval);
   }
   grpc::ChannelArguments args;
@@ -110,7 +114,7 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
   cluster->generation_ = v1::Generation::NewStub(channel);
   cluster->health_ = grpc::health::v1::Health::NewStub(channel);
 
-  while (std::chrono::steady_clock::now() < give_up) {
+  while (starting()) {
     absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
         status = cluster->HealthStatus();
     if (status.ok() &&
@@ -123,6 +127,12 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
   for (int rank = 0; rank < options.world_size; ++rank) {
     absl::StrAppend(&logs, "\n--- rank ", rank, " ---\n",
                     cluster->ranks_->Output(rank));
+  }
+  if (const std::vector<int> exited = cluster->ranks_->Exited();
+      !exited.empty()) {
+    return absl::UnavailableError(
+        absl::StrCat("ranks ", absl::StrJoin(exited, ", "),
+                     " exited before the group reported SERVING", logs));
   }
   return absl::DeadlineExceededError(
       absl::StrCat("the group did not report SERVING in time", logs));
