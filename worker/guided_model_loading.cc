@@ -65,8 +65,7 @@ absl::StatusOr<LoadedModel> LoadPixArtModel(const std::string& model_dir,
   const engine::ModelDimensions dimensions{
       .hidden_size = static_cast<int>(config.inner_dim()),
       .transformer_out_channels = static_cast<int>(config.out_channels),
-      .token_output_channels = static_cast<int>(
-          config.patch_size * config.patch_size * config.out_channels),
+      .token_output_channels = static_cast<int>(config.token_output_channels()),
       .stages_pass_text_stream = false};
   return MakeLoadedModel(
       model_dir, spec, dimensions,
@@ -105,8 +104,8 @@ absl::StatusOr<LoadedModel> LoadSD3Model(const std::string& model_dir,
   const engine::ModelDimensions dimensions{
       .hidden_size = static_cast<int>(config.inner_dim()),
       .transformer_out_channels = static_cast<int>(config.out_channels),
-      .token_output_channels = static_cast<int>(
-          config.patch_size * config.patch_size * config.out_channels)};
+      .token_output_channels =
+          static_cast<int>(config.token_output_channels())};
   return MakeLoadedModel(
       model_dir, spec, dimensions,
       std::make_unique<engine::SD3RankPipeline>(

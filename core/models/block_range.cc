@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "core/models/tensor_checks.h"
 
 namespace ditserve::models {
 
@@ -58,13 +59,17 @@ absl::Status CheckHoldsEveryBlock(absl::string_view model,
       total_blocks, "; a whole-model forward needs all of them"));
 }
 
-absl::Status CheckHoldsLastBlock(absl::string_view model,
-                                 const BlockRange& blocks,
-                                 int64_t total_blocks) {
-  if (blocks.end == total_blocks) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      model, " holds blocks [", blocks.begin, ", ", blocks.end, ") of ",
-      total_blocks, "; only the last PipeFusion stage projects the output"));
+absl::Status CheckStageOutputArguments(absl::string_view model,
+                                       const BlockRange& blocks,
+                                       int64_t total_blocks,
+                                       const at::Tensor& image_stream,
+                                       const std::vector<int64_t>& shape) {
+  if (blocks.end != total_blocks) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        model, " holds blocks [", blocks.begin, ", ", blocks.end, ") of ",
+        total_blocks, "; only the last PipeFusion stage projects the output"));
+  }
+  return CheckShape("image stream", image_stream, shape);
 }
 
 absl::Status CheckStageArguments(absl::string_view model,

@@ -1,6 +1,8 @@
 #ifndef DITSERVE_CORE_MODELS_BLOCK_RANGE_H_
 #define DITSERVE_CORE_MODELS_BLOCK_RANGE_H_
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -36,11 +38,15 @@ absl::Status CheckHoldsEveryBlock(absl::string_view model,
                                   const BlockRange& blocks,
                                   int64_t total_blocks);
 
-// FAILED_PRECONDITION naming `model` unless `blocks` ends with the last of
-// `total_blocks` (only the last PipeFusion stage projects the output).
-absl::Status CheckHoldsLastBlock(absl::string_view model,
-                                 const BlockRange& blocks,
-                                 int64_t total_blocks);
+// The arguments of a stage's StageOutput: FAILED_PRECONDITION naming
+// `model` unless `blocks` ends with the last of `total_blocks` (only the
+// last PipeFusion stage projects the output), INVALID_ARGUMENT unless
+// `image_stream` has `shape` (CheckShape).
+absl::Status CheckStageOutputArguments(absl::string_view model,
+                                       const BlockRange& blocks,
+                                       int64_t total_blocks,
+                                       const at::Tensor& image_stream,
+                                       const std::vector<int64_t>& shape);
 
 // INVALID_ARGUMENT naming `model` when a PipeFusion stage holding `blocks`
 // is asked to run image tokens `patch` that are not a non-empty part of

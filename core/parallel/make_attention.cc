@@ -38,21 +38,32 @@ std::unique_ptr<Attention> MakeAttention(
       GroupAlong(groups, dist::Axis::kRing, options));
 }
 
+PipeFusionAttention MakePipeFusionAttention(std::optional<Group> ring,
+                                            std::optional<Group> ulysses) {
+  PipeFusionAttention attention;
+  attention.stale_kv = std::make_shared<StaleKvAttention>(
+      StaleKvSharing{.ring = std::move(ring),
+                     .ulysses = ulysses.has_value() ? ulysses->size() : 1});
+  attention.attention = attention.stale_kv;
+  if (ulysses.has_value()) {
+    attention.attention = std::make_shared<UlyssesAttention>(
+        *std::move(ulysses), attention.stale_kv);
+  }
+  return attention;
+}
+
 PipeFusionAttention MakePipeFusionAttention(
     const dist::Mesh& mesh, const dist::MeshGroups& groups,
     const SequenceParallelOptions& options) {
-  StaleKvSharing sharing{.ulysses = mesh.Degree(dist::Axis::kUlysses)};
+  std::optional<Group> ring;
+  std::optional<Group> ulysses;
   if (mesh.Degree(dist::Axis::kRing) > 1) {
-    sharing.ring = GroupAlong(groups, dist::Axis::kRing, options);
+    ring = GroupAlong(groups, dist::Axis::kRing, options);
   }
-  PipeFusionAttention attention;
-  attention.stale_kv = std::make_shared<StaleKvAttention>(std::move(sharing));
-  attention.attention = attention.stale_kv;
   if (mesh.Degree(dist::Axis::kUlysses) > 1) {
-    attention.attention = std::make_shared<UlyssesAttention>(
-        GroupAlong(groups, dist::Axis::kUlysses, options), attention.stale_kv);
+    ulysses = GroupAlong(groups, dist::Axis::kUlysses, options);
   }
-  return attention;
+  return MakePipeFusionAttention(std::move(ring), std::move(ulysses));
 }
 
 }  // namespace ditserve::parallel

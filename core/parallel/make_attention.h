@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "core/dist/collective.h"
 #include "core/dist/mesh.h"
@@ -41,9 +42,13 @@ struct PipeFusionAttention {
   std::shared_ptr<Attention> attention;
 };
 
-// The PipeFusionAttention of a rank of `mesh` (pp > 1): with sequence
-// parallelism the stage's ring ranks all-gather their keys and values and
-// its Ulysses ranks exchange heads (StaleKvSharing).
+// The PipeFusionAttention of a stage rank whose ring ranks all-gather their
+// keys and values over `ring` and whose Ulysses ranks exchange heads over
+// `ulysses` (StaleKvSharing); unset for degree 1.
+PipeFusionAttention MakePipeFusionAttention(std::optional<Group> ring,
+                                            std::optional<Group> ulysses);
+
+// The same for a rank of `mesh` (pp > 1), over its groups in `groups`.
 PipeFusionAttention MakePipeFusionAttention(
     const dist::Mesh& mesh, const dist::MeshGroups& groups,
     const SequenceParallelOptions& options);

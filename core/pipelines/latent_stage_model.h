@@ -13,9 +13,9 @@ namespace ditserve::pipelines {
 
 // What the StageModel of a transformer over latents [B, C, H, W] cut into
 // patch_size x patch_size tokens (PixArt, SD3) shares. `Transformer` has
-// config() with patch_size, out_channels and inner_dim(), StageOutput(inputs,
-// image stream) and Unpatchify(tokens, grid height, grid width); `Inputs`
-// has hidden_states.
+// config() with patch_size, inner_dim() and token_output_channels(),
+// StageOutput(inputs, image stream) and Unpatchify(tokens, grid height, grid
+// width); `Inputs` has hidden_states.
 template <typename Transformer, typename Inputs>
 class LatentStageModel : public StageModel {
  public:
@@ -28,8 +28,7 @@ class LatentStageModel : public StageModel {
     return transformer_.config().inner_dim();
   }
   int64_t output_channels() const override {
-    const auto& config = transformer_.config();
-    return config.patch_size * config.patch_size * config.out_channels;
+    return transformer_.config().token_output_channels();
   }
 
   absl::StatusOr<at::Tensor> Output(const models::TokenSpan& /*patch*/,

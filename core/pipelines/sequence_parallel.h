@@ -51,6 +51,27 @@ absl::StatusOr<at::Tensor> GatherShardedImageTokens(
     int64_t patch_size, int64_t trailing_tokens,
     const ShardForward& forward_shard);
 
+// The output [B, C', H, W] of a transformer over latents (PixArt, SD3) run
+// sharded and gathered: `Transformer` has config().patch_size,
+// ForwardShard(inputs, shard) and Unpatchify(tokens, grid height, grid
+// width); `Inputs` has hidden_states [B, C, H, W]. `trailing_tokens` as for
+// GatherShardedImageTokens.
+template <typename Transformer, typename Inputs>
+absl::StatusOr<at::Tensor> ShardedLatentForward(
+    Transformer& transformer, const Inputs& inputs,
+    const SequenceParallel& sequence_parallel, int64_t trailing_tokens) {
+  const int64_t patch = transformer.config().patch_size;
+  absl::StatusOr<at::Tensor> image_tokens = GatherShardedImageTokens(
+      sequence_parallel, inputs.hidden_states, patch, trailing_tokens,
+      [&](const models::SequenceShard& shard) {
+        return transformer.ForwardShard(inputs, shard);
+      });
+  if (!image_tokens.ok()) return image_tokens.status();
+  return transformer.Unpatchify(*image_tokens,
+                                inputs.hidden_states.size(2) / patch,
+                                inputs.hidden_states.size(3) / patch);
+}
+
 }  // namespace ditserve::pipelines
 
 #endif  // DITSERVE_CORE_PIPELINES_SEQUENCE_PARALLEL_H_

@@ -222,16 +222,12 @@ absl::StatusOr<FluxStreams> FluxTransformer2DModel::ForwardStage(
 
 absl::StatusOr<at::Tensor> FluxTransformer2DModel::StageOutput(
     const FluxTransformerInputs& inputs, const at::Tensor& image_stream) {
-  if (absl::Status status = CheckHoldsLastBlock(
-          "FluxTransformer2DModel", blocks_, config_.total_blocks());
-      !status.ok()) {
-    return status;
-  }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status =
-          CheckShape("image stream", image_stream,
-                     {inputs.hidden_states.size(0),
-                      inputs.hidden_states.size(1), config_.inner_dim()});
+  if (absl::Status status = CheckStageOutputArguments(
+          "FluxTransformer2DModel", blocks_, config_.total_blocks(),
+          image_stream,
+          {inputs.hidden_states.size(0), inputs.hidden_states.size(1),
+           config_.inner_dim()});
       !status.ok()) {
     return status;
   }

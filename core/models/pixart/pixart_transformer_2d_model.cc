@@ -55,8 +55,7 @@ PixArtTransformer2DModel::PixArtTransformer2DModel(
   scale_shift_table_ =
       register_parameter("scale_shift_table", torch::zeros({2, dim}));
   proj_out_ = register_module(
-      "proj_out", torch::nn::Linear(dim, config.patch_size * config.patch_size *
-                                             config.out_channels));
+      "proj_out", torch::nn::Linear(dim, config.token_output_channels()));
   adaln_single_ = register_module(
       "adaln_single",
       AdaLayerNormSingle(dim, config.use_additional_conditions));
@@ -193,14 +192,9 @@ absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardStage(
 
 absl::StatusOr<at::Tensor> PixArtTransformer2DModel::StageOutput(
     const PixArtTransformerInputs& inputs, const at::Tensor& image_stream) {
-  if (absl::Status status = CheckHoldsLastBlock("PixArtTransformer2DModel",
-                                                blocks_, config_.num_layers);
-      !status.ok()) {
-    return status;
-  }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status = CheckShape(
-          "image stream", image_stream,
+  if (absl::Status status = CheckStageOutputArguments(
+          "PixArtTransformer2DModel", blocks_, config_.num_layers, image_stream,
           {inputs.hidden_states.size(0), kAnySize, config_.inner_dim()});
       !status.ok()) {
     return status;

@@ -36,6 +36,11 @@ struct PixArtTransformerConfig {
   double norm_eps = 1e-6;
 
   int64_t inner_dim() const { return num_attention_heads * attention_head_dim; }
+  // Channels of the output per image token (proj_out's width): one
+  // patch_size x patch_size patch of out_channels latents.
+  int64_t token_output_channels() const {
+    return patch_size * patch_size * out_channels;
+  }
   // The patch grid side the sincos table is scaled to.
   int64_t base_size() const { return sample_size / patch_size; }
 };

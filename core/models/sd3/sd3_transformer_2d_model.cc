@@ -71,8 +71,7 @@ SD3Transformer2DModel::SD3Transformer2DModel(
   norm_out_ = register_module("norm_out",
                               AdaLayerNormContinuous(dim, dim, kNormOutEps));
   proj_out_ = register_module(
-      "proj_out", torch::nn::Linear(dim, config.patch_size * config.patch_size *
-                                             config.out_channels));
+      "proj_out", torch::nn::Linear(dim, config.token_output_channels()));
 }
 
 absl::Status SD3Transformer2DModel::CheckInputs(
@@ -196,14 +195,9 @@ absl::StatusOr<SD3Streams> SD3Transformer2DModel::ForwardStage(
 
 absl::StatusOr<at::Tensor> SD3Transformer2DModel::StageOutput(
     const SD3TransformerInputs& inputs, const at::Tensor& image_stream) {
-  if (absl::Status status = CheckHoldsLastBlock("SD3Transformer2DModel",
-                                                blocks_, config_.num_layers);
-      !status.ok()) {
-    return status;
-  }
   if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status = CheckShape(
-          "image stream", image_stream,
+  if (absl::Status status = CheckStageOutputArguments(
+          "SD3Transformer2DModel", blocks_, config_.num_layers, image_stream,
           {inputs.hidden_states.size(0), kAnySize, config_.inner_dim()});
       !status.ok()) {
     return status;

@@ -32,6 +32,11 @@ struct SD3TransformerConfig {
   std::vector<int64_t> dual_attention_layers;
 
   int64_t inner_dim() const { return num_attention_heads * attention_head_dim; }
+  // Channels of the output per image token (proj_out's width): one
+  // patch_size x patch_size patch of out_channels latents.
+  int64_t token_output_channels() const {
+    return patch_size * patch_size * out_channels;
+  }
   bool uses_dual_attention(int64_t block) const;
 };
 

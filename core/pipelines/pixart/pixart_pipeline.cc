@@ -32,16 +32,7 @@ absl::StatusOr<at::Tensor> ShardedPixArtForward(
     models::PixArtTransformer2DModel& transformer,
     const models::PixArtTransformerInputs& inputs,
     const SequenceParallel& sequence_parallel) {
-  const int64_t patch = transformer.config().patch_size;
-  absl::StatusOr<at::Tensor> image_tokens =
-      GatherShardedImageTokens(sequence_parallel, inputs.hidden_states, patch,
-                               0, [&](const models::SequenceShard& shard) {
-                                 return transformer.ForwardShard(inputs, shard);
-                               });
-  if (!image_tokens.ok()) return image_tokens.status();
-  return transformer.Unpatchify(*image_tokens,
-                                inputs.hidden_states.size(2) / patch,
-                                inputs.hidden_states.size(3) / patch);
+  return ShardedLatentForward(transformer, inputs, sequence_parallel, 0);
 }
 
 namespace {

@@ -31,17 +31,8 @@ absl::StatusOr<at::Tensor> ShardedSD3Forward(
     models::SD3Transformer2DModel& transformer,
     const models::SD3TransformerInputs& inputs,
     const SequenceParallel& sequence_parallel) {
-  const int64_t patch = transformer.config().patch_size;
-  absl::StatusOr<at::Tensor> image_tokens =
-      GatherShardedImageTokens(sequence_parallel, inputs.hidden_states, patch,
-                               inputs.encoder_hidden_states.size(1),
-                               [&](const models::SequenceShard& shard) {
-                                 return transformer.ForwardShard(inputs, shard);
-                               });
-  if (!image_tokens.ok()) return image_tokens.status();
-  return transformer.Unpatchify(*image_tokens,
-                                inputs.hidden_states.size(2) / patch,
-                                inputs.hidden_states.size(3) / patch);
+  return ShardedLatentForward(transformer, inputs, sequence_parallel,
+                              inputs.encoder_hidden_states.size(1));
 }
 
 namespace {

@@ -3,12 +3,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/parallel/make_attention.h"
 #include "core/parallel/sequence_sharding.h"
-#include "core/parallel/ulysses_attention.h"
 #include "tests/unit/parallel/thread_rank_groups.h"
 
 namespace ditserve::testing {
@@ -56,27 +57,22 @@ std::vector<ThreadStage> ThreadPipeFusion(int stages, int sp, bool ulysses,
   for (int stage = 0; stage < stages; ++stage) {
     for (int index = 0; index < sp; ++index) {
       const parallel::Group& sp_group = sp_groups[stage][index];
-      parallel::StaleKvSharing sharing;
-      if (ulysses) {
-        sharing.ulysses = sp;
-      } else if (sp > 1) {
-        sharing.ring = sp_group;
-      }
+      std::optional<parallel::Group> shared;
+      if (sp > 1) shared = sp_group;
+      const parallel::PipeFusionAttention attention =
+          ulysses ? parallel::MakePipeFusionAttention(std::nullopt, shared)
+                  : parallel::MakePipeFusionAttention(shared, std::nullopt);
       ThreadStage rank;
       rank.stages = {
           .group = pp_groups[index][stage],
           .receive_buffer = [](pipelines::StageTensor, int,
                                const std::vector<int64_t>& shape)
               -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
-          .stale_kv = std::make_shared<parallel::StaleKvAttention>(sharing),
+          .stale_kv = attention.stale_kv,
           .warmup_steps = 1,
           .patch_offsets = patch_offsets};
       if (sp > 1) rank.stages.sp = sp_group;
-      rank.attention = rank.stages.stale_kv;
-      if (ulysses) {
-        rank.attention = std::make_shared<parallel::UlyssesAttention>(
-            sp_group, rank.stages.stale_kv);
-      }
+      rank.attention = attention.attention;
       ranks.push_back(std::move(rank));
     }
   }
