@@ -22,13 +22,13 @@
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
+#include "core/checkpoints/flux_checkpoint.h"
 #include "core/engine/compute_threads.h"
 #include "core/parallel/local_attention.h"
 #include "core/pipelines/flux/flux_pipeline.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
-#include "tools/make_checkpoint/flux_checkpoint.h"
 
 ABSL_FLAG(std::vector<std::string>, resolutions,
           (std::vector<std::string>{"256", "512"}),
@@ -131,8 +131,9 @@ absl::StatusOr<nlohmann::json> Run() {
     scratch = std::filesystem::temp_directory_path() /
               ("ditserve-bench-flux-" + std::to_string(::getpid()));
     dir = scratch.string();
-    if (absl::Status status = tools::WriteFluxCheckpoint(
-            config::ModelFamily::kFluxDev, tools::CheckpointPreset::kSmall,
+    if (absl::Status status = checkpoints::WriteFluxCheckpoint(
+            config::ModelFamily::kFluxDev,
+            checkpoints::CheckpointPreset::kSmall,
             /*seed=*/0, dir);
         !status.ok()) {
       return status;

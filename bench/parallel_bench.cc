@@ -32,7 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
-#include "tests/integration/serving/serving_cluster.h"
+#include "tools/local_cluster/serving_cluster.h"
 
 ABSL_FLAG(std::string, family, "flux-dev",
           "model family of the random checkpoint (ditserve-make-checkpoint "
@@ -111,13 +111,13 @@ nlohmann::json Measure(const std::string& name, const BenchConfig& config,
                            {"world_size", config.world_size},
                            {"threads_per_rank", config.threads},
                            {"flags", config.flags}};
-  testing::ClusterOptions options;
+  local_cluster::ClusterOptions options;
   options.world_size = config.world_size;
   options.rank_flags = config.flags;
   options.rank_flags.push_back(absl::StrCat("--model_dir=", checkpoint));
   options.rank_flags.push_back(absl::StrCat("--threads=", config.threads));
-  absl::StatusOr<std::unique_ptr<testing::ServingCluster>> cluster =
-      testing::ServingCluster::Start(options);
+  absl::StatusOr<std::unique_ptr<local_cluster::ServingCluster>> cluster =
+      local_cluster::ServingCluster::Start(options);
   if (!cluster.ok()) {
     result["error"] = Tail(std::string(cluster.status().message()));
     return result;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "core/base/status_macros.h"
 #include "core/engine/engine.h"
 #include "core/engine/stage.h"
 
@@ -87,9 +88,7 @@ absl::StatusOr<v1::GenerateResponse> EngineExecutor::Execute(
     }
     pending->ready.Notify();
   };
-  if (absl::Status pushed = jobs_->Push(std::move(job)); !pushed.ok()) {
-    return pushed;
-  }
+  RETURN_IF_ERROR(jobs_->Push(std::move(job)));
   if (!pending->ready.WaitForNotificationWithTimeout(max_run_time_)) {
     observer->Abandon();
     return absl::DeadlineExceededError(absl::StrCat(
@@ -104,12 +103,11 @@ absl::StatusOr<v1::GenerateResponse> EngineExecutor::Execute(
   if (!outcome.status.ok()) return outcome.status;
 
   engine::StageTimings host_timings;
-  absl::StatusOr<std::vector<v1::Image>> images =
-      encode_(config, outcome.output, host_timings);
-  if (!images.ok()) return images.status();
+  ASSIGN_OR_RETURN(std::vector<v1::Image> images,
+                   encode_(config, outcome.output, host_timings));
 
   v1::GenerateResponse response;
-  for (v1::Image& image : *images) *response.add_images() = std::move(image);
+  for (v1::Image& image : images) *response.add_images() = std::move(image);
   for (size_t rank = 0; rank < outcome.rank_timings.size(); ++rank) {
     AppendTimings(outcome.rank_timings[rank], static_cast<int>(rank), response);
   }

@@ -15,10 +15,14 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "core/base/logging.h"
 #include "core/config/checkpoint_spec.h"
 #include "core/config/model_defaults.h"
 #include "core/config/parallel_config.h"
 #include "core/engine/compute_threads.h"
+#include "core/engine/model_loading.h"
+#include "core/engine/rank_flags.h"
+#include "core/engine/rank_runtime.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "server/admission_queue.h"
@@ -30,10 +34,6 @@
 #include "server/metrics.h"
 #include "server/scheduler.h"
 #include "spdlog/spdlog.h"
-#include "worker/logging.h"
-#include "worker/model_loading.h"
-#include "worker/rank_flags.h"
-#include "worker/rank_runtime.h"
 
 namespace ditserve::server {
 namespace {
@@ -53,10 +53,10 @@ int Fail(const absl::Status& status, const char* what) {
 
 int RunHost() {
   absl::StatusOr<dist::RankEnv> env =
-      dist::ResolveRankEnvFromProcess(worker::RankEnvOverridesFromFlags());
+      dist::ResolveRankEnvFromProcess(engine::RankEnvOverridesFromFlags());
   if (!env.ok()) return Fail(env.status(), "rank environment");
   if (absl::Status s =
-          worker::ConfigureLogging(env->rank, absl::GetFlag(FLAGS_log_format));
+          base::ConfigureLogging(env->rank, absl::GetFlag(FLAGS_log_format));
       !s.ok()) {
     std::fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;
@@ -67,12 +67,12 @@ int RunHost() {
                     "; start ditserve-worker for ranks > 0")),
                 "rank environment");
   }
-  engine::SetComputeThreads(worker::IntraOpThreads(*env));
+  engine::SetComputeThreads(engine::IntraOpThreads(*env));
 
   absl::StatusOr<v1::ParallelConfig> parallel = config::MakeParallelConfig(
-      worker::ParallelFlagsFromFlags(), env->world_size);
+      engine::ParallelFlagsFromFlags(), env->world_size);
   if (!parallel.ok()) return Fail(parallel.status(), "parallel flags");
-  absl::StatusOr<std::string> model_dir = worker::ResolveModelDir(
+  absl::StatusOr<std::string> model_dir = engine::ResolveModelDir(
       absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
   if (!model_dir.ok()) return Fail(model_dir.status(), "model");
   absl::StatusOr<config::ModelSpec> spec =
@@ -88,12 +88,12 @@ int RunHost() {
       model_name, *model_dir, env->world_size, at::get_num_threads(),
       engine::BlasThreads());
 
-  absl::StatusOr<std::unique_ptr<worker::RankRuntime>> runtime =
-      worker::RankRuntime::Connect(*env, *parallel,
-                                   worker::RendezvousOptionsFromFlags());
+  absl::StatusOr<std::unique_ptr<engine::RankRuntime>> runtime =
+      engine::RankRuntime::Connect(*env, *parallel,
+                                   engine::RendezvousOptionsFromFlags());
   if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
-  absl::StatusOr<worker::LoadedModel> model =
-      worker::LoadModel(*model_dir, *spec, **runtime);
+  absl::StatusOr<engine::LoadedModel> model =
+      engine::LoadModel(*model_dir, *spec, **runtime);
   if (!model.ok()) return Fail(model.status(), "model");
 
   Metrics metrics(model_name, env->world_size,

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/engine/stage.h"
 #include "core/io/image.h"
 
@@ -44,9 +45,8 @@ absl::StatusOr<std::vector<v1::Image>> PixelImages(v1::OutputFormat format,
       image.set_data(RawBytes(rgb[i]));
       image.set_mime_type(kRgb8MimeType);
     } else {
-      absl::StatusOr<std::string> png = io::EncodePng(rgb[i]);
-      if (!png.ok()) return png.status();
-      image.set_data(*std::move(png));
+      ASSIGN_OR_RETURN(std::string png, io::EncodePng(rgb[i]));
+      image.set_data(std::move(png));
       image.set_mime_type(kPngMimeType);
     }
     image.set_height(static_cast<int32_t>(rgb.size(1)));
@@ -58,7 +58,7 @@ absl::StatusOr<std::vector<v1::Image>> PixelImages(v1::OutputFormat format,
 
 }  // namespace
 
-OutputEncoder MakeImageOutput(worker::LatentDecoder decode) {
+OutputEncoder MakeImageOutput(engine::LatentDecoder decode) {
   return [decode = std::move(decode)](const v1::InputConfig& config,
                                       const at::Tensor& latents,
                                       engine::StageTimings& timings)
@@ -73,10 +73,9 @@ OutputEncoder MakeImageOutput(worker::LatentDecoder decode) {
       engine::ScopedStageTimer timer(timings, engine::Stage::kEncode);
       return LatentImages(latents);
     }
-    absl::StatusOr<at::Tensor> rgb = decode(config, latents, timings);
-    if (!rgb.ok()) return rgb.status();
+    ASSIGN_OR_RETURN(at::Tensor rgb, decode(config, latents, timings));
     engine::ScopedStageTimer timer(timings, engine::Stage::kEncode);
-    return PixelImages(config.output_format(), *rgb);
+    return PixelImages(config.output_format(), rgb);
   };
 }
 

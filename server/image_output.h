@@ -1,8 +1,8 @@
 #ifndef DITSERVE_SERVER_IMAGE_OUTPUT_H_
 #define DITSERVE_SERVER_IMAGE_OUTPUT_H_
 
+#include "core/engine/model_loading.h"
 #include "server/engine_executor.h"
-#include "worker/model_loading.h"
 
 namespace ditserve::server {
 
@@ -13,7 +13,7 @@ inline constexpr char kLatentMimeType[] = "application/x-latent-f32";
 // The OutputEncoder of the host: LATENT_F32 sends each image's latents
 // [channels, h, w] as little-endian float32 without decoding; RGB8 and PNG
 // decode with `decode` (the VAE) and send raw pixels or a PNG file.
-OutputEncoder MakeImageOutput(worker::LatentDecoder decode);
+OutputEncoder MakeImageOutput(engine::LatentDecoder decode);
 
 }  // namespace ditserve::server
 

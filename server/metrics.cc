@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/engine/stage.h"
 
 namespace ditserve::server {
@@ -82,10 +83,9 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
 }
 
 absl::Status Metrics::Serve(const std::string& host, int port) {
-  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> server =
-      MetricsHttpServer::Start(host, port, registry_);
-  if (!server.ok()) return server.status();
-  http_server_ = *std::move(server);
+  ASSIGN_OR_RETURN(std::unique_ptr<MetricsHttpServer> server,
+                   MetricsHttpServer::Start(host, port, registry_));
+  http_server_ = std::move(server);
   return absl::OkStatus();
 }
 

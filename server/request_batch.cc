@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/config/derived_shapes.h"
 #include "google/protobuf/util/message_differencer.h"
 
@@ -63,9 +64,9 @@ absl::StatusOr<v1::InputConfig> MergeConfigs(
     }
   }
   merged.set_request_id(request_ids);
-  absl::StatusOr<v1::DerivedShapes> shapes = config::DeriveShapes(merged, spec);
-  if (!shapes.ok()) return shapes.status();
-  *merged.mutable_shapes() = *std::move(shapes);
+  ASSIGN_OR_RETURN(v1::DerivedShapes shapes,
+                   config::DeriveShapes(merged, spec));
+  *merged.mutable_shapes() = std::move(shapes);
   return merged;
 }
 

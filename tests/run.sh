@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs dependencies, builds, checks formatting and runs every test.
+# Installs dependencies, checks the include order, builds, checks formatting
+# and runs every test.
 # Usage: tests/run.sh [extra ctest arguments, e.g. -L unit]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 deploy/install-deps.sh
+tests/check_layering.sh
 
 # The e2e tests' gRPC reflection client (versions pinned in package-lock.json).
 if [[ ! -d tests/e2e/node_modules ]]; then

@@ -10,14 +10,14 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/logging.h"
 #include "core/config/checkpoint_spec.h"
 #include "core/config/parallel_config.h"
 #include "core/engine/compute_threads.h"
+#include "core/engine/model_loading.h"
+#include "core/engine/rank_flags.h"
+#include "core/engine/rank_runtime.h"
 #include "spdlog/spdlog.h"
-#include "worker/logging.h"
-#include "worker/model_loading.h"
-#include "worker/rank_flags.h"
-#include "worker/rank_runtime.h"
 
 namespace ditserve::worker {
 namespace {
@@ -29,10 +29,10 @@ int Fail(const absl::Status& status, const char* what) {
 
 int RunWorker() {
   absl::StatusOr<dist::RankEnv> env =
-      dist::ResolveRankEnvFromProcess(RankEnvOverridesFromFlags());
+      dist::ResolveRankEnvFromProcess(engine::RankEnvOverridesFromFlags());
   if (!env.ok()) return Fail(env.status(), "rank environment");
   if (absl::Status s =
-          ConfigureLogging(env->rank, absl::GetFlag(FLAGS_log_format));
+          base::ConfigureLogging(env->rank, absl::GetFlag(FLAGS_log_format));
       !s.ok()) {
     std::fprintf(stderr, "%s\n", s.ToString().c_str());
     return 2;
@@ -43,11 +43,11 @@ int RunWorker() {
                     "ditserve-host for rank 0"),
                 "rank environment");
   }
-  engine::SetComputeThreads(IntraOpThreads(*env));
-  absl::StatusOr<v1::ParallelConfig> parallel =
-      config::MakeParallelConfig(ParallelFlagsFromFlags(), env->world_size);
+  engine::SetComputeThreads(engine::IntraOpThreads(*env));
+  absl::StatusOr<v1::ParallelConfig> parallel = config::MakeParallelConfig(
+      engine::ParallelFlagsFromFlags(), env->world_size);
   if (!parallel.ok()) return Fail(parallel.status(), "parallel flags");
-  absl::StatusOr<std::string> model_dir = ResolveModelDir(
+  absl::StatusOr<std::string> model_dir = engine::ResolveModelDir(
       absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
   if (!model_dir.ok()) return Fail(model_dir.status(), "model");
   absl::StatusOr<config::ModelSpec> spec =
@@ -58,10 +58,12 @@ int RunWorker() {
     return Fail(s, "parallel flags");
   }
 
-  absl::StatusOr<std::unique_ptr<RankRuntime>> runtime =
-      RankRuntime::Connect(*env, *parallel, RendezvousOptionsFromFlags());
+  absl::StatusOr<std::unique_ptr<engine::RankRuntime>> runtime =
+      engine::RankRuntime::Connect(*env, *parallel,
+                                   engine::RendezvousOptionsFromFlags());
   if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
-  absl::StatusOr<LoadedModel> model = LoadModel(*model_dir, *spec, **runtime);
+  absl::StatusOr<engine::LoadedModel> model =
+      engine::LoadModel(*model_dir, *spec, **runtime);
   if (!model.ok()) return Fail(model.status(), "model");
   spdlog::info("joined a group of {} ranks; serving {}", env->world_size,
                *model_dir);

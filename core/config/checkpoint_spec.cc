@@ -1,28 +1,15 @@
 #include "core/config/checkpoint_spec.h"
 
-#include <fstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace ditserve::config {
 namespace {
-
-absl::StatusOr<nlohmann::json> ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  }
-  nlohmann::json json =
-      nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is not a JSON object"));
-  }
-  return json;
-}
 
 absl::StatusOr<int> PositiveInt(const nlohmann::json& json, const char* key,
                                 const std::string& path) {
@@ -59,27 +46,24 @@ absl::StatusOr<ModelSpec> ReadCheckpointSpec(const std::string& model_dir) {
   const std::string index_path = model_dir + "/model_index.json";
   const std::string transformer_path = model_dir + "/transformer/config.json";
   const std::string vae_path = model_dir + "/vae/config.json";
-  absl::StatusOr<nlohmann::json> index = ReadJson(index_path);
-  if (!index.ok()) return index.status();
-  absl::StatusOr<nlohmann::json> transformer = ReadJson(transformer_path);
-  if (!transformer.ok()) return transformer.status();
-  absl::StatusOr<nlohmann::json> vae = ReadJson(vae_path);
-  if (!vae.ok()) return vae.status();
+  ASSIGN_OR_RETURN(nlohmann::json index, base::ReadJsonObjectFile(index_path));
+  ASSIGN_OR_RETURN(nlohmann::json transformer,
+                   base::ReadJsonObjectFile(transformer_path));
+  ASSIGN_OR_RETURN(nlohmann::json vae, base::ReadJsonObjectFile(vae_path));
 
   ModelSpec spec;
-  absl::StatusOr<ModelFamily> family =
-      FamilyOf(*index, *transformer, index_path);
+  absl::StatusOr<ModelFamily> family = FamilyOf(index, transformer, index_path);
   if (!family.ok()) return family.status();
   spec.family = *family;
 
   absl::StatusOr<int> heads =
-      PositiveInt(*transformer, "num_attention_heads", transformer_path);
+      PositiveInt(transformer, "num_attention_heads", transformer_path);
   absl::StatusOr<int> layers =
-      PositiveInt(*transformer, "num_layers", transformer_path);
+      PositiveInt(transformer, "num_layers", transformer_path);
   absl::StatusOr<int> patch =
-      PositiveInt(*transformer, "patch_size", transformer_path);
+      PositiveInt(transformer, "patch_size", transformer_path);
   absl::StatusOr<int> latent_channels =
-      PositiveInt(*vae, "latent_channels", vae_path);
+      PositiveInt(vae, "latent_channels", vae_path);
   for (const absl::Status& s : {heads.status(), layers.status(), patch.status(),
                                 latent_channels.status()}) {
     if (!s.ok()) return s;
@@ -94,23 +78,22 @@ absl::StatusOr<ModelSpec> ReadCheckpointSpec(const std::string& model_dir) {
   if (is_flux) {
     // FLUX's transformer sees 2×2-packed latents (patch_size 1 in its
     // config); the pipeline's packing is the effective patch.
-    absl::StatusOr<int> single =
-        PositiveInt(*transformer, "num_single_layers", transformer_path);
-    if (!single.ok()) return single.status();
-    spec.num_layers += *single;
+    ASSIGN_OR_RETURN(int single, PositiveInt(transformer, "num_single_layers",
+                                             transformer_path));
+    spec.num_layers += single;
     spec.patch_size *= 2;
   }
 
   if (spec.family == ModelFamily::kPixArtAlpha ||
       spec.family == ModelFamily::kPixArtSigma) {
     absl::StatusOr<int> sample_size =
-        PositiveInt(*transformer, "sample_size", transformer_path);
+        PositiveInt(transformer, "sample_size", transformer_path);
     if (!sample_size.ok()) return sample_size.status();
     spec.sample_size = *sample_size;
   }
 
-  const auto blocks = vae->find("block_out_channels");
-  if (blocks == vae->end() || !blocks->is_array() || blocks->empty()) {
+  const auto blocks = vae.find("block_out_channels");
+  if (blocks == vae.end() || !blocks->is_array() || blocks->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         vae_path, ": \"block_out_channels\" must be a non-empty list"));
   }

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/config/aspect_ratio_bins.h"
 #include "core/config/model_defaults.h"
 #include "core/config/parallel_config.h"
@@ -62,10 +63,9 @@ absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
   const FamilyDefaults& family = DefaultsFor(spec.family);
   const v1::ParallelConfig& parallel = config.parallel();
   v1::DerivedShapes shapes;
-  absl::StatusOr<ImageSize> generated = GeneratedSize(config, spec);
-  if (!generated.ok()) return generated.status();
-  shapes.set_generated_height(static_cast<int>(generated->height));
-  shapes.set_generated_width(static_cast<int>(generated->width));
+  ASSIGN_OR_RETURN(ImageSize generated, GeneratedSize(config, spec));
+  shapes.set_generated_height(static_cast<int>(generated.height));
+  shapes.set_generated_width(static_cast<int>(generated.width));
   shapes.set_latent_height(shapes.generated_height() / spec.vae_scale_factor);
   shapes.set_latent_width(shapes.generated_width() / spec.vae_scale_factor);
   shapes.set_latent_channels(spec.latent_channels);

@@ -7,9 +7,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "core/base/status_macros.h"
+#include "core/base/utf8.h"
 #include "core/config/derived_shapes.h"
 #include "core/config/model_defaults.h"
-#include "core/config/utf8.h"
 
 namespace ditserve::config {
 namespace {
@@ -25,7 +26,8 @@ absl::Status CheckModel(absl::string_view model, const FamilyDefaults& family) {
 
 absl::Status CheckText(absl::string_view field, int index,
                        absl::string_view text, int max_bytes) {
-  if (std::optional<size_t> bad = FindInvalidUtf8(text); bad.has_value()) {
+  if (std::optional<size_t> bad = base::FindInvalidUtf8(text);
+      bad.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, "[", index,
                      "] is not valid UTF-8 (bad byte at offset ", *bad, ")"));
@@ -59,19 +61,12 @@ absl::Status CheckPrompts(const v1::GenerateRequest& request,
                      " entries; give none or one per prompt (", count, ")"));
   }
   for (int i = 0; i < count; ++i) {
-    if (absl::Status s =
-            CheckText("prompt", i, request.prompt(i), options.max_prompt_bytes);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(
+        CheckText("prompt", i, request.prompt(i), options.max_prompt_bytes));
   }
   for (int i = 0; i < negatives; ++i) {
-    if (absl::Status s =
-            CheckText("negative_prompt", i, request.negative_prompt(i),
-                      options.max_prompt_bytes);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckText("negative_prompt", i, request.negative_prompt(i),
+                              options.max_prompt_bytes));
   }
   return absl::OkStatus();
 }
@@ -122,13 +117,9 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                        const v1::ParallelConfig& parallel,
                                        const FreezeContext& context) {
   const FamilyDefaults& family = DefaultsFor(spec.family);
-  if (absl::Status s = CheckModel(request.model(), family); !s.ok()) return s;
-  if (absl::Status s = CheckPrompts(request, family, options); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckRequestId(request.request_id(), options); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckModel(request.model(), family));
+  RETURN_IF_ERROR(CheckPrompts(request, family, options));
+  RETURN_IF_ERROR(CheckRequestId(request.request_id(), options));
 
   v1::InputConfig config;
   config.set_sequence_number(context.sequence_number);
@@ -147,14 +138,8 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
 
   config.set_height(request.has_height() ? request.height() : family.height);
   config.set_width(request.has_width() ? request.width() : family.width);
-  if (absl::Status s = CheckSide("height", config.height(), spec, options);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckSide("width", config.width(), spec, options);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckSide("height", config.height(), spec, options));
+  RETURN_IF_ERROR(CheckSide("width", config.width(), spec, options));
   const int64_t pixels = int64_t{config.height()} * config.width();
   if (pixels > options.max_pixels) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -234,9 +219,8 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
   config.set_deadline_unix_micros(context.deadline_unix_micros);
   *config.mutable_parallel() = parallel;
 
-  absl::StatusOr<v1::DerivedShapes> shapes = DeriveShapes(config, spec);
-  if (!shapes.ok()) return shapes.status();
-  *config.mutable_shapes() = *std::move(shapes);
+  ASSIGN_OR_RETURN(v1::DerivedShapes shapes, DeriveShapes(config, spec));
+  *config.mutable_shapes() = std::move(shapes);
   return config;
 }
 

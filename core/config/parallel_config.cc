@@ -3,15 +3,38 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::config {
 namespace {
 
-std::string DescribeProduct(const ParallelFlags& f, int product) {
-  return absl::StrCat("dp ", f.dp_degree, " × cfg ", f.cfg_degree,
-                      " × pipefusion ", f.pipefusion_degree, " × ring ",
-                      f.ring_degree, " × ulysses ", f.ulysses_degree, " = ",
-                      product);
+// "cfg 1 × pipefusion 4 × ring 1 × ulysses 1"
+std::string DescribeModelDegrees(const ParallelFlags& f) {
+  return absl::StrCat("cfg ", f.cfg_degree, " × pipefusion ",
+                      f.pipefusion_degree, " × ring ", f.ring_degree,
+                      " × ulysses ", f.ulysses_degree);
+}
+
+// The explicit --dp_degree, or world / (cfg × pipefusion × ring × ulysses).
+absl::StatusOr<int> DataParallelDegree(const ParallelFlags& flags,
+                                       int world_size) {
+  const int model_ranks = flags.cfg_degree * flags.pipefusion_degree *
+                          flags.ring_degree * flags.ulysses_degree;
+  if (flags.dp_degree.has_value()) {
+    if (*flags.dp_degree * model_ranks != world_size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dp ", *flags.dp_degree, " × ", DescribeModelDegrees(flags), " = ",
+          *flags.dp_degree * model_ranks, " ≠ world size ", world_size));
+    }
+    return *flags.dp_degree;
+  }
+  if (world_size % model_ranks != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "world size ", world_size, " is not a multiple of ",
+        DescribeModelDegrees(flags), " = ", model_ranks,
+        " (--dp_degree omitted, so it would be world size / that product)"));
+  }
+  return world_size / model_ranks;
 }
 
 absl::Status CheckPositive(const char* flag, int value) {
@@ -25,12 +48,12 @@ absl::Status CheckPositive(const char* flag, int value) {
 absl::StatusOr<v1::ParallelConfig> MakeParallelConfig(
     const ParallelFlags& flags, int world_size) {
   for (const auto& [flag, value] :
-       {std::pair{"dp_degree", flags.dp_degree},
+       {std::pair{"dp_degree", flags.dp_degree.value_or(1)},
         std::pair{"cfg_degree", flags.cfg_degree},
         std::pair{"pipefusion_degree", flags.pipefusion_degree},
         std::pair{"ring_degree", flags.ring_degree},
         std::pair{"ulysses_degree", flags.ulysses_degree}}) {
-    if (absl::Status s = CheckPositive(flag, value); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckPositive(flag, value));
   }
   if (flags.cfg_degree > 2) {
     return absl::InvalidArgumentError(
@@ -38,13 +61,7 @@ absl::StatusOr<v1::ParallelConfig> MakeParallelConfig(
                      " is not allowed; use 1 or 2 (one rank per guidance "
                      "branch)"));
   }
-  const int product = flags.dp_degree * flags.cfg_degree *
-                      flags.pipefusion_degree * flags.ring_degree *
-                      flags.ulysses_degree;
-  if (product != world_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        DescribeProduct(flags, product), " ≠ world size ", world_size));
-  }
+  ASSIGN_OR_RETURN(int dp_degree, DataParallelDegree(flags, world_size));
   const int patches = flags.num_pipeline_patch == 0 ? flags.pipefusion_degree
                                                     : flags.num_pipeline_patch;
   if (flags.pipefusion_degree == 1 && patches != 1) {
@@ -64,7 +81,7 @@ absl::StatusOr<v1::ParallelConfig> MakeParallelConfig(
   }
   v1::ParallelConfig out;
   out.set_world_size(world_size);
-  out.set_dp_degree(flags.dp_degree);
+  out.set_dp_degree(dp_degree);
   out.set_cfg_degree(flags.cfg_degree);
   out.set_pipefusion_degree(flags.pipefusion_degree);
   out.set_ring_degree(flags.ring_degree);

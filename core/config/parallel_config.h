@@ -1,6 +1,8 @@
 #ifndef DITSERVE_CORE_CONFIG_PARALLEL_CONFIG_H_
 #define DITSERVE_CORE_CONFIG_PARALLEL_CONFIG_H_
 
+#include <optional>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/config/model_spec.h"
@@ -10,7 +12,9 @@ namespace ditserve::config {
 
 // Parallel degrees as given on the command line (the same on every rank).
 struct ParallelFlags {
-  int dp_degree = 1;
+  // Omitted: world size / (cfg × pipefusion × ring × ulysses), as torchrun
+  // and Megatron infer data parallelism.
+  std::optional<int> dp_degree;
   int cfg_degree = 1;
   int pipefusion_degree = 1;
   int ring_degree = 1;
@@ -23,8 +27,10 @@ struct ParallelFlags {
 };
 
 // Checks the degrees against each other and the world size and returns the
-// explicit config (no zeros). Errors name the flags and the numbers, e.g.
-// "dp 1 × cfg 1 × pipefusion 4 × ring 1 × ulysses 1 = 4 ≠ world size 2".
+// explicit config (no zeros, dp inferred when omitted). Errors name the flags
+// and the numbers, e.g. "dp 1 × cfg 1 × pipefusion 4 × ring 1 × ulysses 1 =
+// 4 ≠ world size 2" or, with dp omitted, "world size 6 is not a multiple of
+// cfg 1 × pipefusion 4 × ring 1 × ulysses 1 = 4 (--dp_degree omitted)".
 absl::StatusOr<v1::ParallelConfig> MakeParallelConfig(
     const ParallelFlags& flags, int world_size);
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::dist {
 
@@ -17,11 +18,11 @@ absl::StatusOr<MeshGroups> MeshGroups::Create(const Mesh& mesh,
     std::vector<int> members = mesh.GroupOf(axis, rank);
     const std::string prefix =
         absl::StrCat("mesh/", AxisName(axis), "/", members.front());
-    absl::StatusOr<ProcessGroupPtr> group =
+    ASSIGN_OR_RETURN(
+        ProcessGroupPtr group,
         rendezvous.NewGlooGroup(prefix, mesh.IndexInGroup(axis, rank),
-                                static_cast<int>(members.size()));
-    if (!group.ok()) return group.status();
-    groups.groups_[axis] = *group;
+                                static_cast<int>(members.size())));
+    groups.groups_[axis] = group;
     groups.ranks_[axis] = std::move(members);
   }
   return groups;

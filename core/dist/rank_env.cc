@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::dist {
 namespace {
@@ -50,9 +51,8 @@ absl::StatusOr<RankEnv> ResolveRankEnv(const RankEnvOverrides& overrides,
   absl::StatusOr<int> local_rank =
       ResolveInt("LOCAL_RANK", "local_rank", local_override, lookup);
   if (!local_rank.ok()) return local_rank.status();
-  absl::StatusOr<int> port =
-      ResolveInt("MASTER_PORT", "master_port", overrides.master_port, lookup);
-  if (!port.ok()) return port.status();
+  ASSIGN_OR_RETURN(int port, ResolveInt("MASTER_PORT", "master_port",
+                                        overrides.master_port, lookup));
 
   if (*world_size < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -68,9 +68,9 @@ absl::StatusOr<RankEnv> ResolveRankEnv(const RankEnvOverrides& overrides,
         absl::StrCat("LOCAL_RANK (--local_rank) ", *local_rank,
                      " must be in [0, ", *rank, "] for RANK ", *rank));
   }
-  if (*port < 1 || *port > 65535) {
+  if (port < 1 || port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "MASTER_PORT (--master_port) ", *port, " must be in [1, 65535]"));
+        "MASTER_PORT (--master_port) ", port, " must be in [1, 65535]"));
   }
   std::optional<std::string> addr = overrides.master_addr.has_value()
                                         ? overrides.master_addr
@@ -83,7 +83,7 @@ absl::StatusOr<RankEnv> ResolveRankEnv(const RankEnvOverrides& overrides,
   env.world_size = *world_size;
   env.rank = *rank;
   env.local_rank = *local_rank;
-  env.master_port = *port;
+  env.master_port = port;
   env.master_addr = *addr;
   return env;
 }

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::dist {
@@ -71,14 +72,13 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
         " the store at MASTER_ADDR:PORT ", where, " within ",
         options.connect_timeout.count(), " ms: ", FirstLine(error)));
   }
-  absl::StatusOr<ProcessGroupPtr> world =
-      rendezvous->NewGlooGroup("world", env.rank, env.world_size);
-  if (!world.ok()) return world.status();
-  rendezvous->world_ = *world;
-  absl::StatusOr<ProcessGroupPtr> control =
-      rendezvous->NewGlooGroup("control", env.rank, env.world_size);
-  if (!control.ok()) return control.status();
-  rendezvous->control_ = *control;
+  ASSIGN_OR_RETURN(ProcessGroupPtr world,
+                   rendezvous->NewGlooGroup("world", env.rank, env.world_size));
+  rendezvous->world_ = world;
+  ASSIGN_OR_RETURN(
+      ProcessGroupPtr control,
+      rendezvous->NewGlooGroup("control", env.rank, env.world_size));
+  rendezvous->control_ = control;
   rendezvous->data_ = rendezvous->world_;
 #ifdef DITSERVE_WITH_NCCL
   try {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/base/status_macros.h"
 #include "core/dist/collective.h"
 #include "core/engine/buffer_plan.h"
 
@@ -23,16 +24,15 @@ absl::StatusOr<at::Tensor> AllGatherBranches(PipelineContext& context,
   std::vector<int64_t> gathered_shape = {cfg, rows};
   gathered_shape.insert(gathered_shape.end(), own.sizes().begin() + 1,
                         own.sizes().end());
-  absl::StatusOr<at::Tensor> gathered =
-      context.buffers.ForIncoming(kCfgBranchGather, gathered_shape);
-  if (!gathered.ok()) return gathered.status();
+  ASSIGN_OR_RETURN(at::Tensor gathered, context.buffers.ForIncoming(
+                                            kCfgBranchGather, gathered_shape));
   at::Tensor padded =
-      torch::zeros(gathered->sizes().slice(1), gathered->options());
+      torch::zeros(gathered.sizes().slice(1), gathered.options());
   padded.narrow(0, 0, prompts).copy_(own);
   std::vector<at::Tensor> inputs = {padded};
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int branch = 0; branch < cfg; ++branch) {
-    outputs[0].push_back((*gathered)[branch]);
+    outputs[0].push_back(gathered[branch]);
   }
   const dist::ProcessGroupPtr& group = context.groups.group(dist::Axis::kCfg);
   absl::Status status = dist::RunCollective(
@@ -41,7 +41,7 @@ absl::StatusOr<at::Tensor> AllGatherBranches(PipelineContext& context,
   if (!status.ok()) return status;
   std::vector<at::Tensor> branches;
   for (int branch = 0; branch < cfg; ++branch) {
-    branches.push_back((*gathered)[branch].narrow(0, 0, prompts));
+    branches.push_back(gathered[branch].narrow(0, 0, prompts));
   }
   // A new tensor: the buffer is overwritten by the next step.
   return at::cat(branches, /*dim=*/0).to(own.options());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/dist/collective.h"
 #include "core/engine/buffer_plan.h"
 
@@ -35,10 +36,9 @@ absl::StatusOr<at::Tensor> GatherDpLatents(PipelineContext& context,
   std::vector<std::vector<at::Tensor>> outputs;
   at::Tensor gathered;
   if (context.rank == 0) {
-    absl::StatusOr<at::Tensor> planned =
-        context.buffers.ForIncoming(kDpLatentsGather, gathered_shape);
-    if (!planned.ok()) return planned.status();
-    gathered = *planned;
+    ASSIGN_OR_RETURN(at::Tensor planned, context.buffers.ForIncoming(
+                                             kDpLatentsGather, gathered_shape));
+    gathered = planned;
     outputs.resize(1);
     for (int group = 0; group < dp; ++group) {
       outputs[0].push_back(gathered[group]);
@@ -58,17 +58,16 @@ absl::StatusOr<at::Tensor> GatherDpLatents(PipelineContext& context,
   }
   if (context.rank != 0) return at::Tensor();
 
-  absl::StatusOr<at::Tensor> output = context.buffers.Get(kOutputLatents);
-  if (!output.ok()) return output.status();
+  ASSIGN_OR_RETURN(at::Tensor output, context.buffers.Get(kOutputLatents));
   for (int group = 0; group < dp; ++group) {
     const int first = shapes.dp_group_prompt_offsets(group);
     const int end = shapes.dp_group_prompt_offsets(group + 1);
     for (int prompt = first; prompt < end; ++prompt) {
-      (*output)[prompt].copy_(gathered[group][prompt - first]);
+      output[prompt].copy_(gathered[group][prompt - first]);
     }
   }
   // The buffer is reused by the next request of this shape.
-  return output->clone();
+  return output.clone();
 }
 
 std::vector<std::string> PromptRange(
@@ -86,12 +85,11 @@ absl::StatusOr<at::Tensor> RunDpGroup(PipelineContext& context,
       torch::zeros({shapes.max_batch_per_dp_group(), shapes.latent_channels(),
                     shapes.latent_height(), shapes.latent_width()});
   if (end > first) {
-    absl::StatusOr<at::Tensor> latents = generate(first, end);
-    if (!latents.ok()) return latents.status();
-    group_latents.narrow(0, 0, end - first).copy_(*latents);
+    ASSIGN_OR_RETURN(at::Tensor latents, generate(first, end));
+    group_latents.narrow(0, 0, end - first).copy_(latents);
   } else {
     for (int step = 0; step < context.config.num_inference_steps(); ++step) {
-      if (absl::Status s = context.step_boundary(step); !s.ok()) return s;
+      RETURN_IF_ERROR(context.step_boundary(step));
     }
   }
   ScopedStageTimer timer(context.timings, Stage::kGather);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::engine {
 namespace {
@@ -67,16 +68,15 @@ absl::Status Engine::Prepare(const v1::InputConfig& config,
   if (prepared_key_.has_value() && *prepared_key_ == key) {
     return absl::OkStatus();
   }
-  absl::StatusOr<BufferPlan> plan =
-      PlanBuffers(config, mesh_.CoordinatesOf(rank_), options_.dimensions);
-  if (!plan.ok()) return plan.status();
+  ASSIGN_OR_RETURN(
+      BufferPlan plan,
+      PlanBuffers(config, mesh_.CoordinatesOf(rank_), options_.dimensions));
   // Drop the old buffers first so peak memory is one plan, not two.
   buffers_.reset();
   prepared_key_.reset();
-  absl::StatusOr<ReceiveBuffers> buffers =
-      ReceiveBuffers::Allocate(*plan, options_.tensor_options);
-  if (!buffers.ok()) return buffers.status();
-  buffers_ = std::move(*buffers);
+  ASSIGN_OR_RETURN(ReceiveBuffers buffers,
+                   ReceiveBuffers::Allocate(plan, options_.tensor_options));
+  buffers_ = std::move(buffers);
   prepared_key_ = std::move(key);
   ++allocations_;
   return absl::OkStatus();
@@ -131,12 +131,11 @@ absl::Status Engine::StepBoundary(const v1::InputConfig& config,
       decision = v1::STEP_DECISION_DEADLINE;
     }
   }
-  absl::StatusOr<v1::StepDecision> agreed =
-      channel_.BroadcastStepDecision(decision);
-  if (!agreed.ok()) return agreed.status();
+  ASSIGN_OR_RETURN(v1::StepDecision agreed,
+                   channel_.BroadcastStepDecision(decision));
   const std::string where = absl::StrCat(
       "request ", config.request_id(), " after step ", step + 1, " of ", steps);
-  switch (*agreed) {
+  switch (agreed) {
     case v1::STEP_DECISION_CONTINUE:
       return absl::OkStatus();
     case v1::STEP_DECISION_CANCEL:
@@ -149,7 +148,7 @@ absl::Status Engine::StepBoundary(const v1::InputConfig& config,
           absl::StrCat("host shutting down; stopped ", where));
     default:
       return absl::InternalError(absl::StrCat(
-          "unknown step decision ", static_cast<int>(*agreed), " for ", where));
+          "unknown step decision ", static_cast<int>(agreed), " for ", where));
   }
 }
 

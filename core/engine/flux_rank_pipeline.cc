@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/status_macros.h"
 #include "core/engine/dp_gather.h"
 #include "core/engine/pipefusion_stages_for.h"
 #include "core/engine/sequence_parallel_for.h"
@@ -31,11 +32,10 @@ absl::StatusOr<at::Tensor> FluxRankPipeline::Generate(PipelineContext& context,
   pipelines::FluxRequest request;
   {
     ScopedStageTimer timer(context.timings, Stage::kTextEncode);
-    absl::StatusOr<pipelines::FluxPromptEmbeddings> embeddings =
-        encoder_->Encode(prompts, config.max_sequence_length());
-    if (!embeddings.ok()) return embeddings.status();
-    request.prompt_embeds = embeddings->prompt_embeds;
-    request.pooled_prompt_embeds = embeddings->pooled_prompt_embeds;
+    ASSIGN_OR_RETURN(pipelines::FluxPromptEmbeddings embeddings,
+                     encoder_->Encode(prompts, config.max_sequence_length()));
+    request.prompt_embeds = embeddings.prompt_embeds;
+    request.pooled_prompt_embeds = embeddings.pooled_prompt_embeds;
   }
   request.height = config.height();
   request.width = config.width();
@@ -45,25 +45,23 @@ absl::StatusOr<at::Tensor> FluxRankPipeline::Generate(PipelineContext& context,
                        config.seeds().begin() + end);
 
   ScopedStageTimer timer(context.timings, Stage::kDenoise);
-  absl::StatusOr<std::optional<pipelines::SequenceParallel>> sequence_parallel =
-      SequenceParallelFor(context);
-  if (!sequence_parallel.ok()) return sequence_parallel.status();
-  absl::StatusOr<std::optional<pipelines::PipeFusionStages>> stages =
-      StagesFor(context, stale_kv_);
-  if (!stages.ok()) return stages.status();
-  absl::StatusOr<at::Tensor> latents = flux_->InitialLatents(request);
-  if (!latents.ok()) return latents.status();
-  absl::StatusOr<at::Tensor> packed = flux_->Denoise(
-      request, *std::move(latents),
-      [&context](const pipelines::FluxStepEvent& event) {
-        return context.step_boundary(event.step);
-      },
-      sequence_parallel->has_value() ? &**sequence_parallel : nullptr,
-      stages->has_value() ? &**stages : nullptr);
-  if (!packed.ok()) return packed.status();
+  ASSIGN_OR_RETURN(std::optional<pipelines::SequenceParallel> sequence_parallel,
+                   SequenceParallelFor(context));
+  ASSIGN_OR_RETURN(std::optional<pipelines::PipeFusionStages> stages,
+                   StagesFor(context, stale_kv_));
+  ASSIGN_OR_RETURN(at::Tensor latents, flux_->InitialLatents(request));
+  ASSIGN_OR_RETURN(
+      at::Tensor packed,
+      flux_->Denoise(
+          request, std::move(latents),
+          [&context](const pipelines::FluxStepEvent& event) {
+            return context.step_boundary(event.step);
+          },
+          sequence_parallel.has_value() ? &*sequence_parallel : nullptr,
+          stages.has_value() ? &*stages : nullptr));
   const v1::DerivedShapes& shapes = config.shapes();
   return pipelines::UnpackLatents(
-      *packed, {shapes.latent_height(), shapes.latent_width()});
+      packed, {shapes.latent_height(), shapes.latent_width()});
 }
 
 absl::StatusOr<at::Tensor> FluxRankPipeline::Run(PipelineContext& context) {
@@ -77,10 +75,10 @@ absl::StatusOr<at::Tensor> FluxRankPipeline::Decode(
     StageTimings& timings) {
   ScopedStageTimer timer(timings, Stage::kVaeDecode);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<pipelines::FluxDecodeOutput> decoded = flux_->Decode(
-      pipelines::PackLatents(latents), config.height(), config.width());
-  if (!decoded.ok()) return decoded.status();
-  return decoded->images.rgb;
+  ASSIGN_OR_RETURN(pipelines::FluxDecodeOutput decoded,
+                   flux_->Decode(pipelines::PackLatents(latents),
+                                 config.height(), config.width()));
+  return decoded.images.rgb;
 }
 
 }  // namespace ditserve::engine

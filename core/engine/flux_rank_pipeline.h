@@ -19,7 +19,7 @@ namespace ditserve::engine {
 // ranks stop together) and the groups' latents are gathered to rank 0. When
 // sp = ring × ulysses > 1, the sp ranks of a group split every transformer
 // forward by sequence (the transformer must attend through the mesh's
-// parallel::Attention, see parallel::MakeAttention) and all hold the whole
+// models::Attention, see parallel::MakeAttention) and all hold the whole
 // latents after each step. When pp > 1, each rank's transformer holds its
 // PipeFusion stage's blocks and every forward runs through the stages of the
 // pp group (whole sequence for the warm-up steps, then patch after patch with

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/engine/buffer_plan.h"
 
 namespace ditserve::engine {
@@ -58,9 +59,8 @@ absl::StatusOr<std::optional<pipelines::PipeFusionStages>> StagesFor(
     }
     std::vector<int64_t> planned = shape;
     planned[0] = max_rows;
-    absl::StatusOr<at::Tensor> buffer = buffers.ForIncoming(name, planned);
-    if (!buffer.ok()) return buffer.status();
-    return buffer->narrow(0, 0, shape[0]);
+    ASSIGN_OR_RETURN(at::Tensor buffer, buffers.ForIncoming(name, planned));
+    return buffer.narrow(0, 0, shape[0]);
   };
   stages.stale_kv = stale_kv;
   if (context.mesh.Degree(dist::Axis::kSp) > 1) {

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "core/base/status_macros.h"
 #include "core/engine/dp_gather.h"
 #include "core/engine/guided_generation.h"
 
@@ -23,26 +24,21 @@ absl::StatusOr<at::Tensor> PixArtRankPipeline::Generate(
   pipelines::PixArtRequest request;
   {
     ScopedStageTimer timer(context.timings, Stage::kTextEncode);
-    absl::StatusOr<pipelines::PixArtPromptEmbeddings> positive =
-        encoder_->Encode(PromptRange(config.prompt(), first, end),
-                         config.max_sequence_length());
-    if (!positive.ok()) return positive.status();
-    request.prompt_embeds = positive->prompt_embeds;
-    request.prompt_attention_mask = positive->prompt_attention_mask;
+    ASSIGN_OR_RETURN(pipelines::PixArtPromptEmbeddings positive,
+                     encoder_->Encode(PromptRange(config.prompt(), first, end),
+                                      config.max_sequence_length()));
+    request.prompt_embeds = positive.prompt_embeds;
+    request.prompt_attention_mask = positive.prompt_attention_mask;
     if (config.do_classifier_free_guidance()) {
-      absl::StatusOr<pipelines::PixArtPromptEmbeddings> negative =
+      ASSIGN_OR_RETURN(
+          pipelines::PixArtPromptEmbeddings negative,
           encoder_->Encode(PromptRange(config.negative_prompt(), first, end),
-                           config.max_sequence_length());
-      if (!negative.ok()) return negative.status();
-      request.negative_prompt_embeds = negative->prompt_embeds;
-      request.negative_prompt_attention_mask = negative->prompt_attention_mask;
+                           config.max_sequence_length()));
+      request.negative_prompt_embeds = negative.prompt_embeds;
+      request.negative_prompt_attention_mask = negative.prompt_attention_mask;
     }
   }
-  if (absl::Status status =
-          SetGuidedRunFields(context, first, end, stale_kv_, request);
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(SetGuidedRunFields(context, first, end, stale_kv_, request));
   return DenoiseFromSeeds(context, *pixart_, request);
 }
 
@@ -57,10 +53,10 @@ absl::StatusOr<at::Tensor> PixArtRankPipeline::Decode(
     StageTimings& timings) {
   ScopedStageTimer timer(timings, Stage::kVaeDecode);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<pipelines::PixArtDecodeOutput> decoded = pixart_->Decode(
-      latents, config::ImageSize{config.height(), config.width()});
-  if (!decoded.ok()) return decoded.status();
-  return decoded->images.rgb;
+  ASSIGN_OR_RETURN(pipelines::PixArtDecodeOutput decoded,
+                   pixart_->Decode(latents, config::ImageSize{config.height(),
+                                                              config.width()}));
+  return decoded.images.rgb;
 }
 
 }  // namespace ditserve::engine

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/base/status_macros.h"
 #include "core/config/config_digest.h"
 #include "core/engine/rank_report.h"
 #include "spdlog/spdlog.h"
@@ -54,8 +55,7 @@ absl::Status RankLoop::RunHost(JobQueue& queue) {
       dist::ControlMessage shutdown;
       shutdown.kind = v1::CONTROL_KIND_SHUTDOWN;
       shutdown.shutdown.set_reason(queue.close_reason());
-      absl::StatusOr<dist::ControlMessage> sent = channel_.Send(shutdown);
-      if (!sent.ok()) return sent.status();
+      ASSIGN_OR_RETURN(dist::ControlMessage sent, channel_.Send(shutdown));
       spdlog::info("rank 0: group shut down: {}", queue.close_reason());
       return absl::OkStatus();
     }
@@ -64,8 +64,7 @@ absl::Status RankLoop::RunHost(JobQueue& queue) {
       ping.kind = v1::CONTROL_KIND_PING;
       ping.ping.set_sequence(++ping_sequence_);
       ping.ping.set_sent_unix_micros(absl::ToUnixMicros(absl::Now()));
-      absl::StatusOr<dist::ControlMessage> sent = channel_.Send(ping);
-      if (!sent.ok()) return sent.status();
+      ASSIGN_OR_RETURN(dist::ControlMessage sent, channel_.Send(ping));
       continue;
     }
 
@@ -99,26 +98,25 @@ absl::Status RankLoop::RunHost(JobQueue& queue) {
 
 absl::Status RankLoop::RunWorker() {
   while (true) {
-    absl::StatusOr<dist::ControlMessage> message = channel_.Receive();
-    if (!message.ok()) return message.status();
-    switch (message->kind) {
+    ASSIGN_OR_RETURN(dist::ControlMessage message, channel_.Receive());
+    switch (message.kind) {
       case v1::CONTROL_KIND_PING:
         break;
       case v1::CONTROL_KIND_SHUTDOWN:
         spdlog::info("rank {}: shutting down: {}", channel_.rank(),
-                     message->shutdown.reason());
+                     message.shutdown.reason());
         return absl::OkStatus();
       case v1::CONTROL_KIND_RUN: {
         StageTimings timings;
         RequestOutcome outcome;
-        absl::Status group = Serve(*message, nullptr, timings, outcome);
+        absl::Status group = Serve(message, nullptr, timings, outcome);
         if (!group.ok()) return group;
         break;
       }
       default:
         return absl::InternalError(absl::StrCat(
             "rank ", channel_.rank(), " received ",
-            dist::ControlKindName(message->kind), " it cannot handle"));
+            dist::ControlKindName(message.kind), " it cannot handle"));
     }
   }
 }
@@ -139,13 +137,13 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
                   std::string(message.agreement.message()));
   } else {
     absl::Status local = engine_.Prepare(config, timings);
-    absl::StatusOr<std::vector<RankReport>> prepared = GatherReports(
-        absl::StrCat("prepare reports of request ", config.request_id()),
-        {local, {}});
-    if (!prepared.ok()) return prepared.status();
+    ASSIGN_OR_RETURN(std::vector<RankReport> prepared,
+                     GatherReports(absl::StrCat("prepare reports of request ",
+                                                config.request_id()),
+                                   {local, {}}));
     // Run only when every rank holds buffers for this config, so no rank
     // enters a tensor collective that a peer will never join.
-    const absl::Status all_prepared = CombineRankStatuses(*prepared);
+    const absl::Status all_prepared = CombineRankStatuses(prepared);
     if (all_prepared.ok()) {
       absl::StatusOr<at::Tensor> output =
           engine_.Run(config, observer, timings);
@@ -153,15 +151,15 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
       if (output.ok()) outcome.output = *std::move(output);
     }
     timings.Add(Stage::kTotal, SecondsSince(started));
-    absl::StatusOr<std::vector<RankReport>> reports = GatherReports(
-        absl::StrCat("rank reports of request ", config.request_id()),
-        {local, timings});
-    if (!reports.ok()) return reports.status();
-    for (const RankReport& report : *reports) {
+    ASSIGN_OR_RETURN(std::vector<RankReport> reports,
+                     GatherReports(absl::StrCat("rank reports of request ",
+                                                config.request_id()),
+                                   {local, timings}));
+    for (const RankReport& report : reports) {
       outcome.rank_timings.push_back(report.timings);
     }
     outcome.status =
-        all_prepared.ok() ? CombineRankStatuses(*reports) : all_prepared;
+        all_prepared.ok() ? CombineRankStatuses(reports) : all_prepared;
     if (!outcome.status.ok()) outcome.output = at::Tensor();
   }
   if (options_.on_outcome) options_.on_outcome(outcome);
@@ -170,14 +168,13 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
 
 absl::StatusOr<std::vector<RankReport>> RankLoop::GatherReports(
     absl::string_view operation, const RankReport& mine) {
-  absl::StatusOr<std::vector<std::string>> texts =
-      channel_.AllGatherBytes(operation, SerializeRankReport(mine));
-  if (!texts.ok()) return texts.status();
+  ASSIGN_OR_RETURN(
+      std::vector<std::string> texts,
+      channel_.AllGatherBytes(operation, SerializeRankReport(mine)));
   std::vector<RankReport> reports;
-  for (const std::string& text : *texts) {
-    absl::StatusOr<RankReport> report = ParseRankReport(text);
-    if (!report.ok()) return report.status();
-    reports.push_back(std::move(*report));
+  for (const std::string& text : texts) {
+    ASSIGN_OR_RETURN(RankReport report, ParseRankReport(text));
+    reports.push_back(std::move(report));
   }
   return reports;
 }

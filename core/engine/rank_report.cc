@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/json.h"
 #include "core/dist/collective.h"
 #include "nlohmann/json.hpp"
 
@@ -26,8 +27,15 @@ std::string SerializeRankReport(const RankReport& report) {
 }
 
 absl::StatusOr<RankReport> ParseRankReport(absl::string_view text) {
+  const auto malformed = [&](absl::string_view why) {
+    return absl::InternalError(absl::StrCat("malformed rank report \"",
+                                            text.substr(0, 200), "\": ", why));
+  };
+  absl::StatusOr<nlohmann::json> parsed =
+      base::ParsePythonJson(text, "rank report");
+  if (!parsed.ok()) return malformed(parsed.status().message());
   try {
-    const nlohmann::json json = nlohmann::json::parse(text.begin(), text.end());
+    const nlohmann::json& json = *parsed;
     RankReport report;
     report.status =
         absl::Status(static_cast<absl::StatusCode>(json.at("code").get<int>()),
@@ -38,9 +46,8 @@ absl::StatusOr<RankReport> ParseRankReport(absl::string_view text) {
           stage, seconds.at(std::string(StageName(stage))).get<double>());
     }
     return report;
-  } catch (const std::exception& error) {
-    return absl::InternalError(absl::StrCat(
-        "malformed rank report \"", text.substr(0, 200), "\": ", error.what()));
+  } catch (const nlohmann::json::exception& error) {
+    return malformed(error.what());
   }
 }
 

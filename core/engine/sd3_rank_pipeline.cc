@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "core/base/status_macros.h"
 #include "core/engine/dp_gather.h"
 #include "core/engine/guided_generation.h"
 
@@ -23,25 +24,21 @@ absl::StatusOr<at::Tensor> SD3RankPipeline::Generate(PipelineContext& context,
   pipelines::SD3Request request;
   {
     ScopedStageTimer timer(context.timings, Stage::kTextEncode);
-    absl::StatusOr<pipelines::SD3PromptEmbeds> positive = encoder_->Encode(
-        PromptRange(config.prompt(), first, end), config.max_sequence_length());
-    if (!positive.ok()) return positive.status();
-    request.prompt_embeds = positive->prompt_embeds;
-    request.pooled_prompt_embeds = positive->pooled_prompt_embeds;
+    ASSIGN_OR_RETURN(pipelines::SD3PromptEmbeds positive,
+                     encoder_->Encode(PromptRange(config.prompt(), first, end),
+                                      config.max_sequence_length()));
+    request.prompt_embeds = positive.prompt_embeds;
+    request.pooled_prompt_embeds = positive.pooled_prompt_embeds;
     if (config.do_classifier_free_guidance()) {
-      absl::StatusOr<pipelines::SD3PromptEmbeds> negative =
+      ASSIGN_OR_RETURN(
+          pipelines::SD3PromptEmbeds negative,
           encoder_->Encode(PromptRange(config.negative_prompt(), first, end),
-                           config.max_sequence_length());
-      if (!negative.ok()) return negative.status();
-      request.negative_prompt_embeds = negative->prompt_embeds;
-      request.negative_pooled_prompt_embeds = negative->pooled_prompt_embeds;
+                           config.max_sequence_length()));
+      request.negative_prompt_embeds = negative.prompt_embeds;
+      request.negative_pooled_prompt_embeds = negative.pooled_prompt_embeds;
     }
   }
-  if (absl::Status status =
-          SetGuidedRunFields(context, first, end, stale_kv_, request);
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(SetGuidedRunFields(context, first, end, stale_kv_, request));
 
   return DenoiseFromSeeds(context, *sd3_, request);
 }
@@ -57,9 +54,8 @@ absl::StatusOr<at::Tensor> SD3RankPipeline::Decode(
     StageTimings& timings) {
   ScopedStageTimer timer(timings, Stage::kVaeDecode);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<pipelines::SD3DecodeOutput> decoded = sd3_->Decode(latents);
-  if (!decoded.ok()) return decoded.status();
-  return decoded->images.rgb;
+  ASSIGN_OR_RETURN(pipelines::SD3DecodeOutput decoded, sd3_->Decode(latents));
+  return decoded.images.rgb;
 }
 
 }  // namespace ditserve::engine

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::io {
 namespace {
@@ -96,14 +97,12 @@ absl::StatusOr<at::Tensor> DecodePng(absl::string_view png_bytes) {
 }
 
 absl::StatusOr<at::Tensor> DenormalizeImage(const at::Tensor& decoded) {
-  if (absl::Status s = CheckBatchOfRgb(decoded, "decoder output"); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(CheckBatchOfRgb(decoded, "decoder output"));
   return (decoded / 2 + 0.5).clamp(0, 1);
 }
 
 absl::StatusOr<at::Tensor> ToRgb8(const at::Tensor& image) {
-  if (absl::Status s = CheckBatchOfRgb(image, "image"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckBatchOfRgb(image, "image"));
   return (image.permute({0, 2, 3, 1}).to(at::kCPU, at::kFloat) * 255)
       .round()
       .clamp(0, 255)

@@ -20,6 +20,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "safetensors data is little-endian; views assume a "
@@ -270,9 +272,8 @@ int64_t DTypeSize(DType dtype) {
 
 absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(
     const std::string& path) {
-  absl::StatusOr<std::shared_ptr<Mapping>> mapping = Mapping::Map(path);
-  if (!mapping.ok()) return mapping.status();
-  const uint64_t file_size = (*mapping)->size();
+  ASSIGN_OR_RETURN(std::shared_ptr<Mapping> mapping, Mapping::Map(path));
+  const uint64_t file_size = mapping->size();
   auto invalid = [&](absl::string_view what) {
     return absl::InvalidArgumentError(
         absl::StrCat("safetensors file ", path, ": ", what));
@@ -283,7 +284,7 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(
                                 "length"));
   }
   uint64_t header_size;
-  std::memcpy(&header_size, (*mapping)->data(), sizeof(header_size));
+  std::memcpy(&header_size, mapping->data(), sizeof(header_size));
   if (header_size > file_size - 8) {
     return invalid(absl::StrCat("header length ", header_size,
                                 " runs past the end of the file (",
@@ -293,19 +294,16 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(
     return invalid(absl::StrCat("header length ", header_size,
                                 " exceeds the limit of ", kMaxHeaderBytes));
   }
-  const char* header_begin =
-      reinterpret_cast<const char*>((*mapping)->data()) + 8;
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(header_begin, header_begin + header_size);
-  } catch (const nlohmann::json::exception& e) {
-    return invalid(absl::StrCat("header is not valid JSON: ", e.what()));
-  }
+  const char* header_begin = reinterpret_cast<const char*>(mapping->data()) + 8;
+  absl::StatusOr<nlohmann::json> parsed = base::ParsePythonJson(
+      absl::string_view(header_begin, header_size), "header");
+  if (!parsed.ok()) return invalid(parsed.status().message());
+  const nlohmann::json header = *std::move(parsed);
   if (!header.is_object()) return invalid("header is not a JSON object");
 
   auto file = std::unique_ptr<SafetensorsFile>(new SafetensorsFile());
   file->path_ = path;
-  file->mapping_ = *std::move(mapping);
+  file->mapping_ = std::move(mapping);
   file->data_start_ = 8 + header_size;
   const uint64_t data_size = file_size - file->data_start_;
   for (const auto& [name, entry] : header.items()) {
@@ -417,18 +415,7 @@ absl::StatusOr<std::string> ResolveCheckpointPath(
 absl::StatusOr<std::vector<std::string>> ReadShardNames(
     const std::string& index_path,
     std::map<std::string, std::string>* shard_by_tensor) {
-  std::ifstream in(index_path);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read weight index ", index_path));
-  }
-  nlohmann::json index;
-  try {
-    index = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "weight index ", index_path, " is not valid JSON: ", e.what()));
-  }
+  ASSIGN_OR_RETURN(const nlohmann::json index, base::ReadJsonFile(index_path));
   auto map_it = index.find("weight_map");
   if (!index.is_object() || map_it == index.end() || !map_it->is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -459,50 +446,46 @@ absl::StatusOr<std::vector<std::string>> ReadShardNames(
 
 absl::StatusOr<std::unique_ptr<CheckpointTensors>> CheckpointTensors::Open(
     const std::string& path_or_dir) {
-  absl::StatusOr<std::string> path = ResolveCheckpointPath(path_or_dir);
-  if (!path.ok()) return path.status();
+  ASSIGN_OR_RETURN(std::string path, ResolveCheckpointPath(path_or_dir));
   auto checkpoint = std::unique_ptr<CheckpointTensors>(new CheckpointTensors());
-  checkpoint->path_ = *path;
+  checkpoint->path_ = path;
 
-  if (!absl::EndsWith(*path, ".index.json")) {
-    absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
-        SafetensorsFile::Open(*path);
-    if (!file.ok()) return file.status();
-    for (const TensorInfo& info : (*file)->tensors()) {
-      checkpoint->file_by_name_[info.name] = file->get();
+  if (!absl::EndsWith(path, ".index.json")) {
+    ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file,
+                     SafetensorsFile::Open(path));
+    for (const TensorInfo& info : file->tensors()) {
+      checkpoint->file_by_name_[info.name] = file.get();
     }
-    checkpoint->files_.push_back(*std::move(file));
+    checkpoint->files_.push_back(std::move(file));
     return checkpoint;
   }
 
   std::map<std::string, std::string> shard_by_tensor;
-  absl::StatusOr<std::vector<std::string>> shards =
-      ReadShardNames(*path, &shard_by_tensor);
-  if (!shards.ok()) return shards.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> shards,
+                   ReadShardNames(path, &shard_by_tensor));
   const std::filesystem::path folder =
-      std::filesystem::path(*path).parent_path();
+      std::filesystem::path(path).parent_path();
   std::map<std::string, const SafetensorsFile*> file_by_shard;
-  for (const std::string& shard : *shards) {
-    absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
-        SafetensorsFile::Open((folder / shard).string());
-    if (!file.ok()) return file.status();
-    for (const TensorInfo& info : (*file)->tensors()) {
+  for (const std::string& shard : shards) {
+    ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file,
+                     SafetensorsFile::Open((folder / shard).string()));
+    for (const TensorInfo& info : file->tensors()) {
       auto [it, inserted] =
-          checkpoint->file_by_name_.emplace(info.name, file->get());
+          checkpoint->file_by_name_.emplace(info.name, file.get());
       if (!inserted) {
         return absl::InvalidArgumentError(
-            absl::StrCat("sharded checkpoint ", *path, ": tensor \"", info.name,
+            absl::StrCat("sharded checkpoint ", path, ": tensor \"", info.name,
                          "\" is stored in both ", it->second->path(), " and ",
-                         (*file)->path()));
+                         file->path()));
       }
     }
-    file_by_shard[shard] = file->get();
-    checkpoint->files_.push_back(*std::move(file));
+    file_by_shard[shard] = file.get();
+    checkpoint->files_.push_back(std::move(file));
   }
   for (const auto& [tensor, shard] : shard_by_tensor) {
     if (!file_by_shard.at(shard)->Contains(tensor)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("sharded checkpoint ", *path, ": weight_map puts \"",
+          absl::StrCat("sharded checkpoint ", path, ": weight_map puts \"",
                        tensor, "\" in ", shard, ", which has no such tensor"));
     }
   }
@@ -552,15 +535,13 @@ std::optional<uint64_t> CheckpointTensors::resident_bytes() const {
 }
 
 absl::StatusOr<TensorMap> ReadAllTensors(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
-      SafetensorsFile::Open(path);
-  if (!file.ok()) return file.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file,
+                   SafetensorsFile::Open(path));
   TensorMap tensors;
-  for (const TensorInfo& info : (*file)->tensors()) {
-    absl::StatusOr<at::Tensor> tensor = (*file)->Tensor(info.name);
-    if (!tensor.ok()) return tensor.status();
+  for (const TensorInfo& info : file->tensors()) {
+    ASSIGN_OR_RETURN(at::Tensor tensor, file->Tensor(info.name));
     try {
-      tensors[info.name] = tensor->clone();
+      tensors[info.name] = tensor.clone();
     } catch (const std::exception& e) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "copying tensor \"", info.name, "\" of ", path, ": ", e.what()));

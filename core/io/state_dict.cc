@@ -10,6 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::io {
 namespace {
@@ -107,16 +109,12 @@ absl::StatusOr<LoadReport> LoadStateDict(torch::nn::Module& module,
   report.bytes_mapped = source.mapped_bytes();
   torch::NoGradGuard no_grad;
   for (const auto& [name, checkpoint_name] : sources) {
-    absl::StatusOr<at::Tensor> tensor = source.Tensor(checkpoint_name);
-    if (!tensor.ok()) return tensor.status();
+    ASSIGN_OR_RETURN(at::Tensor tensor, source.Tensor(checkpoint_name));
     at::Tensor& target = targets.at(name);
-    try {
-      target.copy_(*tensor);
-    } catch (const std::exception& e) {
-      return absl::InternalError(
-          absl::StrCat("checkpoint ", source.path(), ": copying tensor \"",
-                       checkpoint_name, "\" failed: ", e.what()));
-    }
+    RETURN_IF_ERROR(base::Guarded(
+        absl::StrCat("checkpoint ", source.path(), ": copying tensor \"",
+                     checkpoint_name, "\" failed"),
+        [&] { target.copy_(tensor); }));
     ++report.tensors_loaded;
     report.bytes_loaded += target.nbytes();
   }

@@ -3,6 +3,8 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/io/safetensors.h"
 #include "core/io/state_dict.h"
 
@@ -12,20 +14,15 @@ absl::Status LoadComponentWeights(
     torch::nn::Module& module, const std::string& component_dir,
     const Placement& placement,
     const std::function<bool(absl::string_view)>& include) {
-  try {
-    module.to(placement.device, placement.dtype);
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("moving ", component_dir, " to ",
-                                            placement.device.str(), ": ",
-                                            e.what()));
-  }
-  absl::StatusOr<std::unique_ptr<io::CheckpointTensors>> tensors =
-      io::CheckpointTensors::Open(component_dir);
-  if (!tensors.ok()) return tensors.status();
+  RETURN_IF_ERROR(base::Guarded(
+      absl::StrCat("moving ", component_dir, " to ", placement.device.str()),
+      [&] { module.to(placement.device, placement.dtype); }));
+  ASSIGN_OR_RETURN(std::unique_ptr<io::CheckpointTensors> tensors,
+                   io::CheckpointTensors::Open(component_dir));
   io::LoadOptions options;
   options.include = include;
   absl::StatusOr<io::LoadReport> report =
-      io::LoadStateDict(module, **tensors, options);
+      io::LoadStateDict(module, *tensors, options);
   return report.status();
 }
 

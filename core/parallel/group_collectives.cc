@@ -8,17 +8,17 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/parallel/collective_error.h"
+#include "core/base/status_error.h"
 
 namespace ditserve::parallel {
 namespace {
 
 // Posting a transfer only fails for a broken or misused group; c10::Error
 // appends a backtrace after its first line, which the message leaves out.
-CollectiveError PostingFailed(const Group& group, absl::string_view operation,
-                              const std::exception& error) {
+base::StatusError PostingFailed(const Group& group, absl::string_view operation,
+                                const std::exception& error) {
   const std::string what = error.what();
-  return CollectiveError(absl::InternalError(absl::StrCat(
+  return base::StatusError(absl::InternalError(absl::StrCat(
       operation, " on the ", group.context.group_name,
       " group could not be posted: ", what.substr(0, what.find('\n')))));
 }
@@ -26,7 +26,7 @@ CollectiveError PostingFailed(const Group& group, absl::string_view operation,
 }  // namespace
 
 void ThrowIfError(const absl::Status& status) {
-  if (!status.ok()) throw CollectiveError(status);
+  if (!status.ok()) throw base::StatusError(status);
 }
 
 at::Tensor AllToAll(const Group& group, absl::string_view operation,

@@ -22,8 +22,9 @@ struct Group {
 };
 
 // The collectives sequence parallelism needs, each waited for at most
-// group.context.timeout. They throw CollectiveError (see collective_error.h)
-// naming `operation` and the group when the collective fails.
+// group.context.timeout. They throw base::StatusError (see
+// core/base/status_error.h) naming `operation` and the group when the
+// collective fails.
 
 // Exchanges equal slices of dim 0: input [size, ...] sends slice i to group
 // rank i; the result's slice i came from group rank i.
@@ -37,7 +38,7 @@ at::Tensor AllGather(const Group& group, absl::string_view operation,
 
 // Point-to-point transfers are posted first and waited for later, so a ring
 // step computes while its blocks travel. `tensors` must stay alive until the
-// wait returns. Posting throws CollectiveError (INTERNAL) when c10d refuses.
+// wait returns. Posting throws base::StatusError (INTERNAL) when c10d refuses.
 c10::intrusive_ptr<c10d::Work> PostSend(const Group& group,
                                         absl::string_view operation,
                                         std::vector<at::Tensor>& tensors,
@@ -50,7 +51,7 @@ c10::intrusive_ptr<c10d::Work> PostReceive(const Group& group,
 void Wait(const Group& group, absl::string_view operation,
           const c10::intrusive_ptr<c10d::Work>& work);
 
-// Throws CollectiveError(status) unless `status` is OK.
+// Throws base::StatusError(status) unless `status` is OK.
 void ThrowIfError(const absl::Status& status);
 
 }  // namespace ditserve::parallel

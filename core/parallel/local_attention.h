@@ -5,12 +5,12 @@
 
 #include <optional>
 
-#include "core/parallel/attention.h"
+#include "core/models/layers/attention.h"
 
 namespace ditserve::parallel {
 
 // Attention when one rank holds the whole sequence.
-class LocalAttention final : public Attention {
+class LocalAttention final : public models::Attention {
  public:
   at::Tensor Attend(const at::Tensor& q, const at::Tensor& k,
                     const at::Tensor& v,

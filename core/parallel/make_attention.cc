@@ -18,7 +18,7 @@ Group GroupAlong(const dist::MeshGroups& groups, dist::Axis axis,
                            .find_lost_ranks = options.find_lost_ranks}};
 }
 
-std::unique_ptr<Attention> MakeAttention(
+std::unique_ptr<models::Attention> MakeAttention(
     const dist::Mesh& mesh, const dist::MeshGroups& groups,
     const SequenceParallelOptions& options) {
   const int ring = mesh.Degree(dist::Axis::kRing);

@@ -8,7 +8,7 @@
 #include "core/dist/collective.h"
 #include "core/dist/mesh.h"
 #include "core/dist/mesh_groups.h"
-#include "core/parallel/attention.h"
+#include "core/models/layers/attention.h"
 #include "core/parallel/group_collectives.h"
 #include "core/parallel/stale_kv_attention.h"
 
@@ -29,7 +29,7 @@ Group GroupAlong(const dist::MeshGroups& groups, dist::Axis axis,
 // The Attention a rank of `mesh` uses: LocalAttention when ring × ulysses
 // is 1, else UlyssesAttention, RingAttention or UspAttention over the
 // rank's groups in `groups`.
-std::unique_ptr<Attention> MakeAttention(
+std::unique_ptr<models::Attention> MakeAttention(
     const dist::Mesh& mesh, const dist::MeshGroups& groups,
     const SequenceParallelOptions& options);
 
@@ -39,7 +39,7 @@ std::unique_ptr<Attention> MakeAttention(
 // when the Ulysses degree is above 1).
 struct PipeFusionAttention {
   std::shared_ptr<StaleKvAttention> stale_kv;
-  std::shared_ptr<Attention> attention;
+  std::shared_ptr<models::Attention> attention;
 };
 
 // The PipeFusionAttention of a stage rank whose ring ranks all-gather their

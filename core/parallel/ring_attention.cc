@@ -8,8 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_error.h"
 #include "core/parallel/attention_accumulator.h"
-#include "core/parallel/collective_error.h"
 
 namespace ditserve::parallel {
 namespace {
@@ -51,7 +51,7 @@ at::Tensor RingAttention::Attend(const at::Tensor& q, const at::Tensor& k,
                                  const at::Tensor& v,
                                  const std::optional<at::Tensor>& key_mask) {
   if (k.sizes() != v.sizes()) {
-    throw CollectiveError(absl::InvalidArgumentError(
+    throw base::StatusError(absl::InvalidArgumentError(
         absl::StrCat("ring attention needs keys and values of one shape; got ",
                      c10::str(k.sizes()), " and ", c10::str(v.sizes()))));
   }

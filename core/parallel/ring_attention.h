@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "core/parallel/attention.h"
+#include "core/models/layers/attention.h"
 #include "core/parallel/group_collectives.h"
 
 namespace ditserve::parallel {
@@ -16,10 +16,10 @@ namespace ditserve::parallel {
 // block to the next rank and receiving the previous rank's; the partial
 // outputs are merged with their log-sum-exp (AttentionAccumulator).
 //
-// Attend throws CollectiveError (a std::runtime_error carrying the Status,
-// see collective_error.h) when a transfer fails or exceeds the ring group's
-// timeout, and when the ranks' blocks disagree in shape.
-class RingAttention final : public Attention {
+// Attend throws base::StatusError (a std::runtime_error carrying the Status,
+// see core/base/status_error.h) when a transfer fails or exceeds the ring
+// group's timeout, and when the ranks' blocks disagree in shape.
+class RingAttention final : public models::Attention {
  public:
   explicit RingAttention(Group ring);
 

@@ -6,7 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/parallel/collective_error.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::parallel {
 namespace {
@@ -63,11 +64,7 @@ absl::StatusOr<SequenceSharding> SequenceSharding::Create(
 
 absl::StatusOr<at::Tensor> SequenceSharding::Pad(const at::Tensor& sequence,
                                                  int64_t dim) const {
-  if (absl::Status length =
-          CheckLength(sequence, dim, sequence_tokens_, "sequence");
-      !length.ok()) {
-    return length;
-  }
+  RETURN_IF_ERROR(CheckLength(sequence, dim, sequence_tokens_, "sequence"));
   std::vector<int64_t> padding_shape = sequence.sizes().vec();
   padding_shape[dim] = padded_tokens() - sequence_tokens_;
   return at::cat({sequence, at::zeros(padding_shape, sequence.options())}, dim);
@@ -75,10 +72,8 @@ absl::StatusOr<at::Tensor> SequenceSharding::Pad(const at::Tensor& sequence,
 
 absl::StatusOr<at::Tensor> SequenceSharding::Shard(const at::Tensor& sequence,
                                                    int64_t dim) const {
-  absl::StatusOr<at::Tensor> padded = Pad(sequence, dim);
-  if (!padded.ok()) return padded.status();
-  return padded->narrow(dim, index_ * shard_tokens_, shard_tokens_)
-      .contiguous();
+  ASSIGN_OR_RETURN(at::Tensor padded, Pad(sequence, dim));
+  return padded.narrow(dim, index_ * shard_tokens_, shard_tokens_).contiguous();
 }
 
 absl::StatusOr<at::Tensor> SequenceSharding::ShardKeyMask(
@@ -90,11 +85,8 @@ absl::StatusOr<at::Tensor> SequenceSharding::ShardKeyMask(
           absl::StrCat("user key mask has shape ", c10::str(user_mask->sizes()),
                        "; expected [", batch, ", ", sequence_tokens_, "]"));
     }
-    if (absl::Status length =
-            CheckLength(*user_mask, 1, sequence_tokens_, "user key mask");
-        !length.ok()) {
-      return length;
-    }
+    RETURN_IF_ERROR(
+        CheckLength(*user_mask, 1, sequence_tokens_, "user key mask"));
     mask = user_mask->to(at::kBool);
   }
   // Zero padding is false: padded keys are never attended to.
@@ -103,11 +95,7 @@ absl::StatusOr<at::Tensor> SequenceSharding::ShardKeyMask(
 
 absl::StatusOr<at::Tensor> SequenceSharding::Unpad(const at::Tensor& padded,
                                                    int64_t dim) const {
-  if (absl::Status length =
-          CheckLength(padded, dim, padded_tokens(), "padded sequence");
-      !length.ok()) {
-    return length;
-  }
+  RETURN_IF_ERROR(CheckLength(padded, dim, padded_tokens(), "padded sequence"));
   return padded.narrow(dim, 0, sequence_tokens_);
 }
 
@@ -119,17 +107,12 @@ absl::StatusOr<at::Tensor> SequenceSharding::Gather(const Group& sp_group,
         "the ", sp_group.context.group_name, " group has ", sp_group.size(),
         " ranks; the sequence is split over ", degree_));
   }
-  if (absl::Status length = CheckLength(shard, dim, shard_tokens_, "shard");
-      !length.ok()) {
-    return length;
-  }
-  try {
+  RETURN_IF_ERROR(CheckLength(shard, dim, shard_tokens_, "shard"));
+  return base::Guarded("gathering the sequence shards", [&] {
     return Unpad(
         AllGather(sp_group, "all-gather of the sequence shards", shard, dim),
         dim);
-  } catch (const CollectiveError& error) {
-    return error.status();
-  }
+  });
 }
 
 }  // namespace ditserve::parallel

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/parallel/attention.h"
+#include "core/models/layers/attention.h"
 #include "core/parallel/group_collectives.h"
 #include "core/parallel/local_attention.h"
 
@@ -37,8 +37,8 @@ struct StaleKvSharing {
 //
 // Layers are told apart by the order of their calls within a forward, which
 // is fixed for a model. Not thread-safe: one forward at a time. Attend
-// throws CollectiveError when the ring's all-gather fails.
-class StaleKvAttention final : public Attention {
+// throws base::StatusError when the ring's all-gather fails.
+class StaleKvAttention final : public models::Attention {
  public:
   // Without sequence parallelism.
   StaleKvAttention() = default;

@@ -6,19 +6,19 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/parallel/collective_error.h"
+#include "core/base/status_error.h"
 
 namespace ditserve::parallel {
 
 UlyssesAttention::UlyssesAttention(Group ulysses,
-                                   std::shared_ptr<Attention> inner)
+                                   std::shared_ptr<models::Attention> inner)
     : ulysses_(std::move(ulysses)), inner_(std::move(inner)) {}
 
 at::Tensor UlyssesAttention::Attend(const at::Tensor& q, const at::Tensor& k,
                                     const at::Tensor& v,
                                     const std::optional<at::Tensor>& key_mask) {
   if (q.dim() != 4 || q.sizes() != k.sizes() || q.sizes() != v.sizes()) {
-    throw CollectiveError(absl::InvalidArgumentError(absl::StrCat(
+    throw base::StatusError(absl::InvalidArgumentError(absl::StrCat(
         "Ulysses attention needs q, k, v of one shape [B, H, S, D]; got ",
         c10::str(q.sizes()), ", ", c10::str(k.sizes()), " and ",
         c10::str(v.sizes()))));
@@ -29,7 +29,7 @@ at::Tensor UlyssesAttention::Attend(const at::Tensor& q, const at::Tensor& k,
   const int64_t block = q.size(2);
   const int64_t head_dim = q.size(3);
   if (heads % degree != 0) {
-    throw CollectiveError(absl::InvalidArgumentError(absl::StrCat(
+    throw base::StatusError(absl::InvalidArgumentError(absl::StrCat(
         "Ulysses attention needs the attention heads (", heads,
         ") to be a multiple of the ulysses degree (", degree, ")")));
   }

@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "core/parallel/attention.h"
+#include "core/models/layers/attention.h"
 #include "core/parallel/group_collectives.h"
 
 namespace ditserve::parallel {
@@ -17,16 +17,16 @@ namespace ditserve::parallel {
 // H / ulysses heads, `inner` attends over it, and a second all-to-all returns
 // the output to sequence blocks. The key mask is all-gathered.
 //
-// Attend throws CollectiveError (a std::runtime_error carrying the Status,
-// see collective_error.h): INVALID_ARGUMENT when the heads do not divide by
-// the group size or q, k, v differ in shape, else the failed collective's
+// Attend throws base::StatusError (a std::runtime_error carrying the Status,
+// see core/base/status_error.h): INVALID_ARGUMENT when the heads do not divide
+// by the group size or q, k, v differ in shape, else the failed collective's
 // code naming the operation and the group.
-class UlyssesAttention final : public Attention {
+class UlyssesAttention final : public models::Attention {
  public:
   // `inner` attends over the gathered span: LocalAttention for Ulysses alone,
   // RingAttention across the ring for USP, StaleKvAttention on a PipeFusion
   // stage.
-  UlyssesAttention(Group ulysses, std::shared_ptr<Attention> inner);
+  UlyssesAttention(Group ulysses, std::shared_ptr<models::Attention> inner);
 
   // q, k, v: [B, H, S_block, D] this rank's block; key_mask: optional bool
   // [B, S_block] (false for padding). Every Ulysses rank passes the same
@@ -37,7 +37,7 @@ class UlyssesAttention final : public Attention {
 
  private:
   Group ulysses_;
-  std::shared_ptr<Attention> inner_;
+  std::shared_ptr<models::Attention> inner_;
 };
 
 }  // namespace ditserve::parallel

@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "core/parallel/attention.h"
+#include "core/models/layers/attention.h"
 #include "core/parallel/group_collectives.h"
 #include "core/parallel/ulysses_attention.h"
 
@@ -18,8 +18,8 @@ namespace ditserve::parallel {
 // heads, and ring attention runs over those spans across the ring group,
 // whose members hold the same heads.
 //
-// Attend throws CollectiveError as UlyssesAttention and RingAttention do.
-class UspAttention final : public Attention {
+// Attend throws base::StatusError as UlyssesAttention and RingAttention do.
+class UspAttention final : public models::Attention {
  public:
   UspAttention(Group ulysses, Group ring);
 

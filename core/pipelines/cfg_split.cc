@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/models/tensor_checks.h"
 
 namespace ditserve::pipelines {
@@ -30,15 +31,11 @@ absl::Status CheckCfgSplit(const std::optional<CfgSplit>& split,
 
 absl::StatusOr<at::Tensor> ExchangeBranches(const CfgSplit& split,
                                             const at::Tensor& own) {
-  absl::StatusOr<at::Tensor> both = split.exchange(own);
-  if (!both.ok()) return both.status();
+  ASSIGN_OR_RETURN(at::Tensor both, split.exchange(own));
   std::vector<int64_t> expected(own.sizes().begin(), own.sizes().end());
   expected[0] *= 2;
-  if (absl::Status status =
-          models::CheckShape("exchanged guidance branches", *both, expected);
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(
+      models::CheckShape("exchanged guidance branches", both, expected));
   return both;
 }
 

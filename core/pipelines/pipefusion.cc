@@ -10,8 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/config/derived_shapes.h"
-#include "core/parallel/collective_error.h"
 
 namespace ditserve::pipelines {
 namespace {
@@ -42,13 +43,13 @@ absl::StatusOr<at::Tensor> Receive(const PipeFusionStages& stages,
                                    const char* operation, StageTensor what,
                                    int patch, const std::vector<int64_t>& shape,
                                    int source, int tag) {
-  absl::StatusOr<at::Tensor> buffer = stages.receive_buffer(what, patch, shape);
-  if (!buffer.ok()) return buffer.status();
-  std::vector<at::Tensor> tensors = {*buffer};
+  ASSIGN_OR_RETURN(at::Tensor buffer,
+                   stages.receive_buffer(what, patch, shape));
+  std::vector<at::Tensor> tensors = {buffer};
   parallel::Wait(
       stages.group, operation,
       parallel::PostReceive(stages.group, operation, tensors, source, tag));
-  return *buffer;
+  return buffer;
 }
 
 // The previous stage's streams for image tokens `span` (`patch`: its index,
@@ -146,36 +147,34 @@ absl::StatusOr<at::Tensor> Staged(StageModel& model,
   const models::TokenSpan own = OwnShard(whole, stages);
   std::optional<StageStreams> incoming;
   if (stage > 0) {
-    absl::StatusOr<StageStreams> received =
-        ReceiveStreams(model, stages, own, kWholeSequence);
-    if (!received.ok()) return received.status();
-    incoming = *std::move(received);
+    ASSIGN_OR_RETURN(StageStreams received,
+                     ReceiveStreams(model, stages, own, kWholeSequence));
+    incoming = std::move(received);
   }
   stages.stale_kv->BeginWholeSequence(ShardRows(model, whole, stages));
-  absl::StatusOr<StageStreams> streams = model.Forward(own, incoming);
-  if (!streams.ok()) return streams.status();
+  ASSIGN_OR_RETURN(StageStreams streams, model.Forward(own, incoming));
   if (stage < last) {
     if (model.text_tokens() > 0) {
-      Send(group, "send of the text stream to the next stage", streams->text,
+      Send(group, "send of the text stream to the next stage", streams.text,
            stage + 1, kTextTag);
     }
-    Send(group, "send of the image stream to the next stage", streams->image,
+    Send(group, "send of the image stream to the next stage", streams.image,
          stage + 1, kImageTag);
-    absl::StatusOr<at::Tensor> noise = Receive(
-        stages, "receive of the last stage's noise prediction",
-        StageTensor::kNoisePrediction, kWholeSequence,
-        {model.batch(), own.tokens, model.output_channels()}, last, kNoiseTag);
-    if (!noise.ok()) return noise.status();
+    ASSIGN_OR_RETURN(
+        at::Tensor noise,
+        Receive(stages, "receive of the last stage's noise prediction",
+                StageTensor::kNoisePrediction, kWholeSequence,
+                {model.batch(), own.tokens, model.output_channels()}, last,
+                kNoiseTag));
     // The buffer is overwritten by the next step's receive.
-    return GatherShards(stages, {whole}, noise->clone());
+    return GatherShards(stages, {whole}, noise.clone());
   }
-  absl::StatusOr<at::Tensor> noise = model.Output(own, streams->image);
-  if (!noise.ok()) return noise.status();
+  ASSIGN_OR_RETURN(at::Tensor noise, model.Output(own, streams.image));
   for (int other = 0; other < last; ++other) {
-    Send(group, "send of the noise prediction to an earlier stage", *noise,
+    Send(group, "send of the noise prediction to an earlier stage", noise,
          other, kNoiseTag);
   }
-  return GatherShards(stages, {whole}, *noise);
+  return GatherShards(stages, {whole}, noise);
 }
 
 absl::StatusOr<at::Tensor> Patched(StageModel& model,
@@ -205,41 +204,39 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
     const models::TokenSpan own = OwnShard(spans[patch], stages);
     std::optional<StageStreams> incoming;
     if (stage > 0) {
-      absl::StatusOr<StageStreams> received =
-          ReceiveStreams(model, stages, own, patch);
-      if (!received.ok()) return received.status();
-      incoming = *std::move(received);
+      ASSIGN_OR_RETURN(StageStreams received,
+                       ReceiveStreams(model, stages, own, patch));
+      incoming = std::move(received);
     }
     stages.stale_kv->BeginPatch(ShardRows(model, spans[patch], stages));
-    absl::StatusOr<StageStreams> streams = model.Forward(own, incoming);
-    if (!streams.ok()) return streams.status();
+    ASSIGN_OR_RETURN(StageStreams streams, model.Forward(own, incoming));
     if (stage < last) {
       if (model.text_tokens() > 0) {
-        post("send of a patch's text stream to the next stage", streams->text,
+        post("send of a patch's text stream to the next stage", streams.text,
              stage + 1, PatchTag(patch, kTextTag));
       }
-      post("send of an image patch to the next stage", streams->image,
-           stage + 1, PatchTag(patch, kImageTag));
+      post("send of an image patch to the next stage", streams.image, stage + 1,
+           PatchTag(patch, kImageTag));
       continue;
     }
-    absl::StatusOr<at::Tensor> output = model.Output(own, streams->image);
-    if (!output.ok()) return output.status();
-    noise[patch] = *output;
+    ASSIGN_OR_RETURN(at::Tensor output, model.Output(own, streams.image));
+    noise[patch] = output;
     for (int other = 0; other < last; ++other) {
-      post("send of a patch's noise prediction to an earlier stage", *output,
+      post("send of a patch's noise prediction to an earlier stage", output,
            other, PatchTag(patch, kNoiseTag));
     }
   }
   if (stage < last) {
     for (int patch = 0; patch < patches; ++patch) {
-      absl::StatusOr<at::Tensor> received = Receive(
-          stages, "receive of the last stage's noise prediction for a patch",
-          StageTensor::kNoisePrediction, patch,
-          {model.batch(), OwnShard(spans[patch], stages).tokens,
-           model.output_channels()},
-          last, PatchTag(patch, kNoiseTag));
-      if (!received.ok()) return received.status();
-      noise[patch] = received->clone();
+      ASSIGN_OR_RETURN(
+          at::Tensor received,
+          Receive(stages,
+                  "receive of the last stage's noise prediction for a patch",
+                  StageTensor::kNoisePrediction, patch,
+                  {model.batch(), OwnShard(spans[patch], stages).tokens,
+                   model.output_channels()},
+                  last, PatchTag(patch, kNoiseTag)));
+      noise[patch] = received.clone();
     }
   }
   for (const c10::intrusive_ptr<c10d::Work>& work : sends) {
@@ -252,11 +249,8 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
 
 absl::StatusOr<at::Tensor> StagedForward(StageModel& model,
                                          const PipeFusionStages& stages) {
-  try {
-    return Staged(model, stages);
-  } catch (const parallel::CollectiveError& e) {
-    return e.status();
-  }
+  return base::Guarded("PipeFusion staged forward",
+                       [&] { return Staged(model, stages); });
 }
 
 absl::StatusOr<at::Tensor> PatchedForward(StageModel& model,
@@ -270,11 +264,8 @@ absl::StatusOr<at::Tensor> PatchedForward(StageModel& model,
         "] do not split the ", image_tokens,
         " image tokens (expected 0 first and ", image_tokens, " last)"));
   }
-  try {
-    return Patched(model, stages);
-  } catch (const parallel::CollectiveError& e) {
-    return e.status();
-  }
+  return base::Guarded("PipeFusion patched forward",
+                       [&] { return Patched(model, stages); });
 }
 
 }  // namespace ditserve::pipelines

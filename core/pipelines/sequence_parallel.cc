@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::pipelines {
 
@@ -32,9 +33,8 @@ absl::StatusOr<at::Tensor> GatherShardedForward(
     if (!key_mask.ok()) return key_mask.status();
     shard.key_mask = key_mask->to(device);
   }
-  absl::StatusOr<at::Tensor> output = forward_shard(shard);
-  if (!output.ok()) return output.status();
-  return sharding.Gather(sequence_parallel.group, *output, /*dim=*/1);
+  ASSIGN_OR_RETURN(at::Tensor output, forward_shard(shard));
+  return sharding.Gather(sequence_parallel.group, output, /*dim=*/1);
 }
 
 absl::StatusOr<at::Tensor> GatherShardedImageTokens(
@@ -43,11 +43,11 @@ absl::StatusOr<at::Tensor> GatherShardedImageTokens(
     const ShardForward& forward_shard) {
   const int64_t image_tokens =
       (latents.size(2) / patch_size) * (latents.size(3) / patch_size);
-  absl::StatusOr<at::Tensor> sequence = GatherShardedForward(
-      sequence_parallel, latents.size(0), image_tokens + trailing_tokens,
-      latents.device(), forward_shard);
-  if (!sequence.ok()) return sequence.status();
-  return sequence->narrow(1, 0, image_tokens);
+  ASSIGN_OR_RETURN(at::Tensor sequence,
+                   GatherShardedForward(sequence_parallel, latents.size(0),
+                                        image_tokens + trailing_tokens,
+                                        latents.device(), forward_shard));
+  return sequence.narrow(1, 0, image_tokens);
 }
 
 }  // namespace ditserve::pipelines

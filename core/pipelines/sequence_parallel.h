@@ -16,7 +16,7 @@ namespace ditserve::pipelines {
 
 // How every transformer forward of a generation is split over the
 // sequence-parallel group (sp = ring × ulysses ranks, whose transformer
-// attends through the matching parallel::Attention).
+// attends through the matching models::Attention).
 struct SequenceParallel {
   // This rank's shard of the transformer's attention sequence, from the
   // frozen config's derived shapes.

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/schedulers/numpy_compat.h"
 #include "core/schedulers/scheduler_config.h"
 
@@ -118,45 +120,45 @@ absl::StatusOr<StepOutput> DDIMScheduler::Step(const at::Tensor& model_output,
   const int64_t prev_timestep =
       timestep - config_.betas.num_train_timesteps / num_steps();
   StepOutput out;
-  try {
-    const at::Tensor alpha_prod_t = AlphaProd(timestep);
-    const at::Tensor alpha_prod_t_prev = AlphaProd(prev_timestep);
-    const at::Tensor beta_prod_t = 1 - alpha_prod_t;
-    at::Tensor pred_original_sample;
-    at::Tensor pred_epsilon;
-    if (config_.prediction_type == "epsilon") {
-      pred_original_sample = (sample - beta_prod_t.pow(0.5) * model_output) /
-                             alpha_prod_t.pow(0.5);
-      pred_epsilon = model_output;
-    } else if (config_.prediction_type == "sample") {
-      pred_original_sample = model_output;
-      pred_epsilon = (sample - alpha_prod_t.pow(0.5) * pred_original_sample) /
-                     beta_prod_t.pow(0.5);
-    } else {  // v_prediction
-      pred_original_sample =
-          alpha_prod_t.pow(0.5) * sample - beta_prod_t.pow(0.5) * model_output;
-      pred_epsilon =
-          alpha_prod_t.pow(0.5) * model_output + beta_prod_t.pow(0.5) * sample;
-    }
-    if (config_.clip_sample) {
-      pred_original_sample = pred_original_sample.clamp(
-          -config_.clip_sample_range, config_.clip_sample_range);
-    }
-    const at::Tensor beta_prod_t_prev = 1 - alpha_prod_t_prev;
-    const at::Tensor variance = (beta_prod_t_prev / beta_prod_t) *
-                                (1 - alpha_prod_t / alpha_prod_t_prev);
-    const at::Tensor std_dev_t = options.eta * variance.pow(0.5);
-    const at::Tensor direction =
-        (1 - alpha_prod_t_prev - std_dev_t.pow(2)).pow(0.5) * pred_epsilon;
-    at::Tensor prev =
-        alpha_prod_t_prev.pow(0.5) * pred_original_sample + direction;
-    if (options.eta > 0) prev = prev + std_dev_t * options.variance_noise;
-    out.prev_sample = prev;
-    out.pred_original_sample = pred_original_sample;
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("DDIMScheduler::Step ", step_index_, ": ", e.what()));
-  }
+  RETURN_IF_ERROR(
+      base::Guarded(absl::StrCat("DDIMScheduler::Step ", step_index_), [&] {
+        const at::Tensor alpha_prod_t = AlphaProd(timestep);
+        const at::Tensor alpha_prod_t_prev = AlphaProd(prev_timestep);
+        const at::Tensor beta_prod_t = 1 - alpha_prod_t;
+        at::Tensor pred_original_sample;
+        at::Tensor pred_epsilon;
+        if (config_.prediction_type == "epsilon") {
+          pred_original_sample =
+              (sample - beta_prod_t.pow(0.5) * model_output) /
+              alpha_prod_t.pow(0.5);
+          pred_epsilon = model_output;
+        } else if (config_.prediction_type == "sample") {
+          pred_original_sample = model_output;
+          pred_epsilon =
+              (sample - alpha_prod_t.pow(0.5) * pred_original_sample) /
+              beta_prod_t.pow(0.5);
+        } else {  // v_prediction
+          pred_original_sample = alpha_prod_t.pow(0.5) * sample -
+                                 beta_prod_t.pow(0.5) * model_output;
+          pred_epsilon = alpha_prod_t.pow(0.5) * model_output +
+                         beta_prod_t.pow(0.5) * sample;
+        }
+        if (config_.clip_sample) {
+          pred_original_sample = pred_original_sample.clamp(
+              -config_.clip_sample_range, config_.clip_sample_range);
+        }
+        const at::Tensor beta_prod_t_prev = 1 - alpha_prod_t_prev;
+        const at::Tensor variance = (beta_prod_t_prev / beta_prod_t) *
+                                    (1 - alpha_prod_t / alpha_prod_t_prev);
+        const at::Tensor std_dev_t = options.eta * variance.pow(0.5);
+        const at::Tensor direction =
+            (1 - alpha_prod_t_prev - std_dev_t.pow(2)).pow(0.5) * pred_epsilon;
+        at::Tensor prev =
+            alpha_prod_t_prev.pow(0.5) * pred_original_sample + direction;
+        if (options.eta > 0) prev = prev + std_dev_t * options.variance_noise;
+        out.prev_sample = prev;
+        out.pred_original_sample = pred_original_sample;
+      }));
   ++step_index_;
   return out;
 }

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/schedulers/numpy_compat.h"
 #include "core/schedulers/scheduler_config.h"
 
@@ -198,21 +200,19 @@ absl::StatusOr<StepOutput> DPMSolverMultistepScheduler::Step(
       (config_.euler_at_final || (config_.lower_order_final && n < 15) ||
        config_.final_sigmas_type == "zero");
   StepOutput out;
-  try {
-    at::Tensor x0 = ConvertModelOutput(model_output, sample);
-    previous_x0_ = std::move(current_x0_);
-    current_x0_ = x0;
-    const at::Tensor sample32 = sample.to(torch::kFloat32);
-    const bool first_order =
-        config_.solver_order == 1 || lower_order_nums_ < 1 || lower_order_final;
-    at::Tensor prev = first_order ? FirstOrderUpdate(x0, sample32)
-                                  : SecondOrderUpdate(sample32);
-    out.prev_sample = prev.to(model_output.scalar_type());
-    out.pred_original_sample = x0;
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(
-        "DPMSolverMultistepScheduler::Step ", step_index_, ": ", e.what()));
-  }
+  RETURN_IF_ERROR(base::Guarded(
+      absl::StrCat("DPMSolverMultistepScheduler::Step ", step_index_), [&] {
+        at::Tensor x0 = ConvertModelOutput(model_output, sample);
+        previous_x0_ = std::move(current_x0_);
+        current_x0_ = x0;
+        const at::Tensor sample32 = sample.to(torch::kFloat32);
+        const bool first_order = config_.solver_order == 1 ||
+                                 lower_order_nums_ < 1 || lower_order_final;
+        at::Tensor prev = first_order ? FirstOrderUpdate(x0, sample32)
+                                      : SecondOrderUpdate(sample32);
+        out.prev_sample = prev.to(model_output.scalar_type());
+        out.pred_original_sample = x0;
+      }));
   if (lower_order_nums_ < config_.solver_order) ++lower_order_nums_;
   ++step_index_;
   return out;

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/schedulers/numpy_compat.h"
 #include "core/schedulers/scheduler_config.h"
 
@@ -109,49 +111,47 @@ absl::Status FlowMatchEulerDiscreteScheduler::SetTimesteps(
         "(CalculateShift of the image sequence length)");
   }
   const double n_train = static_cast<double>(config_.num_train_timesteps);
-  try {
-    // diffusers builds the schedule in numpy: float64 when it spaces the
-    // timesteps itself, float32 when the pipeline passes sigmas.
-    at::Tensor sigmas;
-    if (options.sigmas.empty()) {
-      std::vector<double> steps = Linspace(
-          sigma_max_ * n_train, sigma_min_ * n_train, num_inference_steps);
-      sigmas = torch::tensor(steps, torch::kFloat64) / n_train;
-    } else {
-      sigmas =
-          torch::tensor(options.sigmas, torch::kFloat64).to(torch::kFloat32);
-    }
-    if (config_.use_dynamic_shifting) {
-      // time_shift(mu, 1.0, t) with sigma exponent 1: (1/t - 1) ** 1.0.
-      const double mu = *options.mu;
-      const double shift =
-          config_.time_shift_type == "exponential" ? std::exp(mu) : mu;
-      // A true division, like numpy; `scalar / tensor` would multiply by
-      // the reciprocal and round differently.
-      at::Tensor numerator =
-          torch::scalar_tensor(shift, sigmas.options()).expand_as(sigmas);
-      sigmas = numerator / ((1.0 / sigmas - 1.0) + shift);
-    } else {
-      sigmas = StaticShift(sigmas, config_.shift);
-    }
-    if (config_.shift_terminal.has_value()) {
-      at::Tensor one_minus_z = 1.0 - sigmas;
-      at::Tensor scale_factor =
-          one_minus_z[-1] / (1.0 - *config_.shift_terminal);
-      sigmas = 1.0 - one_minus_z / scale_factor;
-    }
-    sigmas = sigmas.to(torch::kFloat32);
-    at::Tensor terminal = torch::zeros({1}, torch::kFloat32);
-    if (config_.invert_sigmas) {
-      sigmas = 1.0 - sigmas;
-      terminal = torch::ones({1}, torch::kFloat32);
-    }
-    timesteps_ = sigmas * n_train;
-    sigmas_ = torch::cat({sigmas, terminal});
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(
-        "FlowMatchEulerDiscreteScheduler::SetTimesteps: ", e.what()));
-  }
+  RETURN_IF_ERROR(
+      base::Guarded("FlowMatchEulerDiscreteScheduler::SetTimesteps", [&] {
+        // diffusers builds the schedule in numpy: float64 when it spaces the
+        // timesteps itself, float32 when the pipeline passes sigmas.
+        at::Tensor sigmas;
+        if (options.sigmas.empty()) {
+          std::vector<double> steps = Linspace(
+              sigma_max_ * n_train, sigma_min_ * n_train, num_inference_steps);
+          sigmas = torch::tensor(steps, torch::kFloat64) / n_train;
+        } else {
+          sigmas = torch::tensor(options.sigmas, torch::kFloat64)
+                       .to(torch::kFloat32);
+        }
+        if (config_.use_dynamic_shifting) {
+          // time_shift(mu, 1.0, t) with sigma exponent 1: (1/t - 1) ** 1.0.
+          const double mu = *options.mu;
+          const double shift =
+              config_.time_shift_type == "exponential" ? std::exp(mu) : mu;
+          // A true division, like numpy; `scalar / tensor` would multiply by
+          // the reciprocal and round differently.
+          at::Tensor numerator =
+              torch::scalar_tensor(shift, sigmas.options()).expand_as(sigmas);
+          sigmas = numerator / ((1.0 / sigmas - 1.0) + shift);
+        } else {
+          sigmas = StaticShift(sigmas, config_.shift);
+        }
+        if (config_.shift_terminal.has_value()) {
+          at::Tensor one_minus_z = 1.0 - sigmas;
+          at::Tensor scale_factor =
+              one_minus_z[-1] / (1.0 - *config_.shift_terminal);
+          sigmas = 1.0 - one_minus_z / scale_factor;
+        }
+        sigmas = sigmas.to(torch::kFloat32);
+        at::Tensor terminal = torch::zeros({1}, torch::kFloat32);
+        if (config_.invert_sigmas) {
+          sigmas = 1.0 - sigmas;
+          terminal = torch::ones({1}, torch::kFloat32);
+        }
+        timesteps_ = sigmas * n_train;
+        sigmas_ = torch::cat({sigmas, terminal});
+      }));
   step_index_ = 0;
   return absl::OkStatus();
 }
@@ -176,16 +176,14 @@ absl::StatusOr<StepOutput> FlowMatchEulerDiscreteScheduler::Step(
                      " differs from sample shape ", c10::str(sample.sizes())));
   }
   StepOutput out;
-  try {
-    const float sigma = sigmas_[step_index_].item<float>();
-    const float sigma_next = sigmas_[step_index_ + 1].item<float>();
-    const float dt = sigma_next - sigma;
-    out.prev_sample = (sample.to(torch::kFloat32) + dt * model_output)
-                          .to(model_output.scalar_type());
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(
-        "FlowMatchEulerDiscreteScheduler::Step ", step_index_, ": ", e.what()));
-  }
+  RETURN_IF_ERROR(base::Guarded(
+      absl::StrCat("FlowMatchEulerDiscreteScheduler::Step ", step_index_), [&] {
+        const float sigma = sigmas_[step_index_].item<float>();
+        const float sigma_next = sigmas_[step_index_ + 1].item<float>();
+        const float dt = sigma_next - sigma;
+        out.prev_sample = (sample.to(torch::kFloat32) + dt * model_output)
+                              .to(model_output.scalar_type());
+      }));
   ++step_index_;
   return out;
 }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/schedulers/ddim.h"
 #include "core/schedulers/dpm_solver_multistep.h"
 #include "core/schedulers/flow_match_euler.h"
@@ -20,22 +21,18 @@ absl::StatusOr<std::unique_ptr<Scheduler>> MakeScheduler(
   }
   const std::string& name = class_it->get_ref<const std::string&>();
   if (name == "FlowMatchEulerDiscreteScheduler") {
-    absl::StatusOr<FlowMatchEulerConfig> parsed =
-        ParseFlowMatchEulerConfig(config, source);
-    if (!parsed.ok()) return parsed.status();
-    return std::make_unique<FlowMatchEulerDiscreteScheduler>(
-        *std::move(parsed));
+    ASSIGN_OR_RETURN(FlowMatchEulerConfig parsed,
+                     ParseFlowMatchEulerConfig(config, source));
+    return std::make_unique<FlowMatchEulerDiscreteScheduler>(std::move(parsed));
   }
   if (name == "DPMSolverMultistepScheduler") {
-    absl::StatusOr<DpmSolverMultistepConfig> parsed =
-        ParseDpmSolverMultistepConfig(config, source);
-    if (!parsed.ok()) return parsed.status();
-    return std::make_unique<DPMSolverMultistepScheduler>(*std::move(parsed));
+    ASSIGN_OR_RETURN(DpmSolverMultistepConfig parsed,
+                     ParseDpmSolverMultistepConfig(config, source));
+    return std::make_unique<DPMSolverMultistepScheduler>(std::move(parsed));
   }
   if (name == "DDIMScheduler") {
-    absl::StatusOr<DdimConfig> parsed = ParseDdimConfig(config, source);
-    if (!parsed.ok()) return parsed.status();
-    return std::make_unique<DDIMScheduler>(*std::move(parsed));
+    ASSIGN_OR_RETURN(DdimConfig parsed, ParseDdimConfig(config, source));
+    return std::make_unique<DDIMScheduler>(std::move(parsed));
   }
   return absl::InvalidArgumentError(absl::StrCat(
       source, ": scheduler class \"", name,
@@ -45,9 +42,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> MakeScheduler(
 
 absl::StatusOr<std::unique_ptr<Scheduler>> LoadScheduler(
     const std::string& path_or_dir) {
-  absl::StatusOr<nlohmann::json> config = ReadSchedulerConfig(path_or_dir);
-  if (!config.ok()) return config.status();
-  return MakeScheduler(*config, path_or_dir);
+  ASSIGN_OR_RETURN(nlohmann::json config, ReadSchedulerConfig(path_or_dir));
+  return MakeScheduler(config, path_or_dir);
 }
 
 }  // namespace ditserve::schedulers

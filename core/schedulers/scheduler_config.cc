@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/io/json_file.h"
+#include "core/base/json.h"
 
 namespace ditserve::schedulers {
 
@@ -17,7 +17,7 @@ absl::StatusOr<nlohmann::json> ReadSchedulerConfig(
     path =
         (std::filesystem::path(path_or_dir) / "scheduler_config.json").string();
   }
-  absl::StatusOr<nlohmann::json> json = io::ReadJsonFile(path);
+  absl::StatusOr<nlohmann::json> json = base::ReadJsonFile(path);
   if (json.ok() && !json->is_object()) {
     return absl::InvalidArgumentError(
         absl::StrCat("scheduler config ", path, " is not a JSON object"));
@@ -49,7 +49,7 @@ void ConfigReader::WrongValue(const std::string& key,
 double ConfigReader::Number(const std::string& key, double default_value) {
   const nlohmann::json* value = Find(key);
   if (value == nullptr) return default_value;
-  absl::StatusOr<double> number = io::JsonNumber(*value);
+  absl::StatusOr<double> number = base::JsonNumber(*value);
   if (!number.ok()) {
     WrongValue(key, *value, "a number");
     return default_value;
@@ -112,7 +112,7 @@ std::optional<std::vector<double>> ConfigReader::OptionalNumberList(
   std::vector<double> numbers;
   if (value->is_array()) {
     for (const nlohmann::json& item : *value) {
-      absl::StatusOr<double> number = io::JsonNumber(item);
+      absl::StatusOr<double> number = base::JsonNumber(item);
       if (!number.ok()) break;
       numbers.push_back(*number);
     }

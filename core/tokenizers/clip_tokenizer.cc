@@ -9,7 +9,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/config/utf8.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
+#include "core/base/utf8.h"
 #include "core/tokenizers/clip_text_cleaner.h"
 #include "core/tokenizers/tokenizer_files.h"
 
@@ -43,10 +45,9 @@ std::string PathIn(const std::string& dir, const char* file) {
 
 absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ReadVocab(
     const std::string& path) {
-  absl::StatusOr<nlohmann::json> json = ReadJsonObjectFile(path);
-  if (!json.ok()) return json.status();
+  ASSIGN_OR_RETURN(nlohmann::json json, base::ReadJsonObjectFile(path));
   absl::flat_hash_map<std::string, int64_t> vocab;
-  for (const auto& [token, id] : json->items()) {
+  for (const auto& [token, id] : json.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "tokenizer file ", path, ": token \"", token, "\" maps to ",
@@ -63,23 +64,17 @@ absl::StatusOr<CLIPTokenizer> CLIPTokenizer::Load(
     const std::string& dir, const CLIPTokenizerOptions& options) {
   CLIPTokenizer tokenizer;
   const std::string vocab_path = PathIn(dir, "vocab.json");
-  absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> vocab =
-      ReadVocab(vocab_path);
-  if (!vocab.ok()) return vocab.status();
-  tokenizer.vocab_ = *std::move(vocab);
+  ASSIGN_OR_RETURN(auto vocab, ReadVocab(vocab_path));
+  tokenizer.vocab_ = std::move(vocab);
 
   const std::string merges_path = PathIn(dir, "merges.txt");
-  absl::StatusOr<std::string> merges_text = ReadWholeFile(merges_path);
-  if (!merges_text.ok()) return merges_text.status();
-  absl::StatusOr<ByteLevelBpe> bpe =
-      ByteLevelBpe::FromMergesText(*merges_text, merges_path, kMaxMerges);
-  if (!bpe.ok()) return bpe.status();
-  tokenizer.bpe_ = *std::move(bpe);
+  ASSIGN_OR_RETURN(std::string merges_text, ReadWholeFile(merges_path));
+  ASSIGN_OR_RETURN(ByteLevelBpe bpe, ByteLevelBpe::FromMergesText(
+                                         merges_text, merges_path, kMaxMerges));
+  tokenizer.bpe_ = std::move(bpe);
 
-  absl::StatusOr<nlohmann::json> config = ReadOptionalTokenizerConfig(dir);
-  if (!config.ok()) return config.status();
-  if (options.pad_token.has_value())
-    (*config)["pad_token"] = *options.pad_token;
+  ASSIGN_OR_RETURN(nlohmann::json config, ReadOptionalTokenizerConfig(dir));
+  if (options.pad_token.has_value()) config["pad_token"] = *options.pad_token;
 
   // transformers adds every special token (and the config's added tokens) to
   // the added-token trie, so e.g. SD3's pad "!" is cut out of the text too.
@@ -87,7 +82,7 @@ absl::StatusOr<CLIPTokenizer> CLIPTokenizer::Load(
   auto special_id = [&](const char* key,
                         const char* fallback) -> absl::StatusOr<int64_t> {
     const std::string content =
-        SpecialTokenContent(*config, key).value_or(fallback);
+        SpecialTokenContent(config, key).value_or(fallback);
     auto it = tokenizer.vocab_.find(content);
     if (it == tokenizer.vocab_.end()) {
       return absl::InvalidArgumentError(
@@ -97,16 +92,12 @@ absl::StatusOr<CLIPTokenizer> CLIPTokenizer::Load(
     added[content] = it->second;
     return it->second;
   };
-  absl::StatusOr<int64_t> bos = special_id("bos_token", kStartOfText);
-  if (!bos.ok()) return bos.status();
-  absl::StatusOr<int64_t> eos = special_id("eos_token", kEndOfText);
-  if (!eos.ok()) return eos.status();
-  absl::StatusOr<int64_t> unk = special_id("unk_token", kEndOfText);
-  if (!unk.ok()) return unk.status();
-  absl::StatusOr<int64_t> pad = special_id("pad_token", kEndOfText);
-  if (!pad.ok()) return pad.status();
-  if (auto decoder = config->find("added_tokens_decoder");
-      decoder != config->end() && decoder->is_object()) {
+  ASSIGN_OR_RETURN(int64_t bos, special_id("bos_token", kStartOfText));
+  ASSIGN_OR_RETURN(int64_t eos, special_id("eos_token", kEndOfText));
+  ASSIGN_OR_RETURN(int64_t unk, special_id("unk_token", kEndOfText));
+  ASSIGN_OR_RETURN(int64_t pad, special_id("pad_token", kEndOfText));
+  if (auto decoder = config.find("added_tokens_decoder");
+      decoder != config.end() && decoder->is_object()) {
     for (const auto& [id_text, entry] : decoder->items()) {
       int64_t id = 0;
       const std::optional<std::string> content =
@@ -122,14 +113,14 @@ absl::StatusOr<CLIPTokenizer> CLIPTokenizer::Load(
     }
   }
   tokenizer.splitter_ = AddedTokenSplitter(added);
-  tokenizer.bos_id_ = *bos;
-  tokenizer.eos_id_ = *eos;
-  tokenizer.unk_id_ = *unk;
-  tokenizer.pad_id_ = *pad;
+  tokenizer.bos_id_ = bos;
+  tokenizer.eos_id_ = eos;
+  tokenizer.unk_id_ = unk;
+  tokenizer.pad_id_ = pad;
 
   tokenizer.model_max_length_ = kDefaultModelMaxLength;
-  if (auto length = config->find("model_max_length");
-      length != config->end() && length->is_number_integer()) {
+  if (auto length = config.find("model_max_length");
+      length != config.end() && length->is_number_integer()) {
     tokenizer.model_max_length_ = length->get<int>();
   }
   return tokenizer;
@@ -142,7 +133,7 @@ int64_t CLIPTokenizer::TokenId(const std::string& token) const {
 
 absl::StatusOr<std::vector<int64_t>> CLIPTokenizer::EncodeText(
     absl::string_view text) const {
-  if (std::optional<size_t> bad = config::FindInvalidUtf8(text)) {
+  if (std::optional<size_t> bad = base::FindInvalidUtf8(text)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "text to tokenize is not valid UTF-8: ill-formed byte at offset ",
         *bad));
@@ -153,9 +144,8 @@ absl::StatusOr<std::vector<int64_t>> CLIPTokenizer::EncodeText(
       ids.push_back(*segment.added_token_id);
       continue;
     }
-    absl::StatusOr<std::string> cleaned = CleanClipText(segment.text);
-    if (!cleaned.ok()) return cleaned.status();
-    re2::StringPiece rest(*cleaned);
+    ASSIGN_OR_RETURN(std::string cleaned, CleanClipText(segment.text));
+    re2::StringPiece rest(cleaned);
     re2::StringPiece word;
     while (RE2::FindAndConsume(&rest, WordPattern(), &word)) {
       // CLIPTokenizer's BPE cache maps the two marker words to themselves,
@@ -175,18 +165,16 @@ absl::StatusOr<std::vector<int64_t>> CLIPTokenizer::EncodeText(
 
 absl::StatusOr<std::vector<int64_t>> CLIPTokenizer::Encode(
     absl::string_view text) const {
-  absl::StatusOr<std::vector<int64_t>> ids = EncodeText(text);
-  if (!ids.ok()) return ids.status();
-  ids->insert(ids->begin(), bos_id_);
-  ids->push_back(eos_id_);
+  ASSIGN_OR_RETURN(std::vector<int64_t> ids, EncodeText(text));
+  ids.insert(ids.begin(), bos_id_);
+  ids.push_back(eos_id_);
   return ids;
 }
 
 absl::StatusOr<TokenizedText> CLIPTokenizer::EncodePadded(
     absl::string_view text, int max_length) const {
-  absl::StatusOr<std::vector<int64_t>> ids = EncodeText(text);
-  if (!ids.ok()) return ids.status();
-  return TruncateAndPad(*ids, /*prefix=*/{bos_id_}, /*suffix=*/{eos_id_},
+  ASSIGN_OR_RETURN(std::vector<int64_t> ids, EncodeText(text));
+  return TruncateAndPad(ids, /*prefix=*/{bos_id_}, /*suffix=*/{eos_id_},
                         max_length, pad_id_);
 }
 

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::tokenizers {
 namespace {
@@ -89,16 +90,15 @@ absl::StatusOr<std::unique_ptr<SentencePieceModel>> SentencePieceModel::Load(
     return absl::NotFoundError(
         absl::StrCat("SentencePiece model ", path, " does not exist"));
   }
-  absl::StatusOr<const SentencePieceApi*> api = Api();
-  if (!api.ok()) return api.status();
+  ASSIGN_OR_RETURN(const SentencePieceApi* api, Api());
   std::string error;
-  void* processor = (*api)->load(path, &error);
+  void* processor = api->load(path, &error);
   if (processor == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SentencePiece model ", path, " cannot be loaded: ", error));
   }
   return std::unique_ptr<SentencePieceModel>(
-      new SentencePieceModel(*api, processor));
+      new SentencePieceModel(api, processor));
 }
 
 absl::StatusOr<std::vector<int>> SentencePieceModel::Encode(

@@ -8,7 +8,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "core/config/utf8.h"
+#include "core/base/status_macros.h"
+#include "core/base/utf8.h"
 #include "core/tokenizers/tokenizer_files.h"
 
 namespace ditserve::tokenizers {
@@ -103,39 +104,39 @@ absl::StatusOr<T5Tokenizer> T5Tokenizer::Load(const std::string& dir) {
         absl::StrCat("T5 tokenizer: ", model.status().message()));
   }
 
-  absl::StatusOr<nlohmann::json> config = ReadOptionalTokenizerConfig(dir);
-  if (!config.ok()) return config.status();
+  ASSIGN_OR_RETURN(nlohmann::json config, ReadOptionalTokenizerConfig(dir));
   TokenIds added;
-  if (auto decoder = config->find("added_tokens_decoder");
-      decoder != config->end() && decoder->is_object()) {
-    absl::StatusOr<TokenIds> from_config = AddedTokensFromConfig(
-        *decoder,
-        (std::filesystem::path(dir) / "tokenizer_config.json").string());
-    if (!from_config.ok()) return from_config.status();
-    added = *std::move(from_config);
+  if (auto decoder = config.find("added_tokens_decoder");
+      decoder != config.end() && decoder->is_object()) {
+    ASSIGN_OR_RETURN(
+        TokenIds from_config,
+        AddedTokensFromConfig(
+            *decoder,
+            (std::filesystem::path(dir) / "tokenizer_config.json").string()));
+    added = std::move(from_config);
   } else {
     int extra_ids = kDefaultExtraIds;
-    if (auto count = config->find("extra_ids");
-        count != config->end() && count->is_number_integer()) {
+    if (auto count = config.find("extra_ids");
+        count != config.end() && count->is_number_integer()) {
       extra_ids = count->get<int>();
     }
     added = DefaultAddedTokens(**model, extra_ids);
   }
 
-  absl::StatusOr<int64_t> eos_id = SpecialTokenId(
-      *config, "eos_token", (*model)->eos_id(), added, **model, dir);
-  if (!eos_id.ok()) return eos_id.status();
-  absl::StatusOr<int64_t> pad_id = SpecialTokenId(
-      *config, "pad_token", (*model)->pad_id(), added, **model, dir);
-  if (!pad_id.ok()) return pad_id.status();
+  ASSIGN_OR_RETURN(int64_t eos_id,
+                   SpecialTokenId(config, "eos_token", (*model)->eos_id(),
+                                  added, **model, dir));
+  ASSIGN_OR_RETURN(int64_t pad_id,
+                   SpecialTokenId(config, "pad_token", (*model)->pad_id(),
+                                  added, **model, dir));
 
-  return T5Tokenizer(*std::move(model), AddedTokenSplitter(added), *eos_id,
-                     *pad_id);
+  return T5Tokenizer(*std::move(model), AddedTokenSplitter(added), eos_id,
+                     pad_id);
 }
 
 absl::StatusOr<std::vector<int64_t>> T5Tokenizer::EncodeText(
     absl::string_view text) const {
-  if (std::optional<size_t> bad = config::FindInvalidUtf8(text)) {
+  if (std::optional<size_t> bad = base::FindInvalidUtf8(text)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "text to tokenize is not valid UTF-8: ill-formed byte at offset ",
         *bad));
@@ -146,26 +147,23 @@ absl::StatusOr<std::vector<int64_t>> T5Tokenizer::EncodeText(
       ids.push_back(*segment.added_token_id);
       continue;
     }
-    absl::StatusOr<std::vector<int>> piece_ids = model_->Encode(segment.text);
-    if (!piece_ids.ok()) return piece_ids.status();
-    ids.insert(ids.end(), piece_ids->begin(), piece_ids->end());
+    ASSIGN_OR_RETURN(std::vector<int> piece_ids, model_->Encode(segment.text));
+    ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
   }
   return ids;
 }
 
 absl::StatusOr<std::vector<int64_t>> T5Tokenizer::Encode(
     absl::string_view text) const {
-  absl::StatusOr<std::vector<int64_t>> ids = EncodeText(text);
-  if (!ids.ok()) return ids.status();
-  ids->push_back(eos_id_);
+  ASSIGN_OR_RETURN(std::vector<int64_t> ids, EncodeText(text));
+  ids.push_back(eos_id_);
   return ids;
 }
 
 absl::StatusOr<TokenizedText> T5Tokenizer::EncodePadded(absl::string_view text,
                                                         int max_length) const {
-  absl::StatusOr<std::vector<int64_t>> ids = EncodeText(text);
-  if (!ids.ok()) return ids.status();
-  return TruncateAndPad(*ids, /*prefix=*/{}, /*suffix=*/{eos_id_}, max_length,
+  ASSIGN_OR_RETURN(std::vector<int64_t> ids, EncodeText(text));
+  return TruncateAndPad(ids, /*prefix=*/{}, /*suffix=*/{eos_id_}, max_length,
                         pad_id_);
 }
 

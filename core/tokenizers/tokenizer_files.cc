@@ -8,6 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::tokenizers {
 
@@ -27,18 +29,6 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   return content.str();
 }
 
-absl::StatusOr<nlohmann::json> ReadJsonObjectFile(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) return text.status();
-  nlohmann::json parsed = nlohmann::json::parse(*text, /*cb=*/nullptr,
-                                                /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tokenizer file ", path, " is not a JSON object"));
-  }
-  return parsed;
-}
-
 absl::StatusOr<nlohmann::json> ReadOptionalTokenizerConfig(
     const std::string& dir) {
   const std::string path =
@@ -47,7 +37,7 @@ absl::StatusOr<nlohmann::json> ReadOptionalTokenizerConfig(
   if (!std::filesystem::exists(path, error)) {
     return nlohmann::json::object();
   }
-  return ReadJsonObjectFile(path);
+  return base::ReadJsonObjectFile(path);
 }
 
 std::optional<std::string> SpecialTokenContent(const nlohmann::json& config,

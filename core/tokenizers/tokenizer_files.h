@@ -16,10 +16,6 @@ namespace ditserve::tokenizers {
 // be read.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 
-// A file holding one JSON object. NOT_FOUND when missing, INVALID_ARGUMENT
-// when it is not a JSON object.
-absl::StatusOr<nlohmann::json> ReadJsonObjectFile(const std::string& path);
-
 // `tokenizer_config.json` of `dir`, or an empty object when the folder has
 // none (a checkpoint may ship only the model files; the tokenizer classes'
 // defaults apply then).

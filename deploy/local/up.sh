@@ -48,11 +48,6 @@ cmake --build "$build_dir" -j "$(nproc)" --target ditserve-host \
   ditserve-worker ditctl ditserve-make-checkpoint
 bin="$root/$build_dir/bin"
 
-# Without parallel flags, split the prompts of each request over the ranks.
-if ! printf '%s\n' "${rank_flags[@]+"${rank_flags[@]}"}" | grep -q -- '_degree'; then
-  rank_flags+=("--dp_degree=$world")
-fi
-
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for port in "$grpc_port" "$metrics_port"; do
   if port_in_use "$port"; then

@@ -13,12 +13,19 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/integration/serving/serving_cluster.h"
-#include "tests/support/http_get.h"
-#include "tests/support/rank_launcher.h"
+#include "tools/local_cluster/http_get.h"
+#include "tools/local_cluster/rank_launcher.h"
+#include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
 namespace {
+
+using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::HttpGet;
+using ::ditserve::local_cluster::PickFreePort;
+using ::ditserve::local_cluster::RankLauncher;
+using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::SmallRequest;
 
 using ::testing::Contains;
 using ::testing::IsSupersetOf;

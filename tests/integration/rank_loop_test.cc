@@ -17,10 +17,13 @@
 #include "gtest/gtest.h"
 #include "tests/integration/scenarios.h"
 #include "tests/support/frozen_test_config.h"
-#include "tests/support/rank_launcher.h"
+#include "tools/local_cluster/rank_launcher.h"
 
 namespace ditserve::testing {
 namespace {
+
+using ::ditserve::local_cluster::RankExit;
+using ::ditserve::local_cluster::RankLauncher;
 
 using ::testing::HasSubstr;
 using ::testing::SizeIs;

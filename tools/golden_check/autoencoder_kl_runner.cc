@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/models/vae/autoencoder_kl.h"
 #include "tools/golden_check/runners.h"
 
@@ -13,21 +14,20 @@ namespace ditserve::golden {
 
 absl::StatusOr<std::vector<OutputComparison>> RunAutoencoderKLCase(
     const GoldenCase& golden_case) {
-  absl::StatusOr<io::TensorMap> inputs =
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors");
-  if (!inputs.ok()) return inputs.status();
-  auto z = inputs->find("z");
-  if (z == inputs->end()) {
+  ASSIGN_OR_RETURN(
+      io::TensorMap inputs,
+      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+  auto z = inputs.find("z");
+  if (z == inputs.end()) {
     return absl::InvalidArgumentError(
         absl::StrCat(golden_case.dir, ": the inputs file has no \"z\""));
   }
-  absl::StatusOr<std::shared_ptr<models::AutoencoderKL>> vae =
-      models::LoadAutoencoderKL(golden_case.dir, models::Placement{});
-  if (!vae.ok()) return vae.status();
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::AutoencoderKL> vae,
+      models::LoadAutoencoderKL(golden_case.dir, models::Placement{}));
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> sample = (*vae)->Decode(z->second);
-  if (!sample.ok()) return sample.status();
-  return CompareWithReferenceOutputs(golden_case, {{"sample", *sample}});
+  ASSIGN_OR_RETURN(at::Tensor sample, vae->Decode(z->second));
+  return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});
 }
 
 }  // namespace ditserve::golden

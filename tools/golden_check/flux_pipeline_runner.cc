@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/parallel/local_attention.h"
 #include "core/pipelines/flux/flux_pipeline.h"
 #include "core/pipelines/text/flux_prompt_encoder.h"
@@ -33,19 +34,18 @@ absl::Status EncodePrompts(const GoldenCase& golden_case,
     return absl::InvalidArgumentError(
         absl::StrCat(golden_case.dir, "/case.json: ", e.what()));
   }
-  absl::StatusOr<std::unique_ptr<pipelines::FluxPromptEncoder>> encoder =
-      pipelines::FluxPromptEncoder::Load(golden_case.dir, models::Placement{});
-  if (!encoder.ok()) return encoder.status();
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
+      pipelines::FluxPromptEncoder::Load(golden_case.dir, models::Placement{}));
   torch::NoGradGuard no_grad;
-  absl::StatusOr<pipelines::FluxPromptEmbeddings> embeddings =
-      (*encoder)->Encode(prompts, max_sequence_length);
-  if (!embeddings.ok()) return embeddings.status();
-  request.prompt_embeds = embeddings->prompt_embeds;
-  request.pooled_prompt_embeds = embeddings->pooled_prompt_embeds;
-  outputs["clip_input_ids"] = embeddings->clip_input_ids;
-  outputs["t5_input_ids"] = embeddings->t5_input_ids;
-  outputs["prompt_embeds"] = embeddings->prompt_embeds;
-  outputs["pooled_prompt_embeds"] = embeddings->pooled_prompt_embeds;
+  ASSIGN_OR_RETURN(pipelines::FluxPromptEmbeddings embeddings,
+                   encoder->Encode(prompts, max_sequence_length));
+  request.prompt_embeds = embeddings.prompt_embeds;
+  request.pooled_prompt_embeds = embeddings.pooled_prompt_embeds;
+  outputs["clip_input_ids"] = embeddings.clip_input_ids;
+  outputs["t5_input_ids"] = embeddings.t5_input_ids;
+  outputs["prompt_embeds"] = embeddings.prompt_embeds;
+  outputs["pooled_prompt_embeds"] = embeddings.pooled_prompt_embeds;
   return absl::OkStatus();
 }
 
@@ -92,47 +92,46 @@ absl::StatusOr<pipelines::FluxRequest> ReadRequest(
 
 absl::StatusOr<std::vector<OutputComparison>> RunFluxPipelineCase(
     const GoldenCase& golden_case) {
-  absl::StatusOr<io::TensorMap> inputs =
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors");
-  if (!inputs.ok()) return inputs.status();
+  ASSIGN_OR_RETURN(
+      io::TensorMap inputs,
+      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
   io::TensorMap outputs;
-  absl::StatusOr<pipelines::FluxRequest> request =
-      ReadRequest(golden_case, *inputs, outputs);
-  if (!request.ok()) return request.status();
-  auto latents = inputs->find("latents");
-  if (latents == inputs->end()) {
+  ASSIGN_OR_RETURN(pipelines::FluxRequest request,
+                   ReadRequest(golden_case, inputs, outputs));
+  auto latents = inputs.find("latents");
+  if (latents == inputs.end()) {
     return absl::InvalidArgumentError(
         absl::StrCat(golden_case.dir, ": the inputs file has no \"latents\""));
   }
-  absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> pipeline =
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<pipelines::FluxPipeline> pipeline,
       pipelines::FluxPipeline::Load(
           golden_case.dir, std::make_shared<parallel::LocalAttention>(),
-          models::Placement{});
-  if (!pipeline.ok()) return pipeline.status();
+          models::Placement{}));
 
-  absl::StatusOr<schedulers::FlowMatchEulerDiscreteScheduler> schedule =
-      (*pipeline)->Schedule(request->height, request->width,
-                            request->num_inference_steps);
-  if (!schedule.ok()) return schedule.status();
-  outputs["timesteps"] = schedule->timesteps();
-  outputs["sigmas"] = schedule->sigmas();
-  absl::StatusOr<at::Tensor> final_latents = (*pipeline)->Denoise(
-      *request, latents->second,
-      [&outputs](const pipelines::FluxStepEvent& event) {
-        const std::string step = absl::StrCat("step.", event.step, ".");
-        outputs[step + "noise_pred"] = event.noise_pred;
-        outputs[step + "latents"] = event.latents;
-        return absl::OkStatus();
-      });
-  if (!final_latents.ok()) return final_latents.status();
-  outputs["latents_final"] = *final_latents;
-  absl::StatusOr<pipelines::FluxDecodeOutput> decoded =
-      (*pipeline)->Decode(*final_latents, request->height, request->width);
-  if (!decoded.ok()) return decoded.status();
-  outputs["vae_input"] = decoded->vae_input;
-  outputs["image_raw"] = decoded->images.raw;
-  outputs["image"] = decoded->images.image;
-  outputs["image_uint8"] = decoded->images.rgb;
+  ASSIGN_OR_RETURN(schedulers::FlowMatchEulerDiscreteScheduler schedule,
+                   pipeline->Schedule(request.height, request.width,
+                                      request.num_inference_steps));
+  outputs["timesteps"] = schedule.timesteps();
+  outputs["sigmas"] = schedule.sigmas();
+  ASSIGN_OR_RETURN(
+      at::Tensor final_latents,
+      pipeline->Denoise(request, latents->second,
+                        [&outputs](const pipelines::FluxStepEvent& event) {
+                          const std::string step =
+                              absl::StrCat("step.", event.step, ".");
+                          outputs[step + "noise_pred"] = event.noise_pred;
+                          outputs[step + "latents"] = event.latents;
+                          return absl::OkStatus();
+                        }));
+  outputs["latents_final"] = final_latents;
+  ASSIGN_OR_RETURN(
+      pipelines::FluxDecodeOutput decoded,
+      pipeline->Decode(final_latents, request.height, request.width));
+  outputs["vae_input"] = decoded.vae_input;
+  outputs["image_raw"] = decoded.images.raw;
+  outputs["image"] = decoded.images.image;
+  outputs["image_uint8"] = decoded.images.rgb;
   return CompareWithReferenceOutputs(golden_case, outputs);
 }
 

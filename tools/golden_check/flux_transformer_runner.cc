@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/models/flux/flux_transformer_loader.h"
 #include "core/parallel/local_attention.h"
 #include "tools/golden_check/runners.h"
@@ -16,9 +17,9 @@ namespace ditserve::golden {
 
 absl::StatusOr<std::vector<OutputComparison>> RunFluxTransformerCase(
     const GoldenCase& golden_case) {
-  absl::StatusOr<io::TensorMap> inputs =
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors");
-  if (!inputs.ok()) return inputs.status();
+  ASSIGN_OR_RETURN(
+      io::TensorMap inputs,
+      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
   models::FluxTransformerInputs forward_inputs;
   for (auto [name, target] :
        {std::pair{"hidden_states", &forward_inputs.hidden_states},
@@ -28,25 +29,24 @@ absl::StatusOr<std::vector<OutputComparison>> RunFluxTransformerCase(
         std::pair{"timestep", &forward_inputs.timestep},
         std::pair{"img_ids", &forward_inputs.img_ids},
         std::pair{"txt_ids", &forward_inputs.txt_ids}}) {
-    auto it = inputs->find(name);
-    if (it == inputs->end()) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
           golden_case.dir, ": the inputs file has no \"", name, "\""));
     }
     *target = it->second;
   }
-  if (auto it = inputs->find("guidance"); it != inputs->end()) {
+  if (auto it = inputs.find("guidance"); it != inputs.end()) {
     forward_inputs.guidance = it->second;
   }
-  absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> model =
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::FluxTransformer2DModel> model,
       models::LoadFluxTransformer2DModel(
           golden_case.dir, std::make_shared<parallel::LocalAttention>(),
-          models::Placement{});
-  if (!model.ok()) return model.status();
+          models::Placement{}));
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> sample = (*model)->Forward(forward_inputs);
-  if (!sample.ok()) return sample.status();
-  return CompareWithReferenceOutputs(golden_case, {{"sample", *sample}});
+  ASSIGN_OR_RETURN(at::Tensor sample, model->Forward(forward_inputs));
+  return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});
 }
 
 }  // namespace ditserve::golden

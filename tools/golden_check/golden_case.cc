@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/io/json_file.h"
+#include "core/base/json.h"
 
 namespace ditserve::golden {
 
@@ -22,7 +22,7 @@ absl::StatusOr<io::TensorMap> GoldenCase::ReadTensors(
 
 absl::StatusOr<GoldenCase> ReadGoldenCase(const std::string& dir) {
   absl::StatusOr<nlohmann::json> spec =
-      io::ReadJsonFile((std::filesystem::path(dir) / "case.json").string());
+      base::ReadJsonFile((std::filesystem::path(dir) / "case.json").string());
   if (!spec.ok()) return spec.status();
   auto kind = spec->find("kind");
   if (!spec->is_object() || kind == spec->end() || !kind->is_string()) {

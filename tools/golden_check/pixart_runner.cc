@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/models/pixart/pixart_transformer_2d_model.h"
 #include "core/parallel/local_attention.h"
 #include "core/pipelines/pixart/pixart_pipeline.h"
@@ -39,9 +40,9 @@ absl::StatusOr<pipelines::PixArtRequest> ReadRequest(
         std::pair{"negative_prompt_embeds", &request.negative_prompt_embeds},
         std::pair{"negative_prompt_attention_mask",
                   &request.negative_prompt_attention_mask}}) {
-    absl::StatusOr<at::Tensor> tensor = RequireInput(golden_case, inputs, name);
-    if (!tensor.ok()) return tensor.status();
-    *target = *tensor;
+    ASSIGN_OR_RETURN(at::Tensor tensor,
+                     RequireInput(golden_case, inputs, name));
+    *target = tensor;
   }
   try {
     request.height = golden_case.spec.at("height").get<int64_t>();
@@ -61,83 +62,79 @@ absl::StatusOr<pipelines::PixArtRequest> ReadRequest(
 
 absl::StatusOr<std::vector<OutputComparison>> RunPixArtTransformerCase(
     const GoldenCase& golden_case) {
-  absl::StatusOr<io::TensorMap> inputs =
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors");
-  if (!inputs.ok()) return inputs.status();
+  ASSIGN_OR_RETURN(
+      io::TensorMap inputs,
+      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
   models::PixArtTransformerInputs forward_inputs;
   for (auto [name, target] :
        {std::pair{"hidden_states", &forward_inputs.hidden_states},
         std::pair{"encoder_hidden_states",
                   &forward_inputs.encoder_hidden_states},
         std::pair{"timestep", &forward_inputs.timestep}}) {
-    absl::StatusOr<at::Tensor> tensor =
-        RequireInput(golden_case, *inputs, name);
-    if (!tensor.ok()) return tensor.status();
-    *target = *tensor;
+    ASSIGN_OR_RETURN(at::Tensor tensor,
+                     RequireInput(golden_case, inputs, name));
+    *target = tensor;
   }
-  if (auto it = inputs->find("encoder_attention_mask"); it != inputs->end()) {
+  if (auto it = inputs.find("encoder_attention_mask"); it != inputs.end()) {
     forward_inputs.encoder_attention_mask = it->second;
   }
-  auto resolution = inputs->find("resolution");
-  auto aspect_ratio = inputs->find("aspect_ratio");
-  if (resolution != inputs->end() && aspect_ratio != inputs->end()) {
+  auto resolution = inputs.find("resolution");
+  auto aspect_ratio = inputs.find("aspect_ratio");
+  if (resolution != inputs.end() && aspect_ratio != inputs.end()) {
     forward_inputs.micro_conditions =
         models::PixArtMicroConditions{resolution->second, aspect_ratio->second};
   }
-  absl::StatusOr<std::shared_ptr<models::PixArtTransformer2DModel>> model =
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::PixArtTransformer2DModel> model,
       models::LoadPixArtTransformer2DModel(
           golden_case.dir, std::make_shared<parallel::LocalAttention>(),
-          models::Placement{});
-  if (!model.ok()) return model.status();
+          models::Placement{}));
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> sample = (*model)->Forward(forward_inputs);
-  if (!sample.ok()) return sample.status();
-  return CompareWithReferenceOutputs(golden_case, {{"sample", *sample}});
+  ASSIGN_OR_RETURN(at::Tensor sample, model->Forward(forward_inputs));
+  return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});
 }
 
 absl::StatusOr<std::vector<OutputComparison>> RunPixArtPipelineCase(
     const GoldenCase& golden_case) {
-  absl::StatusOr<io::TensorMap> inputs =
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors");
-  if (!inputs.ok()) return inputs.status();
-  absl::StatusOr<pipelines::PixArtRequest> request =
-      ReadRequest(golden_case, *inputs);
-  if (!request.ok()) return request.status();
-  absl::StatusOr<at::Tensor> latents =
-      RequireInput(golden_case, *inputs, "latents");
-  if (!latents.ok()) return latents.status();
-  absl::StatusOr<std::unique_ptr<pipelines::PixArtPipeline>> pipeline =
+  ASSIGN_OR_RETURN(
+      io::TensorMap inputs,
+      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+  ASSIGN_OR_RETURN(pipelines::PixArtRequest request,
+                   ReadRequest(golden_case, inputs));
+  ASSIGN_OR_RETURN(at::Tensor latents,
+                   RequireInput(golden_case, inputs, "latents"));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<pipelines::PixArtPipeline> pipeline,
       pipelines::PixArtPipeline::Load(
           golden_case.dir, std::make_shared<parallel::LocalAttention>(),
-          models::Placement{});
-  if (!pipeline.ok()) return pipeline.status();
+          models::Placement{}));
 
   io::TensorMap outputs;
-  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> schedule =
-      (*pipeline)->Schedule(request->num_inference_steps);
-  if (!schedule.ok()) return schedule.status();
-  outputs["timesteps"] = (*schedule)->timesteps();
+  ASSIGN_OR_RETURN(std::unique_ptr<schedulers::Scheduler> schedule,
+                   pipeline->Schedule(request.num_inference_steps));
+  outputs["timesteps"] = schedule->timesteps();
   if (const auto* dpm =
           dynamic_cast<const schedulers::DPMSolverMultistepScheduler*>(
-              schedule->get())) {
+              schedule.get())) {
     outputs["sigmas"] = dpm->sigmas();
   }
-  absl::StatusOr<at::Tensor> final_latents = (*pipeline)->Denoise(
-      *request, *latents, [&outputs](const pipelines::PixArtStepEvent& event) {
-        const std::string step = absl::StrCat("step.", event.step, ".");
-        outputs[step + "noise_pred"] = event.noise_pred;
-        outputs[step + "latents"] = event.latents;
-        return absl::OkStatus();
-      });
-  if (!final_latents.ok()) return final_latents.status();
-  outputs["latents_final"] = *final_latents;
-  absl::StatusOr<pipelines::PixArtDecodeOutput> decoded =
-      (*pipeline)->Decode(*final_latents);
-  if (!decoded.ok()) return decoded.status();
-  outputs["vae_input"] = decoded->vae_input;
-  outputs["image_raw"] = decoded->images.raw;
-  outputs["image"] = decoded->images.image;
-  outputs["image_uint8"] = decoded->images.rgb;
+  ASSIGN_OR_RETURN(
+      at::Tensor final_latents,
+      pipeline->Denoise(request, latents,
+                        [&outputs](const pipelines::PixArtStepEvent& event) {
+                          const std::string step =
+                              absl::StrCat("step.", event.step, ".");
+                          outputs[step + "noise_pred"] = event.noise_pred;
+                          outputs[step + "latents"] = event.latents;
+                          return absl::OkStatus();
+                        }));
+  outputs["latents_final"] = final_latents;
+  ASSIGN_OR_RETURN(pipelines::PixArtDecodeOutput decoded,
+                   pipeline->Decode(final_latents));
+  outputs["vae_input"] = decoded.vae_input;
+  outputs["image_raw"] = decoded.images.raw;
+  outputs["image"] = decoded.images.image;
+  outputs["image_uint8"] = decoded.images.rgb;
   return CompareWithReferenceOutputs(golden_case, outputs);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/schedulers/ddim.h"
 #include "core/schedulers/dpm_solver_multistep.h"
 #include "core/schedulers/flow_match_euler.h"
@@ -46,9 +47,8 @@ absl::StatusOr<ScheduleTolerances> ReadScheduleTolerances(
       return absl::InvalidArgumentError(absl::StrCat(
           golden_case.dir, "/case.json has no tolerance \"", key, "\""));
     }
-    absl::StatusOr<Tolerance> tolerance = ParseTolerance(*entry);
-    if (!tolerance.ok()) return tolerance.status();
-    *target = *tolerance;
+    ASSIGN_OR_RETURN(Tolerance tolerance, ParseTolerance(*entry));
+    *target = tolerance;
   }
   return tolerances;
 }
@@ -99,9 +99,9 @@ class SchedulerCaseRunner {
         tolerances_(tolerances) {}
 
   absl::Status CheckSchedules() {
-    absl::StatusOr<io::TensorMap> stored =
-        case_.ReadTensors("schedule_file", "schedule.safetensors");
-    if (!stored.ok()) return stored.status();
+    ASSIGN_OR_RETURN(
+        io::TensorMap stored,
+        case_.ReadTensors("schedule_file", "schedule.safetensors"));
     auto schedules = case_.spec.find("schedule");
     if (schedules == case_.spec.end() || !schedules->is_object()) {
       return absl::InvalidArgumentError(
@@ -127,28 +127,25 @@ class SchedulerCaseRunner {
         options.sigmas = schedulers::Linspace(1.0, 1.0 / steps, steps);
         options.mu = schedulers::CalculateShift(seq_len, flow->config());
         const std::string mu_name = absl::StrCat("mu.seq", seq_len);
-        if (stored->count(mu_name) > 0) {
+        if (stored.count(mu_name) > 0) {
           Compare(mu_name, torch::tensor({*options.mu}, torch::kFloat64),
-                  stored->at(mu_name), tolerances_.sigmas_and_mu);
+                  stored.at(mu_name), tolerances_.sigmas_and_mu);
         }
       }
-      if (absl::Status s = scheduler_->SetTimesteps(steps, options); !s.ok()) {
-        return s;
-      }
-      absl::StatusOr<at::Tensor> timesteps =
-          Stored(*stored, "timesteps." + key, case_);
-      if (!timesteps.ok()) return timesteps.status();
-      Compare("timesteps." + key, scheduler_->timesteps(), *timesteps,
-              timesteps->is_floating_point() ? tolerances_.timesteps_float
-                                             : tolerances_.timesteps_int);
-      if (stored->count("sigmas." + key) > 0) {
+      RETURN_IF_ERROR(scheduler_->SetTimesteps(steps, options));
+      ASSIGN_OR_RETURN(at::Tensor timesteps,
+                       Stored(stored, "timesteps." + key, case_));
+      Compare("timesteps." + key, scheduler_->timesteps(), timesteps,
+              timesteps.is_floating_point() ? tolerances_.timesteps_float
+                                            : tolerances_.timesteps_int);
+      if (stored.count("sigmas." + key) > 0) {
         Compare("sigmas." + key, SigmasOf(*scheduler_),
-                stored->at("sigmas." + key), tolerances_.sigmas_and_mu);
+                stored.at("sigmas." + key), tolerances_.sigmas_and_mu);
       }
     }
-    if (stored->count("alphas_cumprod") > 0) {
+    if (stored.count("alphas_cumprod") > 0) {
       Compare("alphas_cumprod", AlphasCumprodOf(*scheduler_),
-              stored->at("alphas_cumprod"), tolerances_.sigmas_and_mu);
+              stored.at("alphas_cumprod"), tolerances_.sigmas_and_mu);
     }
     return absl::OkStatus();
   }
@@ -156,16 +153,14 @@ class SchedulerCaseRunner {
   absl::Status CheckChains() {
     auto chains = case_.spec.find("chains");
     if (chains == case_.spec.end()) return absl::OkStatus();
-    absl::StatusOr<io::TensorMap> inputs =
-        case_.ReadTensors("steps_inputs_file", "steps_inputs.safetensors");
-    if (!inputs.ok()) return inputs.status();
-    absl::StatusOr<io::TensorMap> outputs =
-        case_.ReadTensors("steps_outputs_file", "steps_outputs.safetensors");
-    if (!outputs.ok()) return outputs.status();
+    ASSIGN_OR_RETURN(
+        io::TensorMap inputs,
+        case_.ReadTensors("steps_inputs_file", "steps_inputs.safetensors"));
+    ASSIGN_OR_RETURN(
+        io::TensorMap outputs,
+        case_.ReadTensors("steps_outputs_file", "steps_outputs.safetensors"));
     for (const nlohmann::json& chain : *chains) {
-      if (absl::Status s = CheckChain(chain, *inputs, *outputs); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(CheckChain(chain, inputs, outputs));
     }
     return absl::OkStatus();
   }
@@ -179,9 +174,8 @@ class SchedulerCaseRunner {
                           const io::TensorMap& inputs,
                           const io::TensorMap& outputs) {
     const std::string name = chain.value("chain", "");
-    absl::StatusOr<Tolerance> tolerance =
-        ParseTolerance(chain.value("tolerance", nlohmann::json()));
-    if (!tolerance.ok()) return tolerance.status();
+    ASSIGN_OR_RETURN(Tolerance tolerance, ParseTolerance(chain.value(
+                                              "tolerance", nlohmann::json())));
     const nlohmann::json args = chain.value("set_timesteps", nlohmann::json());
     schedulers::TimestepOptions options;
     if (args.contains("sigmas")) {
@@ -195,38 +189,31 @@ class SchedulerCaseRunner {
     step_options.eta =
         chain.value("step_kwargs", nlohmann::json::object()).value("eta", 0.0);
 
-    if (absl::Status s = scheduler_->SetTimesteps(steps, options); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(scheduler_->SetTimesteps(steps, options));
     if (outputs.count(name + ".timesteps") > 0) {
       Compare(name + ".timesteps", scheduler_->timesteps(),
               outputs.at(name + ".timesteps"), tolerances_.timesteps_int);
     }
-    absl::StatusOr<at::Tensor> sample =
-        Stored(inputs, name + ".sample_init", case_);
-    if (!sample.ok()) return sample.status();
-    at::Tensor current = *sample;
+    ASSIGN_OR_RETURN(at::Tensor sample,
+                     Stored(inputs, name + ".sample_init", case_));
+    at::Tensor current = sample;
     for (int i = 0; i < scheduler_->num_steps(); ++i) {
       const std::string step = absl::StrCat(".", i);
-      absl::StatusOr<at::Tensor> model_output =
-          Stored(inputs, name + ".model_output" + step, case_);
-      if (!model_output.ok()) return model_output.status();
+      ASSIGN_OR_RETURN(at::Tensor model_output,
+                       Stored(inputs, name + ".model_output" + step, case_));
       auto noise = inputs.find(name + ".variance_noise" + step);
       step_options.variance_noise =
           noise == inputs.end() ? at::Tensor() : noise->second;
-      absl::StatusOr<schedulers::StepOutput> out =
-          scheduler_->Step(*model_output, current, step_options);
-      if (!out.ok()) return out.status();
-      absl::StatusOr<at::Tensor> prev =
-          Stored(outputs, name + ".prev_sample" + step, case_);
-      if (!prev.ok()) return prev.status();
-      Compare(name + ".prev_sample" + step, out->prev_sample, *prev,
-              *tolerance);
+      ASSIGN_OR_RETURN(schedulers::StepOutput out,
+                       scheduler_->Step(model_output, current, step_options));
+      ASSIGN_OR_RETURN(at::Tensor prev,
+                       Stored(outputs, name + ".prev_sample" + step, case_));
+      Compare(name + ".prev_sample" + step, out.prev_sample, prev, tolerance);
       auto x0 = outputs.find(name + ".pred_original_sample" + step);
       if (x0 != outputs.end()) {
-        Compare(x0->first, out->pred_original_sample, x0->second, *tolerance);
+        Compare(x0->first, out.pred_original_sample, x0->second, tolerance);
       }
-      current = out->prev_sample;
+      current = out.prev_sample;
     }
     return absl::OkStatus();
   }
@@ -248,20 +235,17 @@ absl::StatusOr<std::vector<OutputComparison>> RunSchedulerCase(
     const GoldenCase& golden_case) {
   const std::string config_path = golden_case.Path(
       golden_case.spec.value("config_file", "scheduler_config.json"));
-  absl::StatusOr<nlohmann::json> config =
-      schedulers::ReadSchedulerConfig(config_path);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
-      schedulers::MakeScheduler(*config, config_path);
-  if (!scheduler.ok()) return scheduler.status();
-  absl::StatusOr<ScheduleTolerances> tolerances =
-      ReadScheduleTolerances(golden_case);
-  if (!tolerances.ok()) return tolerances.status();
+  ASSIGN_OR_RETURN(nlohmann::json config,
+                   schedulers::ReadSchedulerConfig(config_path));
+  ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
+                   schedulers::MakeScheduler(config, config_path));
+  ASSIGN_OR_RETURN(ScheduleTolerances tolerances,
+                   ReadScheduleTolerances(golden_case));
 
-  SchedulerCaseRunner runner(golden_case, *std::move(scheduler), *tolerances);
+  SchedulerCaseRunner runner(golden_case, std::move(scheduler), tolerances);
   try {
-    if (absl::Status s = runner.CheckSchedules(); !s.ok()) return s;
-    if (absl::Status s = runner.CheckChains(); !s.ok()) return s;
+    RETURN_IF_ERROR(runner.CheckSchedules());
+    RETURN_IF_ERROR(runner.CheckChains());
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(
         golden_case.dir, "/case.json has an unexpected field: ", e.what()));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/models/sd3/sd3_transformer_2d_model.h"
 #include "core/parallel/local_attention.h"
 #include "core/pipelines/sd3/sd3_pipeline.h"
@@ -37,9 +38,9 @@ absl::StatusOr<pipelines::SD3Request> ReadRequest(const GoldenCase& golden_case,
         std::pair{"negative_prompt_embeds", &request.negative_prompt_embeds},
         std::pair{"negative_pooled_prompt_embeds",
                   &request.negative_pooled_prompt_embeds}}) {
-    absl::StatusOr<at::Tensor> tensor = RequireInput(golden_case, inputs, name);
-    if (!tensor.ok()) return tensor.status();
-    *target = *tensor;
+    ASSIGN_OR_RETURN(at::Tensor tensor,
+                     RequireInput(golden_case, inputs, name));
+    *target = tensor;
   }
   try {
     request.height = golden_case.spec.at("height").get<int64_t>();
@@ -59,9 +60,9 @@ absl::StatusOr<pipelines::SD3Request> ReadRequest(const GoldenCase& golden_case,
 
 absl::StatusOr<std::vector<OutputComparison>> RunSD3TransformerCase(
     const GoldenCase& golden_case) {
-  absl::StatusOr<io::TensorMap> inputs =
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors");
-  if (!inputs.ok()) return inputs.status();
+  ASSIGN_OR_RETURN(
+      io::TensorMap inputs,
+      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
   models::SD3TransformerInputs forward_inputs;
   for (auto [name, target] :
        {std::pair{"hidden_states", &forward_inputs.hidden_states},
@@ -69,62 +70,57 @@ absl::StatusOr<std::vector<OutputComparison>> RunSD3TransformerCase(
                   &forward_inputs.encoder_hidden_states},
         std::pair{"pooled_projections", &forward_inputs.pooled_projections},
         std::pair{"timestep", &forward_inputs.timestep}}) {
-    absl::StatusOr<at::Tensor> tensor =
-        RequireInput(golden_case, *inputs, name);
-    if (!tensor.ok()) return tensor.status();
-    *target = *tensor;
+    ASSIGN_OR_RETURN(at::Tensor tensor,
+                     RequireInput(golden_case, inputs, name));
+    *target = tensor;
   }
-  absl::StatusOr<std::shared_ptr<models::SD3Transformer2DModel>> model =
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::SD3Transformer2DModel> model,
       models::LoadSD3Transformer2DModel(
           golden_case.dir, std::make_shared<parallel::LocalAttention>(),
-          models::Placement{});
-  if (!model.ok()) return model.status();
+          models::Placement{}));
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> sample = (*model)->Forward(forward_inputs);
-  if (!sample.ok()) return sample.status();
-  return CompareWithReferenceOutputs(golden_case, {{"sample", *sample}});
+  ASSIGN_OR_RETURN(at::Tensor sample, model->Forward(forward_inputs));
+  return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});
 }
 
 absl::StatusOr<std::vector<OutputComparison>> RunSD3PipelineCase(
     const GoldenCase& golden_case) {
-  absl::StatusOr<io::TensorMap> inputs =
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors");
-  if (!inputs.ok()) return inputs.status();
-  absl::StatusOr<pipelines::SD3Request> request =
-      ReadRequest(golden_case, *inputs);
-  if (!request.ok()) return request.status();
-  absl::StatusOr<at::Tensor> latents =
-      RequireInput(golden_case, *inputs, "latents");
-  if (!latents.ok()) return latents.status();
-  absl::StatusOr<std::unique_ptr<pipelines::SD3Pipeline>> pipeline =
+  ASSIGN_OR_RETURN(
+      io::TensorMap inputs,
+      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+  ASSIGN_OR_RETURN(pipelines::SD3Request request,
+                   ReadRequest(golden_case, inputs));
+  ASSIGN_OR_RETURN(at::Tensor latents,
+                   RequireInput(golden_case, inputs, "latents"));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<pipelines::SD3Pipeline> pipeline,
       pipelines::SD3Pipeline::Load(golden_case.dir,
                                    std::make_shared<parallel::LocalAttention>(),
-                                   models::Placement{});
-  if (!pipeline.ok()) return pipeline.status();
+                                   models::Placement{}));
 
   io::TensorMap outputs;
-  absl::StatusOr<schedulers::FlowMatchEulerDiscreteScheduler> schedule =
-      (*pipeline)->Schedule(request->height, request->width,
-                            request->num_inference_steps);
-  if (!schedule.ok()) return schedule.status();
-  outputs["timesteps"] = schedule->timesteps();
-  outputs["sigmas"] = schedule->sigmas();
-  absl::StatusOr<at::Tensor> final_latents = (*pipeline)->Denoise(
-      *request, *latents, [&outputs](const pipelines::SD3StepEvent& event) {
-        const std::string step = absl::StrCat("step.", event.step, ".");
-        outputs[step + "noise_pred"] = event.noise_pred;
-        outputs[step + "latents"] = event.latents;
-        return absl::OkStatus();
-      });
-  if (!final_latents.ok()) return final_latents.status();
-  outputs["latents_final"] = *final_latents;
-  absl::StatusOr<pipelines::SD3DecodeOutput> decoded =
-      (*pipeline)->Decode(*final_latents);
-  if (!decoded.ok()) return decoded.status();
-  outputs["vae_input"] = decoded->vae_input;
-  outputs["image_raw"] = decoded->images.raw;
-  outputs["image"] = decoded->images.image;
-  outputs["image_uint8"] = decoded->images.rgb;
+  ASSIGN_OR_RETURN(schedulers::FlowMatchEulerDiscreteScheduler schedule,
+                   pipeline->Schedule(request.height, request.width,
+                                      request.num_inference_steps));
+  outputs["timesteps"] = schedule.timesteps();
+  outputs["sigmas"] = schedule.sigmas();
+  ASSIGN_OR_RETURN(
+      at::Tensor final_latents,
+      pipeline->Denoise(
+          request, latents, [&outputs](const pipelines::SD3StepEvent& event) {
+            const std::string step = absl::StrCat("step.", event.step, ".");
+            outputs[step + "noise_pred"] = event.noise_pred;
+            outputs[step + "latents"] = event.latents;
+            return absl::OkStatus();
+          }));
+  outputs["latents_final"] = final_latents;
+  ASSIGN_OR_RETURN(pipelines::SD3DecodeOutput decoded,
+                   pipeline->Decode(final_latents));
+  outputs["vae_input"] = decoded.vae_input;
+  outputs["image_raw"] = decoded.images.raw;
+  outputs["image"] = decoded.images.image;
+  outputs["image_uint8"] = decoded.images.rgb;
   return CompareWithReferenceOutputs(golden_case, outputs);
 }
 

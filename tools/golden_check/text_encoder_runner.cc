@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/models/component_weights.h"
 #include "core/models/text/clip_text_model.h"
 #include "core/models/text/t5_encoder_model.h"
@@ -25,15 +26,15 @@ struct EncoderInputs {
 };
 
 absl::StatusOr<EncoderInputs> ReadEncoderInputs(const GoldenCase& golden_case) {
-  absl::StatusOr<io::TensorMap> inputs =
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors");
-  if (!inputs.ok()) return inputs.status();
+  ASSIGN_OR_RETURN(
+      io::TensorMap inputs,
+      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
   EncoderInputs out;
   for (auto [name, target] :
        {std::pair{"input_ids", &out.input_ids},
         std::pair{"attention_mask", &out.attention_mask}}) {
-    auto it = inputs->find(name);
-    if (it == inputs->end()) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
           golden_case.dir, ": the inputs file has no \"", name, "\""));
     }
@@ -61,21 +62,17 @@ absl::StatusOr<std::vector<OutputComparison>> RunCLIPCase(
     const GoldenCase& golden_case,
     absl::StatusOr<std::shared_ptr<Model>> (*load)(const std::string&,
                                                    const models::Placement&)) {
-  absl::StatusOr<EncoderInputs> inputs = ReadEncoderInputs(golden_case);
-  if (!inputs.ok()) return inputs.status();
-  absl::StatusOr<std::shared_ptr<Model>> model =
-      load(golden_case.dir, models::Placement{});
-  if (!model.ok()) return model.status();
+  ASSIGN_OR_RETURN(EncoderInputs inputs, ReadEncoderInputs(golden_case));
+  ASSIGN_OR_RETURN(std::shared_ptr<Model> model,
+                   load(golden_case.dir, models::Placement{}));
 
   io::TensorMap outputs;
-  absl::StatusOr<models::CLIPTextOutput> plain =
-      (*model)->Forward(inputs->input_ids);
-  if (!plain.ok()) return plain.status();
-  AddCLIPOutputs(*plain, "", &outputs);
-  absl::StatusOr<models::CLIPTextOutput> masked =
-      (*model)->Forward(inputs->input_ids, inputs->attention_mask);
-  if (!masked.ok()) return masked.status();
-  AddCLIPOutputs(*masked, "_masked", &outputs);
+  ASSIGN_OR_RETURN(models::CLIPTextOutput plain,
+                   model->Forward(inputs.input_ids));
+  AddCLIPOutputs(plain, "", &outputs);
+  ASSIGN_OR_RETURN(models::CLIPTextOutput masked,
+                   model->Forward(inputs.input_ids, inputs.attention_mask));
+  AddCLIPOutputs(masked, "_masked", &outputs);
   return CompareWithReferenceOutputs(golden_case, outputs);
 }
 
@@ -83,21 +80,18 @@ absl::StatusOr<std::vector<OutputComparison>> RunCLIPCase(
 
 absl::StatusOr<std::vector<OutputComparison>> RunT5EncoderCase(
     const GoldenCase& golden_case) {
-  absl::StatusOr<EncoderInputs> inputs = ReadEncoderInputs(golden_case);
-  if (!inputs.ok()) return inputs.status();
-  absl::StatusOr<std::shared_ptr<models::T5EncoderModel>> model =
-      models::LoadT5EncoderModel(golden_case.dir, models::Placement{});
-  if (!model.ok()) return model.status();
+  ASSIGN_OR_RETURN(EncoderInputs inputs, ReadEncoderInputs(golden_case));
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::T5EncoderModel> model,
+      models::LoadT5EncoderModel(golden_case.dir, models::Placement{}));
 
   io::TensorMap outputs;
-  absl::StatusOr<at::Tensor> masked =
-      (*model)->Forward(inputs->input_ids, inputs->attention_mask);
-  if (!masked.ok()) return masked.status();
-  outputs["last_hidden_state"] = *masked;
+  ASSIGN_OR_RETURN(at::Tensor masked,
+                   model->Forward(inputs.input_ids, inputs.attention_mask));
+  outputs["last_hidden_state"] = masked;
   // The FLUX and SD3 pipelines call T5 without a mask.
-  absl::StatusOr<at::Tensor> unmasked = (*model)->Forward(inputs->input_ids);
-  if (!unmasked.ok()) return unmasked.status();
-  outputs["last_hidden_state_nomask"] = *unmasked;
+  ASSIGN_OR_RETURN(at::Tensor unmasked, model->Forward(inputs.input_ids));
+  outputs["last_hidden_state_nomask"] = unmasked;
   return CompareWithReferenceOutputs(golden_case, outputs);
 }
 

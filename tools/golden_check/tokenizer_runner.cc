@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/tokenizers/clip_tokenizer.h"
 #include "core/tokenizers/t5_tokenizer.h"
 #include "tools/golden_check/runners.h"
@@ -46,29 +47,25 @@ absl::StatusOr<const nlohmann::json*> Cases(const GoldenCase& golden_case) {
 
 absl::StatusOr<std::vector<OutputComparison>> RunT5TokenizerCase(
     const GoldenCase& golden_case) {
-  absl::StatusOr<const nlohmann::json*> cases = Cases(golden_case);
-  if (!cases.ok()) return cases.status();
-  absl::StatusOr<tokenizers::T5Tokenizer> tokenizer =
-      tokenizers::T5Tokenizer::Load(golden_case.dir);
-  if (!tokenizer.ok()) return tokenizer.status();
+  ASSIGN_OR_RETURN(const nlohmann::json* cases, Cases(golden_case));
+  ASSIGN_OR_RETURN(tokenizers::T5Tokenizer tokenizer,
+                   tokenizers::T5Tokenizer::Load(golden_case.dir));
   const int max_length = golden_case.spec.value("max_length", 0);
 
   std::vector<OutputComparison> comparisons;
   try {
-    for (size_t i = 0; i < (*cases)->size(); ++i) {
-      const nlohmann::json& entry = (**cases)[i];
+    for (size_t i = 0; i < cases->size(); ++i) {
+      const nlohmann::json& entry = (*cases)[i];
       const std::string text = entry.at("text").get<std::string>();
       const nlohmann::json& fast = entry.at("fast");
-      absl::StatusOr<std::vector<int64_t>> ids = tokenizer->Encode(text);
-      if (!ids.ok()) return ids.status();
-      comparisons.push_back(CompareIds(i, "ids", *ids, fast.at("ids")));
-      absl::StatusOr<tokenizers::TokenizedText> padded =
-          tokenizer->EncodePadded(text, max_length);
-      if (!padded.ok()) return padded.status();
-      comparisons.push_back(CompareIds(i, "padded_ids", padded->input_ids,
-                                       fast.at("padded_ids")));
+      ASSIGN_OR_RETURN(std::vector<int64_t> ids, tokenizer.Encode(text));
+      comparisons.push_back(CompareIds(i, "ids", ids, fast.at("ids")));
+      ASSIGN_OR_RETURN(tokenizers::TokenizedText padded,
+                       tokenizer.EncodePadded(text, max_length));
+      comparisons.push_back(
+          CompareIds(i, "padded_ids", padded.input_ids, fast.at("padded_ids")));
       comparisons.push_back(CompareIds(i, "padded_attention_mask",
-                                       padded->attention_mask,
+                                       padded.attention_mask,
                                        fast.at("padded_attention_mask")));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -80,38 +77,32 @@ absl::StatusOr<std::vector<OutputComparison>> RunT5TokenizerCase(
 
 absl::StatusOr<std::vector<OutputComparison>> RunCLIPTokenizerCase(
     const GoldenCase& golden_case) {
-  absl::StatusOr<const nlohmann::json*> cases = Cases(golden_case);
-  if (!cases.ok()) return cases.status();
-  absl::StatusOr<tokenizers::CLIPTokenizer> tokenizer =
-      tokenizers::CLIPTokenizer::Load(golden_case.dir);
-  if (!tokenizer.ok()) return tokenizer.status();
+  ASSIGN_OR_RETURN(const nlohmann::json* cases, Cases(golden_case));
+  ASSIGN_OR_RETURN(tokenizers::CLIPTokenizer tokenizer,
+                   tokenizers::CLIPTokenizer::Load(golden_case.dir));
   tokenizers::CLIPTokenizerOptions pad_bang;
   pad_bang.pad_token = "!";
-  absl::StatusOr<tokenizers::CLIPTokenizer> bang_tokenizer =
-      tokenizers::CLIPTokenizer::Load(golden_case.dir, pad_bang);
-  if (!bang_tokenizer.ok()) return bang_tokenizer.status();
+  ASSIGN_OR_RETURN(tokenizers::CLIPTokenizer bang_tokenizer,
+                   tokenizers::CLIPTokenizer::Load(golden_case.dir, pad_bang));
 
   std::vector<OutputComparison> comparisons;
   try {
-    for (size_t i = 0; i < (*cases)->size(); ++i) {
-      const nlohmann::json& entry = (**cases)[i];
+    for (size_t i = 0; i < cases->size(); ++i) {
+      const nlohmann::json& entry = (*cases)[i];
       const std::string text = entry.at("text").get<std::string>();
-      absl::StatusOr<std::vector<int64_t>> ids = tokenizer->Encode(text);
-      if (!ids.ok()) return ids.status();
-      comparisons.push_back(CompareIds(i, "ids", *ids, entry.at("ids")));
-      absl::StatusOr<tokenizers::TokenizedText> padded =
-          tokenizer->EncodePadded(text, kClipMaxLength);
-      if (!padded.ok()) return padded.status();
-      comparisons.push_back(CompareIds(i, "padded_ids", padded->input_ids,
+      ASSIGN_OR_RETURN(std::vector<int64_t> ids, tokenizer.Encode(text));
+      comparisons.push_back(CompareIds(i, "ids", ids, entry.at("ids")));
+      ASSIGN_OR_RETURN(tokenizers::TokenizedText padded,
+                       tokenizer.EncodePadded(text, kClipMaxLength));
+      comparisons.push_back(CompareIds(i, "padded_ids", padded.input_ids,
                                        entry.at("padded_ids")));
       comparisons.push_back(CompareIds(i, "padded_attention_mask",
-                                       padded->attention_mask,
+                                       padded.attention_mask,
                                        entry.at("padded_attention_mask")));
-      absl::StatusOr<tokenizers::TokenizedText> bang_padded =
-          bang_tokenizer->EncodePadded(text, kClipMaxLength);
-      if (!bang_padded.ok()) return bang_padded.status();
+      ASSIGN_OR_RETURN(tokenizers::TokenizedText bang_padded,
+                       bang_tokenizer.EncodePadded(text, kClipMaxLength));
       comparisons.push_back(CompareIds(i, "padded_ids_pad_bang",
-                                       bang_padded->input_ids,
+                                       bang_padded.input_ids,
                                        entry.at("padded_ids_pad_bang")));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -6,7 +6,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "core/io/json_file.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::golden {
 namespace {
@@ -20,7 +21,7 @@ absl::StatusOr<double> NonNegative(const nlohmann::json& json,
     return absl::InvalidArgumentError(
         absl::StrCat("tolerance ", json.dump(), " has no \"", key, "\""));
   }
-  absl::StatusOr<double> value = io::JsonNumber(*it);
+  absl::StatusOr<double> value = base::JsonNumber(*it);
   if (!value.ok() || !(*value >= 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("tolerance \"", key, "\" is ", it->dump(),
@@ -44,10 +45,9 @@ absl::StatusOr<Tolerance> ParseTolerance(const nlohmann::json& json) {
   tolerance.atol = *atol;
   tolerance.rtol = *rtol;
   if (json.contains("max_fraction_differing")) {
-    absl::StatusOr<double> fraction =
-        NonNegative(json, "max_fraction_differing");
-    if (!fraction.ok()) return fraction.status();
-    tolerance.max_fraction_differing = *fraction;
+    ASSIGN_OR_RETURN(double fraction,
+                     NonNegative(json, "max_fraction_differing"));
+    tolerance.max_fraction_differing = fraction;
   }
   return tolerance;
 }
@@ -128,9 +128,9 @@ OutputComparison CompareOutput(const std::string& name,
 
 absl::StatusOr<std::vector<OutputComparison>> CompareWithReferenceOutputs(
     const GoldenCase& golden_case, const io::TensorMap& actual) {
-  absl::StatusOr<io::TensorMap> expected =
-      golden_case.ReadTensors("outputs_file", "outputs.safetensors");
-  if (!expected.ok()) return expected.status();
+  ASSIGN_OR_RETURN(
+      io::TensorMap expected,
+      golden_case.ReadTensors("outputs_file", "outputs.safetensors"));
   auto outputs = golden_case.spec.find("outputs");
   auto tolerances = golden_case.spec.find("tolerance");
   if (outputs == golden_case.spec.end() || !outputs->is_object() ||
@@ -140,8 +140,8 @@ absl::StatusOr<std::vector<OutputComparison>> CompareWithReferenceOutputs(
   }
   std::vector<OutputComparison> comparisons;
   for (const auto& [name, unused_spec] : outputs->items()) {
-    auto reference = expected->find(name);
-    if (reference == expected->end()) {
+    auto reference = expected.find(name);
+    if (reference == expected.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat(golden_case.dir, ": output \"", name,
                        "\" is listed in case.json but not stored"));
@@ -151,12 +151,11 @@ absl::StatusOr<std::vector<OutputComparison>> CompareWithReferenceOutputs(
       return absl::InvalidArgumentError(absl::StrCat(
           golden_case.dir, ": output \"", name, "\" has no tolerance"));
     }
-    absl::StatusOr<Tolerance> tolerance = ParseTolerance(*tolerance_json);
-    if (!tolerance.ok()) return tolerance.status();
+    ASSIGN_OR_RETURN(Tolerance tolerance, ParseTolerance(*tolerance_json));
     auto produced = actual.find(name);
     comparisons.push_back(CompareOutput(
         name, produced == actual.end() ? at::Tensor() : produced->second,
-        reference->second, *tolerance));
+        reference->second, tolerance));
   }
   return comparisons;
 }

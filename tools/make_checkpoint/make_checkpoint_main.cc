@@ -10,8 +10,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "core/checkpoints/write_checkpoint.h"
 #include "core/config/model_defaults.h"
-#include "tools/make_checkpoint/write_checkpoint.h"
 
 ABSL_FLAG(std::string, family, "",
           "model family: flux-dev, flux-schnell, pixart-alpha, pixart-sigma "
@@ -37,13 +37,13 @@ int main(int argc, char** argv) {
     std::cerr << "--family: " << family.status().message() << "\n";
     return 2;
   }
-  absl::StatusOr<ditserve::tools::CheckpointPreset> preset =
-      ditserve::tools::ParseCheckpointPreset(absl::GetFlag(FLAGS_preset));
+  absl::StatusOr<ditserve::checkpoints::CheckpointPreset> preset =
+      ditserve::checkpoints::ParseCheckpointPreset(absl::GetFlag(FLAGS_preset));
   if (!preset.ok()) {
     std::cerr << "--preset: " << preset.status().message() << "\n";
     return 2;
   }
-  const absl::Status status = ditserve::tools::WriteCheckpoint(
+  const absl::Status status = ditserve::checkpoints::WriteCheckpoint(
       *family, *preset, absl::GetFlag(FLAGS_seed), out);
   if (!status.ok()) {
     std::cerr << status << "\n";

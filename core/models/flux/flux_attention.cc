@@ -12,9 +12,9 @@ constexpr double kQkNormEps = 1e-6;
 
 }  // namespace
 
-FluxAttentionImpl::FluxAttentionImpl(
-    Kind kind, int64_t dim, int64_t heads, int64_t head_dim,
-    std::shared_ptr<parallel::Attention> attention)
+FluxAttentionImpl::FluxAttentionImpl(Kind kind, int64_t dim, int64_t heads,
+                                     int64_t head_dim,
+                                     std::shared_ptr<Attention> attention)
     : heads_(heads), head_dim_(head_dim), attention_(std::move(attention)) {
   const int64_t inner = heads * head_dim;
   norm_q_ = register_module("norm_q", RMSNorm(head_dim, kQkNormEps));

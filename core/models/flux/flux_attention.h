@@ -10,9 +10,9 @@
 #include <memory>
 #include <optional>
 
+#include "core/models/layers/attention.h"
 #include "core/models/layers/rms_norm.h"
 #include "core/models/layers/rotary_embedding.h"
-#include "core/parallel/attention.h"
 
 namespace ditserve::models {
 
@@ -36,7 +36,7 @@ struct FluxJointAttentionOutput {
 
 // diffusers FluxAttention with FluxAttnProcessor: q/k/v projections with a
 // per-head RMSNorm (eps 1e-6) on q and k, RoPE, attention through
-// parallel::Attention. Two forms:
+// Attention. Two forms:
 //  - joint (double-stream blocks): add_{q,k,v}_proj and norm_added_{q,k} for
 //    the text stream, attention over [text, image], outputs through to_out.0
 //    and to_add_out;
@@ -46,7 +46,7 @@ class FluxAttentionImpl : public torch::nn::Module {
   enum class Kind { kJoint, kPreOnly };
 
   FluxAttentionImpl(Kind kind, int64_t dim, int64_t heads, int64_t head_dim,
-                    std::shared_ptr<parallel::Attention> attention);
+                    std::shared_ptr<Attention> attention);
 
   // Joint form. `sequence` covers the tokens of [text, image].
   FluxJointAttentionOutput ForwardJoint(const at::Tensor& image,
@@ -65,7 +65,7 @@ class FluxAttentionImpl : public torch::nn::Module {
 
   int64_t heads_;
   int64_t head_dim_;
-  std::shared_ptr<parallel::Attention> attention_;
+  std::shared_ptr<Attention> attention_;
   torch::nn::Linear to_q_{nullptr};
   torch::nn::Linear to_k_{nullptr};
   torch::nn::Linear to_v_{nullptr};

@@ -9,8 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/models/block_range.h"
-#include "core/models/guarded_forward.h"
 #include "core/models/layers/rotary_embedding.h"
 #include "core/models/tensor_checks.h"
 
@@ -26,10 +27,10 @@ constexpr double kTimestepScale = 1000.0;
 constexpr absl::string_view kDoubleBlocks = "transformer_blocks";
 constexpr absl::string_view kSingleBlocks = "single_transformer_blocks";
 
-// Runs a forward through GuardedForward.
+// Runs a forward at the exception boundary.
 template <typename Body>
 auto Guarded(Body body) {
-  return GuardedForward("FluxTransformer2DModel", std::move(body));
+  return base::Guarded("FluxTransformer2DModel forward", std::move(body));
 }
 
 // Weights of one block in units of inner_dim², biases and norms left out. A
@@ -51,20 +52,17 @@ BlockRange FluxStageBlocks(const FluxTransformerConfig& config, int stage,
 
 absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>>
 FluxTransformer2DModel::Create(const FluxTransformerConfig& config,
-                               std::shared_ptr<parallel::Attention> attention,
+                               std::shared_ptr<Attention> attention,
                                BlockRange blocks) {
-  if (absl::Status status = CheckBlockRange("FluxTransformer2DModel", blocks,
-                                            config.total_blocks());
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(
+      CheckBlockRange("FluxTransformer2DModel", blocks, config.total_blocks()));
   return std::shared_ptr<FluxTransformer2DModel>(
       new FluxTransformer2DModel(config, std::move(attention), blocks));
 }
 
 FluxTransformer2DModel::FluxTransformer2DModel(
-    const FluxTransformerConfig& config,
-    std::shared_ptr<parallel::Attention> attention, BlockRange blocks)
+    const FluxTransformerConfig& config, std::shared_ptr<Attention> attention,
+    BlockRange blocks)
     : config_(config), blocks_(blocks) {
   const int64_t dim = config.inner_dim();
   if (config.guidance_embeds) {
@@ -158,24 +156,16 @@ absl::Status FluxTransformer2DModel::CheckHoldsEveryBlock() const {
 
 absl::StatusOr<at::Tensor> FluxTransformer2DModel::Forward(
     const FluxTransformerInputs& inputs) {
-  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckHoldsEveryBlock());
+  RETURN_IF_ERROR(CheckInputs(inputs));
   return Guarded([&] { return ForwardUnchecked(inputs); });
 }
 
 absl::StatusOr<at::Tensor> FluxTransformer2DModel::ForwardShard(
     const FluxTransformerInputs& inputs, const SequenceShard& shard) {
-  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status =
-          CheckSequenceShard(shard, inputs.hidden_states.size(0));
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckHoldsEveryBlock());
+  RETURN_IF_ERROR(CheckInputs(inputs));
+  RETURN_IF_ERROR(CheckSequenceShard(shard, inputs.hidden_states.size(0)));
   return Guarded([&] { return ForwardShardUnchecked(inputs, shard); });
 }
 
@@ -203,10 +193,8 @@ absl::Status FluxTransformer2DModel::CheckIncoming(
 absl::StatusOr<FluxStreams> FluxTransformer2DModel::ForwardStage(
     const FluxTransformerInputs& inputs,
     const std::optional<FluxStreams>& incoming) {
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status = CheckIncoming(inputs, incoming); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckInputs(inputs));
+  RETURN_IF_ERROR(CheckIncoming(inputs, incoming));
   return Guarded([&] {
     FluxStreams streams;
     if (incoming.has_value()) {
@@ -222,15 +210,11 @@ absl::StatusOr<FluxStreams> FluxTransformer2DModel::ForwardStage(
 
 absl::StatusOr<at::Tensor> FluxTransformer2DModel::StageOutput(
     const FluxTransformerInputs& inputs, const at::Tensor& image_stream) {
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status = CheckStageOutputArguments(
-          "FluxTransformer2DModel", blocks_, config_.total_blocks(),
-          image_stream,
-          {inputs.hidden_states.size(0), inputs.hidden_states.size(1),
-           config_.inner_dim()});
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckInputs(inputs));
+  RETURN_IF_ERROR(CheckStageOutputArguments(
+      "FluxTransformer2DModel", blocks_, config_.total_blocks(), image_stream,
+      {inputs.hidden_states.size(0), inputs.hidden_states.size(1),
+       config_.inner_dim()}));
   return Guarded([&] {
     const at::Tensor temb = Conditioning(inputs, image_stream.scalar_type());
     return proj_out_->forward(norm_out_->Forward(image_stream, temb));

@@ -16,9 +16,9 @@
 #include "core/models/flux/flux_transformer_block.h"
 #include "core/models/flux/flux_transformer_config.h"
 #include "core/models/layers/ada_layer_norm.h"
+#include "core/models/layers/attention.h"
 #include "core/models/layers/timestep_embeddings.h"
 #include "core/models/sequence_shard.h"
-#include "core/parallel/attention.h"
 
 namespace ditserve::models {
 
@@ -57,8 +57,8 @@ class FluxTransformer2DModel : public torch::nn::Module {
   // INVALID_ARGUMENT when `blocks` is not a non-empty range inside
   // [0, config.total_blocks()].
   static absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> Create(
-      const FluxTransformerConfig& config,
-      std::shared_ptr<parallel::Attention> attention, BlockRange blocks);
+      const FluxTransformerConfig& config, std::shared_ptr<Attention> attention,
+      BlockRange blocks);
 
   const FluxTransformerConfig& config() const { return config_; }
   BlockRange blocks() const { return blocks_; }
@@ -77,7 +77,7 @@ class FluxTransformer2DModel : public torch::nn::Module {
   // sequence [text, image] (see SequenceShard). `inputs` are the whole
   // inputs (as for Forward); embedders, modulation, norms, MLPs and RoPE run
   // on the shard's tokens only, each token with the weights of its stream,
-  // and attention goes through the model's parallel::Attention, which sees
+  // and attention goes through the model's Attention, which sees
   // the other ranks' shards. Returns [B, shard.tokens, patch_size^2 *
   // out_channels]: the output of the shard's image tokens at their
   // positions and zeros at its text tokens and padding, so that the shards
@@ -108,7 +108,7 @@ class FluxTransformer2DModel : public torch::nn::Module {
 
  private:
   FluxTransformer2DModel(const FluxTransformerConfig& config,
-                         std::shared_ptr<parallel::Attention> attention,
+                         std::shared_ptr<Attention> attention,
                          BlockRange blocks);
 
   absl::Status CheckHoldsEveryBlock() const;

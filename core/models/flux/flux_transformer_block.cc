@@ -28,7 +28,7 @@ at::Tensor MlpResidual(const at::Tensor& x, const AdaLayerNormZeroOutput& mod,
 
 FluxTransformerBlockImpl::FluxTransformerBlockImpl(
     int64_t dim, int64_t heads, int64_t head_dim,
-    std::shared_ptr<parallel::Attention> attention)
+    std::shared_ptr<Attention> attention)
     : norm1_(register_module("norm1", AdaLayerNormZero(dim))),
       norm1_context_(register_module("norm1_context", AdaLayerNormZero(dim))),
       attn_(register_module(
@@ -56,7 +56,7 @@ FluxStreams FluxTransformerBlockImpl::Forward(const FluxStreams& streams,
 
 FluxSingleTransformerBlockImpl::FluxSingleTransformerBlockImpl(
     int64_t dim, int64_t heads, int64_t head_dim,
-    std::shared_ptr<parallel::Attention> attention)
+    std::shared_ptr<Attention> attention)
     : norm_(register_module("norm", AdaLayerNormZeroSingle(dim))),
       proj_mlp_(
           register_module("proj_mlp", torch::nn::Linear(dim, kMlpRatio * dim))),

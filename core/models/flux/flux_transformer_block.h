@@ -10,8 +10,8 @@
 
 #include "core/models/flux/flux_attention.h"
 #include "core/models/layers/ada_layer_norm.h"
+#include "core/models/layers/attention.h"
 #include "core/models/layers/feed_forward.h"
-#include "core/parallel/attention.h"
 
 namespace ditserve::models {
 
@@ -31,7 +31,7 @@ struct FluxStreams {
 class FluxTransformerBlockImpl : public torch::nn::Module {
  public:
   FluxTransformerBlockImpl(int64_t dim, int64_t heads, int64_t head_dim,
-                           std::shared_ptr<parallel::Attention> attention);
+                           std::shared_ptr<Attention> attention);
 
   FluxStreams Forward(const FluxStreams& streams, const at::Tensor& temb,
                       const FluxSequence& sequence);
@@ -50,9 +50,8 @@ TORCH_MODULE(FluxTransformerBlock);
 // proj_out.
 class FluxSingleTransformerBlockImpl : public torch::nn::Module {
  public:
-  FluxSingleTransformerBlockImpl(
-      int64_t dim, int64_t heads, int64_t head_dim,
-      std::shared_ptr<parallel::Attention> attention);
+  FluxSingleTransformerBlockImpl(int64_t dim, int64_t heads, int64_t head_dim,
+                                 std::shared_ptr<Attention> attention);
 
   FluxStreams Forward(const FluxStreams& streams, const at::Tensor& temb,
                       const FluxSequence& sequence);

@@ -5,7 +5,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/models/json_fields.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace ditserve::models {
@@ -31,7 +32,7 @@ absl::Status CheckRopeAxes(const FluxTransformerConfig& config,
 
 absl::StatusOr<FluxTransformerConfig> ParseFluxTransformerConfig(
     const nlohmann::json& json, const std::string& source) {
-  const JsonFields fields(json, source);
+  const base::JsonFields fields(json, source);
   FluxTransformerConfig config;
   struct IntField {
     const char* name;
@@ -47,9 +48,8 @@ absl::StatusOr<FluxTransformerConfig> ParseFluxTransformerConfig(
            IntField{"joint_attention_dim", &config.joint_attention_dim},
            IntField{"pooled_projection_dim", &config.pooled_projection_dim},
        }) {
-    absl::StatusOr<int64_t> value = fields.PositiveInt(field.name);
-    if (!value.ok()) return value.status();
-    *field.target = *value;
+    ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
+    *field.target = value;
   }
   absl::StatusOr<std::optional<int64_t>> out_channels =
       fields.OptionalPositiveInt("out_channels");
@@ -58,21 +58,17 @@ absl::StatusOr<FluxTransformerConfig> ParseFluxTransformerConfig(
   absl::StatusOr<bool> guidance_embeds = fields.Bool("guidance_embeds");
   if (!guidance_embeds.ok()) return guidance_embeds.status();
   config.guidance_embeds = *guidance_embeds;
-  absl::StatusOr<std::vector<int64_t>> axes =
-      fields.PositiveIntList("axes_dims_rope");
-  if (!axes.ok()) return axes.status();
-  config.axes_dims_rope = *axes;
-  if (absl::Status status = CheckRopeAxes(config, source); !status.ok()) {
-    return status;
-  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> axes,
+                   fields.PositiveIntList("axes_dims_rope"));
+  config.axes_dims_rope = axes;
+  RETURN_IF_ERROR(CheckRopeAxes(config, source));
   return config;
 }
 
 absl::StatusOr<FluxTransformerConfig> ReadFluxTransformerConfig(
     const std::string& path) {
-  absl::StatusOr<nlohmann::json> json = ReadJsonFile(path);
-  if (!json.ok()) return json.status();
-  return ParseFluxTransformerConfig(*json, path);
+  ASSIGN_OR_RETURN(nlohmann::json json, base::ReadJsonObjectFile(path));
+  return ParseFluxTransformerConfig(json, path);
 }
 
 nlohmann::json ToJson(const FluxTransformerConfig& config) {

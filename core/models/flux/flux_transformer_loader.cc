@@ -2,22 +2,22 @@
 
 #include <utility>
 
+#include "core/base/status_macros.h"
+
 namespace ditserve::models {
 
 absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>>
 LoadFluxTransformer2DModel(const std::string& component_dir,
-                           std::shared_ptr<parallel::Attention> attention,
+                           std::shared_ptr<Attention> attention,
                            const Placement& placement,
                            std::optional<BlockRange> blocks) {
-  absl::StatusOr<FluxTransformerConfig> config =
-      ReadFluxTransformerConfig(component_dir + "/config.json");
-  if (!config.ok()) return config.status();
-  absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> model =
-      FluxTransformer2DModel::Create(
-          *config, std::move(attention),
-          blocks.value_or(BlockRange{0, config->total_blocks()}));
-  if (!model.ok()) return model.status();
-  FluxTransformer2DModel& module = **model;
+  ASSIGN_OR_RETURN(FluxTransformerConfig config,
+                   ReadFluxTransformerConfig(component_dir + "/config.json"));
+  ASSIGN_OR_RETURN(std::shared_ptr<FluxTransformer2DModel> model,
+                   FluxTransformer2DModel::Create(
+                       config, std::move(attention),
+                       blocks.value_or(BlockRange{0, config.total_blocks()})));
+  FluxTransformer2DModel& module = *model;
   absl::Status loaded = LoadComponentWeights(
       module, component_dir, placement,
       [&module](absl::string_view name) { return module.HoldsTensor(name); });

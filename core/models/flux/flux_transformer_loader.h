@@ -8,7 +8,7 @@
 #include "absl/status/statusor.h"
 #include "core/models/component_weights.h"
 #include "core/models/flux/flux_transformer_2d_model.h"
-#include "core/parallel/attention.h"
+#include "core/models/layers/attention.h"
 
 namespace ditserve::models {
 
@@ -18,7 +18,7 @@ namespace ditserve::models {
 // built and read from the checkpoint.
 absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>>
 LoadFluxTransformer2DModel(const std::string& component_dir,
-                           std::shared_ptr<parallel::Attention> attention,
+                           std::shared_ptr<Attention> attention,
                            const Placement& placement,
                            std::optional<BlockRange> blocks = std::nullopt);
 

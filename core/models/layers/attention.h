@@ -27,6 +27,24 @@ AttentionResult ScaledDotProductAttention(const at::Tensor& q,
                                           double scale,
                                           bool return_log_sum_exp);
 
+// How a model attends over a sequence that may be split across ranks. Models
+// hold one and call it for every attention layer; the implementation decides
+// whether that is local math, an all-to-all over heads (Ulysses), a ring of
+// K/V exchanges (Ring) or both, so the model code never changes.
+// The implementations live in core/parallel, above models.
+class Attention {
+ public:
+  virtual ~Attention() = default;
+
+  // q, k, v: [B, H, S, D], the tokens this rank holds. key_mask: optional
+  // bool [B, S_k] over the same keys, true = attend (padding is false).
+  // Returns softmax(q k^T / sqrt(D)) v over the whole sequence for this
+  // rank's queries, [B, H, S, D].
+  virtual at::Tensor Attend(const at::Tensor& q, const at::Tensor& k,
+                            const at::Tensor& v,
+                            const std::optional<at::Tensor>& key_mask) = 0;
+};
+
 }  // namespace ditserve::models
 
 #endif  // DITSERVE_CORE_MODELS_LAYERS_ATTENTION_H_

@@ -10,7 +10,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/models/guarded_forward.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/models/layers/ada_layer_norm.h"
 #include "core/models/tensor_checks.h"
 
@@ -27,8 +28,7 @@ constexpr double kMaskedKeyBias = -10000.0;
 }  // namespace
 
 PixArtTransformer2DModel::PixArtTransformer2DModel(
-    const PixArtTransformerConfig& config,
-    std::shared_ptr<parallel::Attention> attention,
+    const PixArtTransformerConfig& config, std::shared_ptr<Attention> attention,
     std::optional<BlockRange> blocks)
     : config_(config),
       blocks_(blocks.value_or(BlockRange{0, config.num_layers})) {
@@ -120,11 +120,9 @@ absl::Status PixArtTransformer2DModel::CheckHoldsEveryBlock() const {
 
 absl::StatusOr<at::Tensor> PixArtTransformer2DModel::Forward(
     const PixArtTransformerInputs& inputs) {
-  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  return GuardedForward("PixArtTransformer2DModel", [&] {
+  RETURN_IF_ERROR(CheckHoldsEveryBlock());
+  RETURN_IF_ERROR(CheckInputs(inputs));
+  return base::Guarded("PixArtTransformer2DModel forward", [&] {
     return Unpatchify(
         TokenOutputs(inputs, pos_embed_->Forward(inputs.hidden_states),
                      std::nullopt),
@@ -135,16 +133,10 @@ absl::StatusOr<at::Tensor> PixArtTransformer2DModel::Forward(
 
 absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardShard(
     const PixArtTransformerInputs& inputs, const SequenceShard& shard) {
-  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status =
-          CheckSequenceShard(shard, inputs.hidden_states.size(0));
-      !status.ok()) {
-    return status;
-  }
-  return GuardedForward("PixArtTransformer2DModel", [&] {
+  RETURN_IF_ERROR(CheckHoldsEveryBlock());
+  RETURN_IF_ERROR(CheckInputs(inputs));
+  RETURN_IF_ERROR(CheckSequenceShard(shard, inputs.hidden_states.size(0)));
+  return base::Guarded("PixArtTransformer2DModel forward", [&] {
     // The patch embedding is cheap and its position table covers the whole
     // grid, so it runs on the whole image and the shard is cut after.
     const at::Tensor tokens = pos_embed_->Forward(inputs.hidden_states);
@@ -163,24 +155,18 @@ absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardShard(
 absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardStage(
     const PixArtTransformerInputs& inputs, const TokenSpan& patch,
     const std::optional<at::Tensor>& incoming) {
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status = CheckStageArguments(
-          "PixArtTransformer2DModel", blocks_, patch,
-          (inputs.hidden_states.size(2) / config_.patch_size) *
-              (inputs.hidden_states.size(3) / config_.patch_size),
-          incoming.has_value());
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckInputs(inputs));
+  RETURN_IF_ERROR(CheckStageArguments(
+      "PixArtTransformer2DModel", blocks_, patch,
+      (inputs.hidden_states.size(2) / config_.patch_size) *
+          (inputs.hidden_states.size(3) / config_.patch_size),
+      incoming.has_value()));
   if (incoming.has_value()) {
-    if (absl::Status status = CheckShape(
-            "incoming image stream", *incoming,
-            {inputs.hidden_states.size(0), patch.tokens, config_.inner_dim()});
-        !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(CheckShape(
+        "incoming image stream", *incoming,
+        {inputs.hidden_states.size(0), patch.tokens, config_.inner_dim()}));
   }
-  return GuardedForward("PixArtTransformer2DModel", [&] {
+  return base::Guarded("PixArtTransformer2DModel forward", [&] {
     const at::Tensor hidden = incoming.has_value()
                                   ? *incoming
                                   : pos_embed_->Forward(inputs.hidden_states)
@@ -192,14 +178,11 @@ absl::StatusOr<at::Tensor> PixArtTransformer2DModel::ForwardStage(
 
 absl::StatusOr<at::Tensor> PixArtTransformer2DModel::StageOutput(
     const PixArtTransformerInputs& inputs, const at::Tensor& image_stream) {
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status = CheckStageOutputArguments(
-          "PixArtTransformer2DModel", blocks_, config_.num_layers, image_stream,
-          {inputs.hidden_states.size(0), kAnySize, config_.inner_dim()});
-      !status.ok()) {
-    return status;
-  }
-  return GuardedForward("PixArtTransformer2DModel", [&] {
+  RETURN_IF_ERROR(CheckInputs(inputs));
+  RETURN_IF_ERROR(CheckStageOutputArguments(
+      "PixArtTransformer2DModel", blocks_, config_.num_layers, image_stream,
+      {inputs.hidden_states.size(0), kAnySize, config_.inner_dim()}));
+  return base::Guarded("PixArtTransformer2DModel forward", [&] {
     return OutputLayers(image_stream,
                         Condition(inputs, image_stream.scalar_type()));
   });
@@ -270,16 +253,15 @@ at::Tensor PixArtTransformer2DModel::Unpatchify(const at::Tensor& tokens,
 
 absl::StatusOr<std::shared_ptr<PixArtTransformer2DModel>>
 LoadPixArtTransformer2DModel(const std::string& component_dir,
-                             std::shared_ptr<parallel::Attention> attention,
+                             std::shared_ptr<Attention> attention,
                              const Placement& placement,
                              std::optional<BlockRange> blocks) {
-  absl::StatusOr<PixArtTransformerConfig> config =
-      ReadPixArtTransformerConfig(component_dir + "/config.json");
-  if (!config.ok()) return config.status();
+  ASSIGN_OR_RETURN(PixArtTransformerConfig config,
+                   ReadPixArtTransformerConfig(component_dir + "/config.json"));
   std::shared_ptr<PixArtTransformer2DModel> model;
   try {
     model = std::make_shared<PixArtTransformer2DModel>(
-        *config, std::move(attention), blocks);
+        config, std::move(attention), blocks);
   } catch (const std::invalid_argument& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(component_dir, ": ", e.what()));

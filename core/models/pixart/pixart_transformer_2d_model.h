@@ -13,11 +13,11 @@
 #include "absl/status/statusor.h"
 #include "core/models/block_range.h"
 #include "core/models/component_weights.h"
+#include "core/models/layers/attention.h"
 #include "core/models/pixart/pixart_embeddings.h"
 #include "core/models/pixart/pixart_transformer_block.h"
 #include "core/models/pixart/pixart_transformer_config.h"
 #include "core/models/sequence_shard.h"
-#include "core/parallel/attention.h"
 
 namespace ditserve::models {
 
@@ -45,7 +45,7 @@ class PixArtTransformer2DModel : public torch::nn::Module {
   // Holds the blocks `blocks` (every block when unset), which must be a
   // non-empty range inside [0, num_layers) (std::invalid_argument).
   PixArtTransformer2DModel(const PixArtTransformerConfig& config,
-                           std::shared_ptr<parallel::Attention> attention,
+                           std::shared_ptr<Attention> attention,
                            std::optional<BlockRange> blocks = std::nullopt);
 
   const PixArtTransformerConfig& config() const { return config_; }
@@ -65,7 +65,7 @@ class PixArtTransformer2DModel : public torch::nn::Module {
   // (see SequenceShard; the caption is not part of the sequence: every rank
   // cross-attends to all of it). `inputs` are the whole inputs (as for
   // Forward); modulation, norms and MLPs run on the shard's tokens only and
-  // self-attention goes through the model's parallel::Attention, which sees
+  // self-attention goes through the model's Attention, which sees
   // the other ranks' shards. Returns [B, shard.tokens, patch_size^2 *
   // out_channels]: the output of the shard's image tokens and zeros at its
   // padding, so that the shards of all ranks concatenate to the padded
@@ -140,7 +140,7 @@ class PixArtTransformer2DModel : public torch::nn::Module {
 // the model).
 absl::StatusOr<std::shared_ptr<PixArtTransformer2DModel>>
 LoadPixArtTransformer2DModel(const std::string& component_dir,
-                             std::shared_ptr<parallel::Attention> attention,
+                             std::shared_ptr<Attention> attention,
                              const Placement& placement,
                              std::optional<BlockRange> blocks = std::nullopt);
 

@@ -52,7 +52,7 @@ at::Tensor PixArtAttentionImpl::MergeHeadsAndProject(const at::Tensor& x) {
 }
 
 at::Tensor PixArtAttentionImpl::ForwardSelf(
-    const at::Tensor& x, parallel::Attention& attention,
+    const at::Tensor& x, Attention& attention,
     const std::optional<at::Tensor>& key_mask) {
   return MergeHeadsAndProject(attention.Attend(
       SplitHeads(to_q_->forward(x)), SplitHeads(to_k_->forward(x)),
@@ -73,8 +73,7 @@ at::Tensor PixArtAttentionImpl::ForwardCross(
 
 PixArtTransformerBlockImpl::PixArtTransformerBlockImpl(
     int64_t dim, int64_t heads, int64_t head_dim, int64_t cross_attention_dim,
-    bool attention_bias, double norm_eps,
-    std::shared_ptr<parallel::Attention> attention)
+    bool attention_bias, double norm_eps, std::shared_ptr<Attention> attention)
     : norm_eps_(norm_eps),
       attention_(std::move(attention)),
       attn1_(register_module(

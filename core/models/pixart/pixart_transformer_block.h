@@ -10,8 +10,8 @@
 #include <memory>
 #include <optional>
 
+#include "core/models/layers/attention.h"
 #include "core/models/layers/feed_forward.h"
-#include "core/parallel/attention.h"
 
 namespace ditserve::models {
 
@@ -24,8 +24,8 @@ class PixArtAttentionImpl : public torch::nn::Module {
 
   // Self-attention over x [B, S, query_dim] through `attention`, which may
   // hold only this rank's part of the image sequence; `key_mask` as
-  // parallel::Attention takes it.
-  at::Tensor ForwardSelf(const at::Tensor& x, parallel::Attention& attention,
+  // Attention takes it.
+  at::Tensor ForwardSelf(const at::Tensor& x, Attention& attention,
                          const std::optional<at::Tensor>& key_mask);
 
   // Cross-attention of x [B, S, query_dim] to the whole `context`
@@ -59,7 +59,7 @@ class PixArtTransformerBlockImpl : public torch::nn::Module {
   PixArtTransformerBlockImpl(int64_t dim, int64_t heads, int64_t head_dim,
                              int64_t cross_attention_dim, bool attention_bias,
                              double norm_eps,
-                             std::shared_ptr<parallel::Attention> attention);
+                             std::shared_ptr<Attention> attention);
 
   // x [B, S, dim], context [B, S_k, dim], modulation [B, 6 * dim];
   // `key_mask` (bool [B, S], false for padding) hides keys from attn1.
@@ -70,7 +70,7 @@ class PixArtTransformerBlockImpl : public torch::nn::Module {
 
  private:
   double norm_eps_;
-  std::shared_ptr<parallel::Attention> attention_;
+  std::shared_ptr<Attention> attention_;
   at::Tensor scale_shift_table_;
   PixArtAttention attn1_;
   PixArtAttention attn2_;

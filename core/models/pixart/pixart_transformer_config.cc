@@ -5,7 +5,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/models/json_fields.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace ditserve::models {
@@ -32,17 +33,13 @@ absl::Status CheckSupportedVariant(const nlohmann::json& json,
        {std::pair<std::string, std::string>{"norm_type", "ada_norm_single"},
         {"activation_fn", "gelu-approximate"},
         {"attention_type", "default"}}) {
-    if (absl::Status status = CheckFixedString(json, source, field, supported);
-        !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(CheckFixedString(json, source, field, supported));
   }
-  const JsonFields fields(json, source);
+  const base::JsonFields fields(json, source);
   for (const char* field :
        {"norm_elementwise_affine", "only_cross_attention"}) {
-    absl::StatusOr<std::optional<bool>> value = fields.OptionalBool(field);
-    if (!value.ok()) return value.status();
-    if (value->value_or(false)) {
+    ASSIGN_OR_RETURN(std::optional<bool> value, fields.OptionalBool(field));
+    if (value.value_or(false)) {
       return absl::InvalidArgumentError(absl::StrCat(
           source, ": ", field, " is true; only false is implemented"));
     }
@@ -82,10 +79,8 @@ absl::Status CheckShapes(const PixArtTransformerConfig& config,
 
 absl::StatusOr<PixArtTransformerConfig> ParsePixArtTransformerConfig(
     const nlohmann::json& json, const std::string& source) {
-  if (absl::Status status = CheckSupportedVariant(json, source); !status.ok()) {
-    return status;
-  }
-  const JsonFields fields(json, source);
+  RETURN_IF_ERROR(CheckSupportedVariant(json, source));
+  const base::JsonFields fields(json, source);
   PixArtTransformerConfig config;
   struct IntField {
     const char* name;
@@ -101,9 +96,8 @@ absl::StatusOr<PixArtTransformerConfig> ParsePixArtTransformerConfig(
            IntField{"sample_size", &config.sample_size},
            IntField{"patch_size", &config.patch_size},
        }) {
-    absl::StatusOr<int64_t> value = fields.PositiveInt(field.name);
-    if (!value.ok()) return value.status();
-    *field.target = *value;
+    ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
+    *field.target = value;
   }
   absl::StatusOr<std::optional<int64_t>> out_channels =
       fields.OptionalPositiveInt("out_channels");
@@ -120,11 +114,10 @@ absl::StatusOr<PixArtTransformerConfig> ParsePixArtTransformerConfig(
         absl::StrCat(source, ": interpolation_scale ",
                      config.interpolation_scale, " must be positive"));
   }
-  absl::StatusOr<std::optional<bool>> additional =
-      fields.OptionalBool("use_additional_conditions");
-  if (!additional.ok()) return additional.status();
+  ASSIGN_OR_RETURN(std::optional<bool> additional,
+                   fields.OptionalBool("use_additional_conditions"));
   config.use_additional_conditions =
-      additional->value_or(config.sample_size == 128);
+      additional.value_or(config.sample_size == 128);
   absl::StatusOr<std::optional<bool>> attention_bias =
       fields.OptionalBool("attention_bias");
   if (!attention_bias.ok()) return attention_bias.status();
@@ -134,17 +127,14 @@ absl::StatusOr<PixArtTransformerConfig> ParsePixArtTransformerConfig(
   if (!norm_eps.ok()) return norm_eps.status();
   config.norm_eps = norm_eps->value_or(1e-6);
 
-  if (absl::Status status = CheckShapes(config, source); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckShapes(config, source));
   return config;
 }
 
 absl::StatusOr<PixArtTransformerConfig> ReadPixArtTransformerConfig(
     const std::string& path) {
-  absl::StatusOr<nlohmann::json> json = ReadJsonFile(path);
-  if (!json.ok()) return json.status();
-  return ParsePixArtTransformerConfig(*json, path);
+  ASSIGN_OR_RETURN(nlohmann::json json, base::ReadJsonObjectFile(path));
+  return ParsePixArtTransformerConfig(json, path);
 }
 
 }  // namespace ditserve::models

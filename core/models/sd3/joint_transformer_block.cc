@@ -40,8 +40,7 @@ SD35AdaLayerNormZeroXOutput SD35AdaLayerNormZeroXImpl::Forward(
 
 JointTransformerBlockImpl::JointTransformerBlockImpl(
     int64_t dim, int64_t heads, int64_t head_dim, bool context_pre_only,
-    bool qk_norm, bool use_dual_attention,
-    std::shared_ptr<parallel::Attention> attention)
+    bool qk_norm, bool use_dual_attention, std::shared_ptr<Attention> attention)
     : context_pre_only_(context_pre_only),
       use_dual_attention_(use_dual_attention) {
   if (use_dual_attention) {

@@ -11,9 +11,9 @@
 #include <optional>
 
 #include "core/models/layers/ada_layer_norm.h"
+#include "core/models/layers/attention.h"
 #include "core/models/layers/feed_forward.h"
 #include "core/models/sd3/sd3_attention.h"
-#include "core/parallel/attention.h"
 
 namespace ditserve::models {
 
@@ -77,7 +77,7 @@ class JointTransformerBlockImpl : public torch::nn::Module {
   JointTransformerBlockImpl(int64_t dim, int64_t heads, int64_t head_dim,
                             bool context_pre_only, bool qk_norm,
                             bool use_dual_attention,
-                            std::shared_ptr<parallel::Attention> attention);
+                            std::shared_ptr<Attention> attention);
 
   SD3Streams Forward(const SD3Streams& streams, const at::Tensor& temb,
                      const SD3KeyMasks& key_masks);

@@ -12,9 +12,9 @@ constexpr double kQkNormEps = 1e-6;
 
 }  // namespace
 
-SD3AttentionImpl::SD3AttentionImpl(
-    Kind kind, int64_t dim, int64_t heads, int64_t head_dim, bool qk_norm,
-    std::shared_ptr<parallel::Attention> attention)
+SD3AttentionImpl::SD3AttentionImpl(Kind kind, int64_t dim, int64_t heads,
+                                   int64_t head_dim, bool qk_norm,
+                                   std::shared_ptr<Attention> attention)
     : heads_(heads), head_dim_(head_dim), attention_(std::move(attention)) {
   const int64_t inner = heads * head_dim;
   to_q_ = register_module("to_q", torch::nn::Linear(dim, inner));

@@ -10,8 +10,8 @@
 #include <memory>
 #include <optional>
 
+#include "core/models/layers/attention.h"
 #include "core/models/layers/rms_norm.h"
-#include "core/parallel/attention.h"
 
 namespace ditserve::models {
 
@@ -23,7 +23,7 @@ struct SD3JointAttentionOutput {
 };
 
 // diffusers Attention as SD3's blocks build it, attention through
-// parallel::Attention. Two forms:
+// Attention. Two forms:
 //  - joint (JointAttnProcessor2_0, `attn`): add_{q,k,v}_proj for the text
 //    stream, attention over [image, text]; the text output goes through
 //    to_add_out unless context_pre_only (the last block drops it);
@@ -35,11 +35,10 @@ class SD3AttentionImpl : public torch::nn::Module {
   enum class Kind { kJoint, kJointContextPreOnly, kSelf };
 
   SD3AttentionImpl(Kind kind, int64_t dim, int64_t heads, int64_t head_dim,
-                   bool qk_norm,
-                   std::shared_ptr<parallel::Attention> attention);
+                   bool qk_norm, std::shared_ptr<Attention> attention);
 
   // `key_mask`: bool [B, S_img + S_txt] over [image, text], true = attend
-  // (see parallel::Attention).
+  // (see Attention).
   SD3JointAttentionOutput ForwardJoint(
       const at::Tensor& image, const at::Tensor& text,
       const std::optional<at::Tensor>& key_mask);
@@ -56,7 +55,7 @@ class SD3AttentionImpl : public torch::nn::Module {
 
   int64_t heads_;
   int64_t head_dim_;
-  std::shared_ptr<parallel::Attention> attention_;
+  std::shared_ptr<Attention> attention_;
   torch::nn::Linear to_q_{nullptr};
   torch::nn::Linear to_k_{nullptr};
   torch::nn::Linear to_v_{nullptr};

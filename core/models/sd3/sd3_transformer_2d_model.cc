@@ -10,7 +10,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/models/guarded_forward.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/models/tensor_checks.h"
 
 namespace ditserve::models {
@@ -29,17 +30,16 @@ constexpr int64_t kJointBlockWeight = 36;
 constexpr int64_t kContextPreOnlyBlockWeight = 23;
 constexpr int64_t kDualAttentionWeight = 7;
 
-// Runs a forward through GuardedForward.
+// Runs a forward at the exception boundary.
 template <typename Body>
 auto Guarded(Body body) {
-  return GuardedForward("SD3Transformer2DModel", std::move(body));
+  return base::Guarded("SD3Transformer2DModel forward", std::move(body));
 }
 
 }  // namespace
 
 SD3Transformer2DModel::SD3Transformer2DModel(
-    const SD3TransformerConfig& config,
-    std::shared_ptr<parallel::Attention> attention,
+    const SD3TransformerConfig& config, std::shared_ptr<Attention> attention,
     std::optional<BlockRange> blocks)
     : config_(config),
       blocks_(blocks.value_or(BlockRange{0, config.num_layers})) {
@@ -129,38 +129,27 @@ absl::Status SD3Transformer2DModel::CheckHoldsEveryBlock() const {
 
 absl::StatusOr<at::Tensor> SD3Transformer2DModel::Forward(
     const SD3TransformerInputs& inputs) {
-  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckHoldsEveryBlock());
+  RETURN_IF_ERROR(CheckInputs(inputs));
   return Guarded([&] { return ForwardUnchecked(inputs); });
 }
 
 absl::StatusOr<at::Tensor> SD3Transformer2DModel::ForwardShard(
     const SD3TransformerInputs& inputs, const SequenceShard& shard) {
-  if (absl::Status status = CheckHoldsEveryBlock(); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status =
-          CheckSequenceShard(shard, inputs.hidden_states.size(0));
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckHoldsEveryBlock());
+  RETURN_IF_ERROR(CheckInputs(inputs));
+  RETURN_IF_ERROR(CheckSequenceShard(shard, inputs.hidden_states.size(0)));
   return Guarded([&] { return ForwardShardUnchecked(inputs, shard); });
 }
 
 absl::Status SD3Transformer2DModel::CheckStage(
     const SD3TransformerInputs& inputs, const TokenSpan& patch,
     const std::optional<SD3Streams>& incoming) const {
-  if (absl::Status status = CheckStageArguments(
-          "SD3Transformer2DModel", blocks_, patch,
-          (inputs.hidden_states.size(2) / config_.patch_size) *
-              (inputs.hidden_states.size(3) / config_.patch_size),
-          incoming.has_value());
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckStageArguments(
+      "SD3Transformer2DModel", blocks_, patch,
+      (inputs.hidden_states.size(2) / config_.patch_size) *
+          (inputs.hidden_states.size(3) / config_.patch_size),
+      incoming.has_value()));
   if (!incoming.has_value()) return absl::OkStatus();
   const int64_t batch = inputs.hidden_states.size(0);
   absl::Status status = CheckShape("incoming image stream", incoming->image,
@@ -174,10 +163,8 @@ absl::Status SD3Transformer2DModel::CheckStage(
 absl::StatusOr<SD3Streams> SD3Transformer2DModel::ForwardStage(
     const SD3TransformerInputs& inputs, const TokenSpan& patch,
     const std::optional<SD3Streams>& incoming) {
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status = CheckStage(inputs, patch, incoming); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckInputs(inputs));
+  RETURN_IF_ERROR(CheckStage(inputs, patch, incoming));
   return Guarded([&] {
     SD3Streams streams;
     if (incoming.has_value()) {
@@ -195,13 +182,10 @@ absl::StatusOr<SD3Streams> SD3Transformer2DModel::ForwardStage(
 
 absl::StatusOr<at::Tensor> SD3Transformer2DModel::StageOutput(
     const SD3TransformerInputs& inputs, const at::Tensor& image_stream) {
-  if (absl::Status status = CheckInputs(inputs); !status.ok()) return status;
-  if (absl::Status status = CheckStageOutputArguments(
-          "SD3Transformer2DModel", blocks_, config_.num_layers, image_stream,
-          {inputs.hidden_states.size(0), kAnySize, config_.inner_dim()});
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckInputs(inputs));
+  RETURN_IF_ERROR(CheckStageOutputArguments(
+      "SD3Transformer2DModel", blocks_, config_.num_layers, image_stream,
+      {inputs.hidden_states.size(0), kAnySize, config_.inner_dim()}));
   return Guarded([&] {
     const at::Tensor temb =
         TimestepEmbedding(inputs, image_stream.scalar_type());
@@ -287,16 +271,15 @@ at::Tensor SD3Transformer2DModel::Unpatchify(const at::Tensor& tokens,
 
 absl::StatusOr<std::shared_ptr<SD3Transformer2DModel>>
 LoadSD3Transformer2DModel(const std::string& component_dir,
-                          std::shared_ptr<parallel::Attention> attention,
+                          std::shared_ptr<Attention> attention,
                           const Placement& placement,
                           std::optional<BlockRange> blocks) {
-  absl::StatusOr<SD3TransformerConfig> config =
-      ReadSD3TransformerConfig(component_dir + "/config.json");
-  if (!config.ok()) return config.status();
+  ASSIGN_OR_RETURN(SD3TransformerConfig config,
+                   ReadSD3TransformerConfig(component_dir + "/config.json"));
   std::shared_ptr<SD3Transformer2DModel> model;
   try {
     model = std::make_shared<SD3Transformer2DModel>(
-        *config, std::move(attention), blocks);
+        config, std::move(attention), blocks);
   } catch (const std::invalid_argument& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(component_dir, ": ", e.what()));

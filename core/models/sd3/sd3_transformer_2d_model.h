@@ -14,12 +14,12 @@
 #include "core/models/block_range.h"
 #include "core/models/component_weights.h"
 #include "core/models/layers/ada_layer_norm.h"
+#include "core/models/layers/attention.h"
 #include "core/models/layers/timestep_embeddings.h"
 #include "core/models/sd3/joint_transformer_block.h"
 #include "core/models/sd3/sd3_patch_embed.h"
 #include "core/models/sd3/sd3_transformer_config.h"
 #include "core/models/sequence_shard.h"
-#include "core/parallel/attention.h"
 
 namespace ditserve::models {
 
@@ -44,7 +44,7 @@ class SD3Transformer2DModel : public torch::nn::Module {
   // non-empty range inside [0, num_layers) (std::invalid_argument); blocks
   // keep their index in the whole model.
   SD3Transformer2DModel(const SD3TransformerConfig& config,
-                        std::shared_ptr<parallel::Attention> attention,
+                        std::shared_ptr<Attention> attention,
                         std::optional<BlockRange> blocks = std::nullopt);
 
   const SD3TransformerConfig& config() const { return config_; }
@@ -69,7 +69,7 @@ class SD3Transformer2DModel : public torch::nn::Module {
   // [image, text] (see SequenceShard). `inputs` are the whole inputs (as for
   // Forward); modulation, norms and MLPs run on the shard's tokens only,
   // each with the weights of its stream, and attention goes through the
-  // model's parallel::Attention, which sees the other ranks' shards.
+  // model's Attention, which sees the other ranks' shards.
   // Returns [B, shard.tokens, patch_size^2 * out_channels]: the output of
   // the shard's image tokens at their positions and zeros at its text
   // tokens and padding, so that the shards of all ranks concatenate to the
@@ -139,7 +139,7 @@ class SD3Transformer2DModel : public torch::nn::Module {
 // (INVALID_ARGUMENT for a range outside the model).
 absl::StatusOr<std::shared_ptr<SD3Transformer2DModel>>
 LoadSD3Transformer2DModel(const std::string& component_dir,
-                          std::shared_ptr<parallel::Attention> attention,
+                          std::shared_ptr<Attention> attention,
                           const Placement& placement,
                           std::optional<BlockRange> blocks = std::nullopt);
 

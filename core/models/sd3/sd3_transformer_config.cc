@@ -5,7 +5,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/models/json_fields.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace ditserve::models {
@@ -50,7 +51,7 @@ bool SD3TransformerConfig::uses_dual_attention(int64_t block) const {
 
 absl::StatusOr<SD3TransformerConfig> ParseSD3TransformerConfig(
     const nlohmann::json& json, const std::string& source) {
-  const JsonFields fields(json, source);
+  const base::JsonFields fields(json, source);
   SD3TransformerConfig config;
   struct IntField {
     const char* name;
@@ -68,21 +69,15 @@ absl::StatusOr<SD3TransformerConfig> ParseSD3TransformerConfig(
            IntField{"pooled_projection_dim", &config.pooled_projection_dim},
            IntField{"pos_embed_max_size", &config.pos_embed_max_size},
        }) {
-    absl::StatusOr<int64_t> value = fields.PositiveInt(field.name);
-    if (!value.ok()) return value.status();
-    *field.target = *value;
+    ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
+    *field.target = value;
   }
   absl::StatusOr<std::optional<int64_t>> out_channels =
       fields.OptionalPositiveInt("out_channels");
   if (!out_channels.ok()) return out_channels.status();
   config.out_channels = out_channels->value_or(config.in_channels);
-  if (absl::Status status = ParseQkNorm(json, source, config); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = ParseDualAttentionLayers(json, source, config);
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(ParseQkNorm(json, source, config));
+  RETURN_IF_ERROR(ParseDualAttentionLayers(json, source, config));
   if (config.caption_projection_dim != config.inner_dim()) {
     return absl::InvalidArgumentError(absl::StrCat(
         source, ": caption_projection_dim ", config.caption_projection_dim,
@@ -94,9 +89,8 @@ absl::StatusOr<SD3TransformerConfig> ParseSD3TransformerConfig(
 
 absl::StatusOr<SD3TransformerConfig> ReadSD3TransformerConfig(
     const std::string& path) {
-  absl::StatusOr<nlohmann::json> json = ReadJsonFile(path);
-  if (!json.ok()) return json.status();
-  return ParseSD3TransformerConfig(*json, path);
+  ASSIGN_OR_RETURN(nlohmann::json json, base::ReadJsonObjectFile(path));
+  return ParseSD3TransformerConfig(json, path);
 }
 
 }  // namespace ditserve::models

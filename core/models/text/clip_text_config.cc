@@ -6,7 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/models/json_fields.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::models {
 namespace {
@@ -22,7 +23,7 @@ constexpr char kDefaultHiddenAct[] = "quick_gelu";
 
 absl::StatusOr<CLIPTextConfig> CLIPTextConfig::FromJson(
     const nlohmann::json& json, const std::string& source) {
-  const JsonFields fields(json, source);
+  const base::JsonFields fields(json, source);
   CLIPTextConfig config;
   for (auto [field, target] :
        {std::pair{"vocab_size", &config.vocab_size},
@@ -30,19 +31,17 @@ absl::StatusOr<CLIPTextConfig> CLIPTextConfig::FromJson(
         std::pair{"intermediate_size", &config.intermediate_size},
         std::pair{"num_hidden_layers", &config.num_hidden_layers},
         std::pair{"num_attention_heads", &config.num_attention_heads}}) {
-    absl::StatusOr<int64_t> value = fields.PositiveInt(field);
-    if (!value.ok()) return value.status();
-    *target = *value;
+    ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field));
+    *target = value;
   }
   for (auto [field, target, fallback] :
        {std::tuple{"max_position_embeddings", &config.max_position_embeddings,
                    kDefaultMaxPositions},
         std::tuple{"projection_dim", &config.projection_dim,
                    kDefaultProjectionDim}}) {
-    absl::StatusOr<std::optional<int64_t>> value =
-        fields.OptionalPositiveInt(field);
-    if (!value.ok()) return value.status();
-    *target = value->value_or(fallback);
+    ASSIGN_OR_RETURN(std::optional<int64_t> value,
+                     fields.OptionalPositiveInt(field));
+    *target = value.value_or(fallback);
   }
   // eos_token_id may be 0 in principle, so it is not a PositiveInt.
   config.eos_token_id = kDefaultEosTokenId;
@@ -54,20 +53,17 @@ absl::StatusOr<CLIPTextConfig> CLIPTextConfig::FromJson(
     }
     config.eos_token_id = eos->get<int64_t>();
   }
-  absl::StatusOr<std::optional<double>> eps =
-      fields.OptionalNumber("layer_norm_eps");
-  if (!eps.ok()) return eps.status();
-  config.layer_norm_eps = eps->value_or(kDefaultLayerNormEps);
+  ASSIGN_OR_RETURN(std::optional<double> eps,
+                   fields.OptionalNumber("layer_norm_eps"));
+  config.layer_norm_eps = eps.value_or(kDefaultLayerNormEps);
   std::string act_name = kDefaultHiddenAct;
   if (json.contains("hidden_act")) {
-    absl::StatusOr<std::string> value = fields.String("hidden_act");
-    if (!value.ok()) return value.status();
-    act_name = *value;
+    ASSIGN_OR_RETURN(std::string value, fields.String("hidden_act"));
+    act_name = value;
   }
-  absl::StatusOr<TextActivation> activation =
-      ParseTextActivation(act_name, source);
-  if (!activation.ok()) return activation.status();
-  config.hidden_act = *activation;
+  ASSIGN_OR_RETURN(TextActivation activation,
+                   ParseTextActivation(act_name, source));
+  config.hidden_act = activation;
   if (config.hidden_size % config.num_attention_heads != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": hidden_size ", config.hidden_size,

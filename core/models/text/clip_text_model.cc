@@ -8,7 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/models/json_fields.h"
+#include "core/base/guarded.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "core/models/text/text_encoder_inputs.h"
 #include "core/models/text/text_encoder_weights.h"
 
@@ -23,17 +25,14 @@ absl::StatusOr<CLIPTextOutput> RunTextTransformer(
     CLIPTextTransformer& text_model, const CLIPTextConfig& config,
     const char* model_name, const at::Tensor& input_ids,
     const std::optional<at::Tensor>& attention_mask) {
-  if (absl::Status valid =
-          CheckTextEncoderInputs(input_ids, attention_mask, config.vocab_size);
-      !valid.ok()) {
-    return valid;
-  }
+  RETURN_IF_ERROR(
+      CheckTextEncoderInputs(input_ids, attention_mask, config.vocab_size));
   if (input_ids.size(1) > config.max_position_embeddings) {
     return absl::InvalidArgumentError(absl::StrCat(
         "input_ids hold ", input_ids.size(1), " tokens; ", model_name,
         " has max_position_embeddings ", config.max_position_embeddings));
   }
-  try {
+  return base::Guarded(absl::StrCat(model_name, " forward failed"), [&] {
     torch::NoGradGuard no_grad;
     const c10::Device device = text_model->parameters().front().device();
     std::optional<at::Tensor> mask;
@@ -43,33 +42,24 @@ absl::StatusOr<CLIPTextOutput> RunTextTransformer(
     return CLIPTextOutput{std::move(out.last_hidden_state),
                           std::move(out.pooler_output),
                           std::move(out.hidden_states), at::Tensor()};
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat(model_name, " forward failed: ", e.what()));
-  }
+  });
 }
 
 absl::StatusOr<CLIPTextConfig> ReadCLIPTextConfig(
     const std::string& component_dir) {
   const std::string path =
       (std::filesystem::path(component_dir) / "config.json").string();
-  absl::StatusOr<nlohmann::json> json = ReadJsonFile(path);
-  if (!json.ok()) return json.status();
-  return CLIPTextConfig::FromJson(*json, path);
+  ASSIGN_OR_RETURN(nlohmann::json json, base::ReadJsonObjectFile(path));
+  return CLIPTextConfig::FromJson(json, path);
 }
 
 template <typename Model>
 absl::StatusOr<std::shared_ptr<Model>> LoadCLIP(
     const std::string& component_dir, const Placement& placement) {
-  absl::StatusOr<CLIPTextConfig> config = ReadCLIPTextConfig(component_dir);
-  if (!config.ok()) return config.status();
-  auto model = std::make_shared<Model>(*config);
-  if (absl::Status loaded =
-          LoadTextEncoderWeights(*model, component_dir, placement,
-                                 /*allow_unexpected=*/{kPositionIds});
-      !loaded.ok()) {
-    return loaded;
-  }
+  ASSIGN_OR_RETURN(CLIPTextConfig config, ReadCLIPTextConfig(component_dir));
+  auto model = std::make_shared<Model>(config);
+  RETURN_IF_ERROR(LoadTextEncoderWeights(*model, component_dir, placement,
+                                         /*allow_unexpected=*/{kPositionIds}));
   return model;
 }
 
@@ -104,13 +94,11 @@ absl::StatusOr<CLIPTextOutput> CLIPTextModelWithProjection::Forward(
       RunTextTransformer(text_model_, config_, "CLIPTextModelWithProjection",
                          input_ids, attention_mask);
   if (!out.ok()) return out;
-  try {
-    torch::NoGradGuard no_grad;
-    out->text_embeds = text_projection_->forward(out->pooler_output);
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(
-        "CLIPTextModelWithProjection text_projection failed: ", e.what()));
-  }
+  RETURN_IF_ERROR(
+      base::Guarded("CLIPTextModelWithProjection text_projection failed", [&] {
+        torch::NoGradGuard no_grad;
+        out->text_embeds = text_projection_->forward(out->pooler_output);
+      }));
   return out;
 }
 

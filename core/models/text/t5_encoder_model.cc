@@ -7,7 +7,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/models/json_fields.h"
+#include "core/base/guarded.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "core/models/text/text_encoder_inputs.h"
 #include "core/models/text/text_encoder_weights.h"
 
@@ -33,17 +35,11 @@ T5EncoderModel::T5EncoderModel(const T5EncoderConfig& config)
 absl::StatusOr<at::Tensor> T5EncoderModel::Forward(
     const at::Tensor& input_ids,
     const std::optional<at::Tensor>& attention_mask) {
-  if (absl::Status valid =
-          CheckTextEncoderInputs(input_ids, attention_mask, config_.vocab_size);
-      !valid.ok()) {
-    return valid;
-  }
-  try {
+  RETURN_IF_ERROR(
+      CheckTextEncoderInputs(input_ids, attention_mask, config_.vocab_size));
+  return base::Guarded("T5EncoderModel forward failed", [&] {
     return ForwardUnchecked(input_ids, attention_mask);
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("T5EncoderModel forward failed: ", e.what()));
-  }
+  });
 }
 
 at::Tensor T5EncoderModel::ForwardUnchecked(
@@ -71,18 +67,13 @@ absl::StatusOr<std::shared_ptr<T5EncoderModel>> LoadT5EncoderModel(
     const std::string& component_dir, const Placement& placement) {
   const std::string config_path =
       (std::filesystem::path(component_dir) / "config.json").string();
-  absl::StatusOr<nlohmann::json> json = ReadJsonFile(config_path);
-  if (!json.ok()) return json.status();
-  absl::StatusOr<T5EncoderConfig> config =
-      T5EncoderConfig::FromJson(*json, config_path);
-  if (!config.ok()) return config.status();
-  auto model = std::make_shared<T5EncoderModel>(*config);
-  if (absl::Status loaded = LoadTextEncoderWeights(
-          *model, component_dir, placement,
-          /*allow_unexpected=*/{"encoder.embed_tokens.weight"});
-      !loaded.ok()) {
-    return loaded;
-  }
+  ASSIGN_OR_RETURN(nlohmann::json json, base::ReadJsonObjectFile(config_path));
+  ASSIGN_OR_RETURN(T5EncoderConfig config,
+                   T5EncoderConfig::FromJson(json, config_path));
+  auto model = std::make_shared<T5EncoderModel>(config);
+  RETURN_IF_ERROR(LoadTextEncoderWeights(
+      *model, component_dir, placement,
+      /*allow_unexpected=*/{"encoder.embed_tokens.weight"}));
   return model;
 }
 

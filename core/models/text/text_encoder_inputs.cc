@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/models/tensor_checks.h"
 
 namespace ditserve::models {
@@ -12,11 +13,7 @@ namespace ditserve::models {
 absl::Status CheckTextEncoderInputs(
     const at::Tensor& input_ids,
     const std::optional<at::Tensor>& attention_mask, int64_t vocab_size) {
-  if (absl::Status shape =
-          CheckShape("input_ids", input_ids, {kAnySize, kAnySize});
-      !shape.ok()) {
-    return shape;
-  }
+  RETURN_IF_ERROR(CheckShape("input_ids", input_ids, {kAnySize, kAnySize}));
   if (!at::isIntegralType(input_ids.scalar_type(), /*includeBool=*/false) ||
       input_ids.numel() == 0) {
     return absl::InvalidArgumentError(
@@ -32,11 +29,8 @@ absl::Status CheckTextEncoderInputs(
                      "]; the vocabulary has ids [0, ", vocab_size - 1, "]"));
   }
   if (!attention_mask.has_value()) return absl::OkStatus();
-  if (absl::Status shape = CheckShape("attention_mask", *attention_mask,
-                                      input_ids.sizes().vec());
-      !shape.ok()) {
-    return shape;
-  }
+  RETURN_IF_ERROR(
+      CheckShape("attention_mask", *attention_mask, input_ids.sizes().vec()));
   if (!at::isIntegralType(attention_mask->scalar_type(),
                           /*includeBool=*/true)) {
     return absl::InvalidArgumentError(

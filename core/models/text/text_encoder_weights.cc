@@ -4,6 +4,8 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/io/safetensors.h"
 #include "core/io/state_dict.h"
 
@@ -13,21 +15,16 @@ absl::Status LoadTextEncoderWeights(
     torch::nn::Module& module, const std::string& component_dir,
     const Placement& placement,
     const std::vector<std::string>& allow_unexpected) {
-  try {
-    module.to(placement.device, placement.dtype);
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("moving the text encoder of ", component_dir, " to ",
-                     placement.device.str(), ": ", e.what()));
-  }
-  absl::StatusOr<std::unique_ptr<io::CheckpointTensors>> tensors =
-      io::CheckpointTensors::Open(component_dir);
-  if (!tensors.ok()) return tensors.status();
+  RETURN_IF_ERROR(
+      base::Guarded(absl::StrCat("moving the text encoder of ", component_dir,
+                                 " to ", placement.device.str()),
+                    [&] { module.to(placement.device, placement.dtype); }));
+  ASSIGN_OR_RETURN(std::unique_ptr<io::CheckpointTensors> tensors,
+                   io::CheckpointTensors::Open(component_dir));
   io::LoadOptions options;
   options.allow_unexpected = allow_unexpected;
-  absl::StatusOr<io::LoadReport> report =
-      io::LoadStateDict(module, **tensors, options);
-  if (!report.ok()) return report.status();
+  ASSIGN_OR_RETURN(io::LoadReport report,
+                   io::LoadStateDict(module, *tensors, options));
   module.eval();
   return absl::OkStatus();
 }

@@ -5,6 +5,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/models/tensor_checks.h"
 
 namespace ditserve::models {
@@ -52,17 +54,10 @@ bool AutoencoderKL::HoldsTensor(absl::string_view name) const {
 }
 
 absl::StatusOr<at::Tensor> AutoencoderKL::Decode(const at::Tensor& z) {
-  if (absl::Status status = CheckShape(
-          "z", z, {kAnySize, config_.latent_channels, kAnySize, kAnySize});
-      !status.ok()) {
-    return status;
-  }
-  try {
-    return DecodeUnchecked(z);
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("AutoencoderKL decode failed: ", e.what()));
-  }
+  RETURN_IF_ERROR(CheckShape(
+      "z", z, {kAnySize, config_.latent_channels, kAnySize, kAnySize}));
+  return base::Guarded("AutoencoderKL decode failed",
+                       [&] { return DecodeUnchecked(z); });
 }
 
 at::Tensor AutoencoderKL::DecodeUnchecked(const at::Tensor& z) {
@@ -74,10 +69,9 @@ at::Tensor AutoencoderKL::DecodeUnchecked(const at::Tensor& z) {
 
 absl::StatusOr<std::shared_ptr<AutoencoderKL>> LoadAutoencoderKL(
     const std::string& component_dir, const Placement& placement) {
-  absl::StatusOr<AutoencoderKLConfig> config =
-      ReadAutoencoderKLConfig(component_dir + "/config.json");
-  if (!config.ok()) return config.status();
-  auto model = std::make_shared<AutoencoderKL>(*config);
+  ASSIGN_OR_RETURN(AutoencoderKLConfig config,
+                   ReadAutoencoderKLConfig(component_dir + "/config.json"));
+  auto model = std::make_shared<AutoencoderKL>(config);
   absl::Status loaded = LoadComponentWeights(
       *model, component_dir, placement,
       [&model](absl::string_view name) { return model->HoldsTensor(name); });

@@ -2,7 +2,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/models/json_fields.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace ditserve::models {
@@ -44,7 +45,7 @@ absl::Status CheckSupported(const AutoencoderKLConfig& config,
 
 absl::StatusOr<AutoencoderKLConfig> ParseAutoencoderKLConfig(
     const nlohmann::json& json, const std::string& source) {
-  const JsonFields fields(json, source);
+  const base::JsonFields fields(json, source);
   AutoencoderKLConfig config;
   struct IntField {
     const char* name;
@@ -58,40 +59,33 @@ absl::StatusOr<AutoencoderKLConfig> ParseAutoencoderKLConfig(
            IntField{"norm_num_groups", &config.norm_num_groups},
            IntField{"sample_size", &config.sample_size},
        }) {
-    absl::StatusOr<int64_t> value = fields.PositiveInt(field.name);
-    if (!value.ok()) return value.status();
-    *field.target = *value;
+    ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
+    *field.target = value;
   }
-  absl::StatusOr<std::vector<int64_t>> channels =
-      fields.PositiveIntList("block_out_channels");
-  if (!channels.ok()) return channels.status();
-  config.block_out_channels = *channels;
-  absl::StatusOr<std::vector<std::string>> down =
-      fields.StringList("down_block_types");
-  if (!down.ok()) return down.status();
-  config.down_block_types = *down;
-  absl::StatusOr<std::vector<std::string>> up =
-      fields.StringList("up_block_types");
-  if (!up.ok()) return up.status();
-  config.up_block_types = *up;
-  absl::StatusOr<std::string> act = fields.String("act_fn");
-  if (!act.ok()) return act.status();
-  if (*act != "silu") {
+  ASSIGN_OR_RETURN(std::vector<int64_t> channels,
+                   fields.PositiveIntList("block_out_channels"));
+  config.block_out_channels = channels;
+  ASSIGN_OR_RETURN(std::vector<std::string> down,
+                   fields.StringList("down_block_types"));
+  config.down_block_types = down;
+  ASSIGN_OR_RETURN(std::vector<std::string> up,
+                   fields.StringList("up_block_types"));
+  config.up_block_types = up;
+  ASSIGN_OR_RETURN(std::string act, fields.String("act_fn"));
+  if (act != "silu") {
     return absl::InvalidArgumentError(absl::StrCat(
-        source, ": act_fn \"", *act, "\" is not supported; expected silu"));
+        source, ": act_fn \"", act, "\" is not supported; expected silu"));
   }
-  absl::StatusOr<std::optional<double>> scaling =
-      fields.OptionalNumber("scaling_factor");
-  if (!scaling.ok()) return scaling.status();
-  if (!scaling->has_value()) {
+  ASSIGN_OR_RETURN(std::optional<double> scaling,
+                   fields.OptionalNumber("scaling_factor"));
+  if (!scaling.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": field \"scaling_factor\" is missing or null"));
   }
-  config.scaling_factor = **scaling;
-  absl::StatusOr<std::optional<double>> shift =
-      fields.OptionalNumber("shift_factor");
-  if (!shift.ok()) return shift.status();
-  config.shift_factor = *shift;
+  config.scaling_factor = *scaling;
+  ASSIGN_OR_RETURN(std::optional<double> shift,
+                   fields.OptionalNumber("shift_factor"));
+  config.shift_factor = shift;
   struct BoolField {
     const char* name;
     bool* target;
@@ -103,21 +97,18 @@ absl::StatusOr<AutoencoderKLConfig> ParseAutoencoderKLConfig(
            BoolField{"mid_block_add_attention",
                      &config.mid_block_add_attention},
        }) {
-    absl::StatusOr<std::optional<bool>> value = fields.OptionalBool(field.name);
-    if (!value.ok()) return value.status();
-    *field.target = value->value_or(true);
+    ASSIGN_OR_RETURN(std::optional<bool> value,
+                     fields.OptionalBool(field.name));
+    *field.target = value.value_or(true);
   }
-  if (absl::Status status = CheckSupported(config, source); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckSupported(config, source));
   return config;
 }
 
 absl::StatusOr<AutoencoderKLConfig> ReadAutoencoderKLConfig(
     const std::string& path) {
-  absl::StatusOr<nlohmann::json> json = ReadJsonFile(path);
-  if (!json.ok()) return json.status();
-  return ParseAutoencoderKLConfig(*json, path);
+  ASSIGN_OR_RETURN(nlohmann::json json, base::ReadJsonObjectFile(path));
+  return ParseAutoencoderKLConfig(json, path);
 }
 
 nlohmann::json ToJson(const AutoencoderKLConfig& config) {

@@ -6,8 +6,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "core/models/flux/flux_transformer_loader.h"
-#include "core/models/json_fields.h"
 #include "core/models/tensor_checks.h"
 #include "core/pipelines/initial_noise.h"
 #include "core/schedulers/numpy_compat.h"
@@ -17,17 +19,6 @@ namespace {
 
 // The transformer takes timesteps and guidance divided by this.
 constexpr double kTimestepScale = 1000.0;
-
-// Runs `body`, turning a LibTorch exception into INTERNAL naming `what`.
-template <typename Body>
-auto Guarded(const char* what, Body body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("FluxPipeline ", what, ": ", e.what()));
-  }
-}
 
 // One transformer forward of denoising step `step`, split as Denoise's
 // arguments say.
@@ -58,33 +49,30 @@ FluxPipeline::FluxPipeline(
       placement_(placement) {}
 
 absl::StatusOr<std::unique_ptr<FluxPipeline>> FluxPipeline::Load(
-    const std::string& dir, std::shared_ptr<parallel::Attention> attention,
+    const std::string& dir, std::shared_ptr<models::Attention> attention,
     const models::Placement& placement,
     std::optional<models::BlockRange> blocks) {
-  absl::StatusOr<std::shared_ptr<models::FluxTransformer2DModel>> transformer =
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::FluxTransformer2DModel> transformer,
       models::LoadFluxTransformer2DModel(
-          dir + "/transformer", std::move(attention), placement, blocks);
-  if (!transformer.ok()) return transformer.status();
-  absl::StatusOr<std::shared_ptr<models::AutoencoderKL>> vae =
-      models::LoadAutoencoderKL(dir + "/vae", placement);
-  if (!vae.ok()) return vae.status();
+          dir + "/transformer", std::move(attention), placement, blocks));
+  ASSIGN_OR_RETURN(std::shared_ptr<models::AutoencoderKL> vae,
+                   models::LoadAutoencoderKL(dir + "/vae", placement));
   const std::string scheduler_path = dir + "/scheduler/scheduler_config.json";
-  absl::StatusOr<nlohmann::json> scheduler_json =
-      models::ReadJsonFile(scheduler_path);
-  if (!scheduler_json.ok()) return scheduler_json.status();
-  absl::StatusOr<schedulers::FlowMatchEulerConfig> scheduler_config =
-      schedulers::ParseFlowMatchEulerConfig(*scheduler_json, scheduler_path);
-  if (!scheduler_config.ok()) return scheduler_config.status();
-  const int64_t latent_channels = (*vae)->config().latent_channels;
-  if ((*transformer)->config().in_channels != 4 * latent_channels) {
+  ASSIGN_OR_RETURN(nlohmann::json scheduler_json,
+                   base::ReadJsonObjectFile(scheduler_path));
+  ASSIGN_OR_RETURN(
+      schedulers::FlowMatchEulerConfig scheduler_config,
+      schedulers::ParseFlowMatchEulerConfig(scheduler_json, scheduler_path));
+  const int64_t latent_channels = vae->config().latent_channels;
+  if (transformer->config().in_channels != 4 * latent_channels) {
     return absl::InvalidArgumentError(absl::StrCat(
-        dir, ": transformer in_channels ", (*transformer)->config().in_channels,
+        dir, ": transformer in_channels ", transformer->config().in_channels,
         " must be 4 x the VAE's latent_channels ", latent_channels,
         " (2x2 packing)"));
   }
-  return std::make_unique<FluxPipeline>(
-      *std::move(transformer), *std::move(vae), *std::move(scheduler_config),
-      placement);
+  return std::make_unique<FluxPipeline>(std::move(transformer), std::move(vae),
+                                        std::move(scheduler_config), placement);
 }
 
 c10::TensorOptions FluxPipeline::options() const {
@@ -116,15 +104,14 @@ absl::Status FluxPipeline::CheckRequest(const FluxRequest& request) const {
 absl::StatusOr<schedulers::FlowMatchEulerDiscreteScheduler>
 FluxPipeline::Schedule(int64_t height, int64_t width,
                        int num_inference_steps) const {
-  absl::StatusOr<FluxLatentGrid> grid =
-      LatentGridFor(height, width, vae_scale_factor());
-  if (!grid.ok()) return grid.status();
+  ASSIGN_OR_RETURN(FluxLatentGrid grid,
+                   LatentGridFor(height, width, vae_scale_factor()));
   schedulers::FlowMatchEulerDiscreteScheduler scheduler(scheduler_config_);
   schedulers::TimestepOptions timestep_options;
   timestep_options.sigmas =
       schedulers::Linspace(1.0, 1.0 / num_inference_steps, num_inference_steps);
   timestep_options.mu =
-      schedulers::CalculateShift(grid->tokens(), scheduler_config_);
+      schedulers::CalculateShift(grid.tokens(), scheduler_config_);
   absl::Status status =
       scheduler.SetTimesteps(num_inference_steps, timestep_options);
   if (!status.ok()) return status;
@@ -133,25 +120,26 @@ FluxPipeline::Schedule(int64_t height, int64_t width,
 
 absl::StatusOr<at::Tensor> FluxPipeline::InitialLatents(
     const FluxRequest& request) const {
-  if (absl::Status status = CheckRequest(request); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckRequest(request));
   const FluxLatentGrid grid =
       *LatentGridFor(request.height, request.width, vae_scale_factor());
   const int64_t channels = vae_->config().latent_channels;
-  return Guarded("initial latents", [&]() -> absl::StatusOr<at::Tensor> {
-    std::vector<at::Tensor> images;
-    for (uint64_t seed : request.seeds) {
-      images.push_back(
-          InitialNoise(seed, {1, channels, grid.height, grid.width}));
-    }
-    return PackLatents(at::cat(images, /*dim=*/0)).to(options());
-  });
+  return base::Guarded(
+      "FluxPipeline initial latents", [&]() -> absl::StatusOr<at::Tensor> {
+        std::vector<at::Tensor> images;
+        for (uint64_t seed : request.seeds) {
+          images.push_back(
+              InitialNoise(seed, {1, channels, grid.height, grid.width}));
+        }
+        return PackLatents(at::cat(images, /*dim=*/0)).to(options());
+      });
 }
 
 absl::StatusOr<at::Tensor> FluxPipeline::Denoise(
     const FluxRequest& request, at::Tensor latents,
     const FluxStepObserver& observer, const SequenceParallel* sequence_parallel,
     const PipeFusionStages* stages) {
-  if (absl::Status status = CheckRequest(request); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckRequest(request));
   if (sequence_parallel != nullptr && stages != nullptr) {
     return absl::InvalidArgumentError(
         "Denoise got both sequence_parallel and stages; a FLUX denoise runs "
@@ -160,87 +148,78 @@ absl::StatusOr<at::Tensor> FluxPipeline::Denoise(
   }
   const FluxLatentGrid grid =
       *LatentGridFor(request.height, request.width, vae_scale_factor());
-  if (absl::Status status = models::CheckShape(
-          "latents", latents,
-          {static_cast<int64_t>(request.seeds.size()), grid.tokens(),
-           transformer_->config().in_channels});
-      !status.ok()) {
-    return status;
-  }
-  absl::StatusOr<schedulers::FlowMatchEulerDiscreteScheduler> scheduler =
-      Schedule(request.height, request.width, request.num_inference_steps);
-  if (!scheduler.ok()) return scheduler.status();
+  RETURN_IF_ERROR(
+      models::CheckShape("latents", latents,
+                         {static_cast<int64_t>(request.seeds.size()),
+                          grid.tokens(), transformer_->config().in_channels}));
+  ASSIGN_OR_RETURN(
+      schedulers::FlowMatchEulerDiscreteScheduler scheduler,
+      Schedule(request.height, request.width, request.num_inference_steps));
   torch::NoGradGuard no_grad;
-  return Guarded("denoise", [&]() -> absl::StatusOr<at::Tensor> {
-    const int64_t batch = latents.size(0);
-    models::FluxTransformerInputs inputs;
-    inputs.encoder_hidden_states = request.prompt_embeds.to(options());
-    inputs.pooled_projections = request.pooled_prompt_embeds.to(options());
-    inputs.img_ids = LatentImageIds(grid, options());
-    inputs.txt_ids = TextIds(request.prompt_embeds.size(1), options());
-    if (transformer_->config().guidance_embeds) {
-      inputs.guidance =
-          at::full(
-              {1}, request.guidance_scale,
-              at::TensorOptions().device(placement_.device).dtype(at::kFloat))
-              .expand({batch});
-    }
-    for (int step = 0; step < request.num_inference_steps; ++step) {
-      const at::Tensor timestep = scheduler->timesteps()[step];
-      inputs.hidden_states = latents;
-      inputs.timestep =
-          timestep.expand({batch}).to(latents.scalar_type()) / kTimestepScale;
-      absl::StatusOr<at::Tensor> noise_pred = NoisePrediction(
-          *transformer_, inputs, step, sequence_parallel, stages);
-      if (!noise_pred.ok()) return noise_pred.status();
-      absl::StatusOr<schedulers::StepOutput> stepped =
-          scheduler->Step(*noise_pred, latents);
-      if (!stepped.ok()) return stepped.status();
-      latents = stepped->prev_sample.to(latents.scalar_type());
-      if (observer) {
-        absl::Status status = observer(FluxStepEvent{
-            step, request.num_inference_steps, timestep, *noise_pred, latents});
-        if (!status.ok()) return status;
-      }
-    }
-    return latents;
-  });
+  return base::Guarded(
+      "FluxPipeline denoise", [&]() -> absl::StatusOr<at::Tensor> {
+        const int64_t batch = latents.size(0);
+        models::FluxTransformerInputs inputs;
+        inputs.encoder_hidden_states = request.prompt_embeds.to(options());
+        inputs.pooled_projections = request.pooled_prompt_embeds.to(options());
+        inputs.img_ids = LatentImageIds(grid, options());
+        inputs.txt_ids = TextIds(request.prompt_embeds.size(1), options());
+        if (transformer_->config().guidance_embeds) {
+          inputs.guidance = at::full({1}, request.guidance_scale,
+                                     at::TensorOptions()
+                                         .device(placement_.device)
+                                         .dtype(at::kFloat))
+                                .expand({batch});
+        }
+        for (int step = 0; step < request.num_inference_steps; ++step) {
+          const at::Tensor timestep = scheduler.timesteps()[step];
+          inputs.hidden_states = latents;
+          inputs.timestep = timestep.expand({batch}).to(latents.scalar_type()) /
+                            kTimestepScale;
+          ASSIGN_OR_RETURN(at::Tensor noise_pred,
+                           NoisePrediction(*transformer_, inputs, step,
+                                           sequence_parallel, stages));
+          ASSIGN_OR_RETURN(schedulers::StepOutput stepped,
+                           scheduler.Step(noise_pred, latents));
+          latents = stepped.prev_sample.to(latents.scalar_type());
+          if (observer) {
+            absl::Status status =
+                observer(FluxStepEvent{step, request.num_inference_steps,
+                                       timestep, noise_pred, latents});
+            if (!status.ok()) return status;
+          }
+        }
+        return latents;
+      });
 }
 
 absl::StatusOr<FluxDecodeOutput> FluxPipeline::Decode(const at::Tensor& latents,
                                                       int64_t height,
                                                       int64_t width) {
-  absl::StatusOr<FluxLatentGrid> grid =
-      LatentGridFor(height, width, vae_scale_factor());
-  if (!grid.ok()) return grid.status();
-  if (absl::Status status =
-          models::CheckShape("latents", latents,
-                             {models::kAnySize, grid->tokens(),
-                              4 * vae_->config().latent_channels});
-      !status.ok()) {
-    return status;
-  }
+  ASSIGN_OR_RETURN(FluxLatentGrid grid,
+                   LatentGridFor(height, width, vae_scale_factor()));
+  RETURN_IF_ERROR(models::CheckShape(
+      "latents", latents,
+      {models::kAnySize, grid.tokens(), 4 * vae_->config().latent_channels}));
   torch::NoGradGuard no_grad;
-  return Guarded("decode", [&]() -> absl::StatusOr<FluxDecodeOutput> {
-    const models::AutoencoderKLConfig& config = vae_->config();
-    FluxDecodeOutput out;
-    out.vae_input = UnpackLatents(latents, *grid) / config.scaling_factor +
-                    config.shift_factor.value_or(0.0);
-    absl::StatusOr<at::Tensor> raw = vae_->Decode(out.vae_input);
-    if (!raw.ok()) return raw.status();
-    out.images = PostprocessDecoded(*raw);
-    return out;
-  });
+  return base::Guarded(
+      "FluxPipeline decode", [&]() -> absl::StatusOr<FluxDecodeOutput> {
+        const models::AutoencoderKLConfig& config = vae_->config();
+        FluxDecodeOutput out;
+        out.vae_input = UnpackLatents(latents, grid) / config.scaling_factor +
+                        config.shift_factor.value_or(0.0);
+        ASSIGN_OR_RETURN(at::Tensor raw, vae_->Decode(out.vae_input));
+        out.images = PostprocessDecoded(raw);
+        return out;
+      });
 }
 
 absl::StatusOr<FluxDecodeOutput> FluxPipeline::Generate(
     const FluxRequest& request, const FluxStepObserver& observer) {
-  absl::StatusOr<at::Tensor> latents = InitialLatents(request);
-  if (!latents.ok()) return latents.status();
-  absl::StatusOr<at::Tensor> denoised =
-      Denoise(request, *std::move(latents), observer);
-  if (!denoised.ok()) return denoised.status();
-  return Decode(*denoised, request.height, request.width);
+  ASSIGN_OR_RETURN(at::Tensor latents, InitialLatents(request));
+  ASSIGN_OR_RETURN(at::Tensor denoised,
+                   Denoise(request, std::move(latents), observer));
+  return Decode(denoised, request.height, request.width);
 }
 
 }  // namespace ditserve::pipelines

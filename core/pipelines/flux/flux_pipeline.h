@@ -14,8 +14,8 @@
 #include "absl/status/statusor.h"
 #include "core/models/component_weights.h"
 #include "core/models/flux/flux_transformer_2d_model.h"
+#include "core/models/layers/attention.h"
 #include "core/models/vae/autoencoder_kl.h"
-#include "core/parallel/attention.h"
 #include "core/pipelines/decoded_images.h"
 #include "core/pipelines/flux/flux_latents.h"
 #include "core/pipelines/flux/flux_pipeline_stages.h"
@@ -77,7 +77,7 @@ class FluxPipeline {
   // transformer/, vae/ and scheduler/ of a diffusers FLUX folder; of the
   // transformer only `blocks` (a PipeFusion stage's range; nullopt = all).
   static absl::StatusOr<std::unique_ptr<FluxPipeline>> Load(
-      const std::string& dir, std::shared_ptr<parallel::Attention> attention,
+      const std::string& dir, std::shared_ptr<models::Attention> attention,
       const models::Placement& placement,
       std::optional<models::BlockRange> blocks = std::nullopt);
 

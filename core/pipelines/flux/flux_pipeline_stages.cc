@@ -4,6 +4,8 @@
 
 #include <optional>
 
+#include "core/base/status_macros.h"
+
 namespace ditserve::pipelines {
 namespace {
 
@@ -43,10 +45,9 @@ class FluxStageModel final : public StageModel {
       streams =
           models::FluxStreams{.image = incoming->image, .text = incoming->text};
     }
-    absl::StatusOr<models::FluxStreams> out =
-        transformer_.ForwardStage(PatchInputs(patch), streams);
-    if (!out.ok()) return out.status();
-    return StageStreams{.image = out->image, .text = out->text};
+    ASSIGN_OR_RETURN(models::FluxStreams out,
+                     transformer_.ForwardStage(PatchInputs(patch), streams));
+    return StageStreams{.image = out.image, .text = out.text};
   }
 
   absl::StatusOr<at::Tensor> Output(const models::TokenSpan& patch,

@@ -6,27 +6,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/io/json_file.h"
+#include "core/base/guarded.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "core/models/tensor_checks.h"
 #include "core/pipelines/initial_noise.h"
 #include "core/pipelines/latent_stage_model.h"
 #include "core/schedulers/load_scheduler.h"
 
 namespace ditserve::pipelines {
-namespace {
-
-// Runs `body`, turning a LibTorch exception into INTERNAL naming `what`.
-template <typename Body>
-auto Guarded(const char* what, Body body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("PixArtPipeline ", what, ": ", e.what()));
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<at::Tensor> ShardedPixArtForward(
     models::PixArtTransformer2DModel& transformer,
@@ -56,10 +45,9 @@ class PixArtStageModel final
       const std::optional<StageStreams>& incoming) override {
     std::optional<at::Tensor> image;
     if (incoming.has_value()) image = incoming->image;
-    absl::StatusOr<at::Tensor> out =
-        transformer().ForwardStage(inputs(), patch, image);
-    if (!out.ok()) return out.status();
-    return StageStreams{.image = *out};
+    ASSIGN_OR_RETURN(at::Tensor out,
+                     transformer().ForwardStage(inputs(), patch, image));
+    return StageStreams{.image = out};
   }
 };
 
@@ -82,26 +70,23 @@ PixArtPipeline::PixArtPipeline(
       placement_(placement) {}
 
 absl::StatusOr<std::unique_ptr<PixArtPipeline>> PixArtPipeline::Load(
-    const std::string& dir, std::shared_ptr<parallel::Attention> attention,
+    const std::string& dir, std::shared_ptr<models::Attention> attention,
     const models::Placement& placement,
     std::optional<models::BlockRange> blocks) {
   absl::StatusOr<std::shared_ptr<models::PixArtTransformer2DModel>>
       transformer = models::LoadPixArtTransformer2DModel(
           dir + "/transformer", std::move(attention), placement, blocks);
   if (!transformer.ok()) return transformer.status();
-  absl::StatusOr<std::shared_ptr<models::AutoencoderKL>> vae =
-      models::LoadAutoencoderKL(dir + "/vae", placement);
-  if (!vae.ok()) return vae.status();
+  ASSIGN_OR_RETURN(std::shared_ptr<models::AutoencoderKL> vae,
+                   models::LoadAutoencoderKL(dir + "/vae", placement));
   const std::string scheduler_path = dir + "/scheduler/scheduler_config.json";
-  absl::StatusOr<nlohmann::json> scheduler_json =
-      io::ReadJsonFile(scheduler_path);
-  if (!scheduler_json.ok()) return scheduler_json.status();
+  ASSIGN_OR_RETURN(nlohmann::json scheduler_json,
+                   base::ReadJsonFile(scheduler_path));
   // Fail at load, not at the first request, on a scheduler we cannot build.
-  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> scheduler =
-      schedulers::MakeScheduler(*scheduler_json, scheduler_path);
-  if (!scheduler.ok()) return scheduler.status();
+  ASSIGN_OR_RETURN(std::unique_ptr<schedulers::Scheduler> scheduler,
+                   schedulers::MakeScheduler(scheduler_json, scheduler_path));
   const models::PixArtTransformerConfig& config = (*transformer)->config();
-  const int64_t latent_channels = (*vae)->config().latent_channels;
+  const int64_t latent_channels = vae->config().latent_channels;
   if (config.in_channels != latent_channels ||
       (config.out_channels != latent_channels &&
        config.out_channels != 2 * latent_channels)) {
@@ -112,9 +97,9 @@ absl::StatusOr<std::unique_ptr<PixArtPipeline>> PixArtPipeline::Load(
         " (expected in = latent, out = latent or 2 x latent for learned "
         "sigma)"));
   }
-  return std::make_unique<PixArtPipeline>(
-      *std::move(transformer), *std::move(vae), *std::move(scheduler_json),
-      placement);
+  return std::make_unique<PixArtPipeline>(*std::move(transformer),
+                                          std::move(vae),
+                                          std::move(scheduler_json), placement);
 }
 
 c10::TensorOptions PixArtPipeline::options() const {
@@ -174,31 +159,31 @@ absl::Status PixArtPipeline::CheckRequest(const PixArtRequest& request) const {
 
 absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> PixArtPipeline::Schedule(
     int num_inference_steps) const {
-  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> scheduler =
-      schedulers::MakeScheduler(scheduler_config_, "scheduler_config.json");
-  if (!scheduler.ok()) return scheduler.status();
-  absl::Status status = (*scheduler)->SetTimesteps(num_inference_steps);
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<schedulers::Scheduler> scheduler,
+      schedulers::MakeScheduler(scheduler_config_, "scheduler_config.json"));
+  absl::Status status = scheduler->SetTimesteps(num_inference_steps);
   if (!status.ok()) return status;
   return scheduler;
 }
 
 absl::StatusOr<at::Tensor> PixArtPipeline::InitialLatents(
     const PixArtRequest& request) const {
-  if (absl::Status status = CheckRequest(request); !status.ok()) return status;
-  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> scheduler =
-      Schedule(request.num_inference_steps);
-  if (!scheduler.ok()) return scheduler.status();
+  RETURN_IF_ERROR(CheckRequest(request));
+  ASSIGN_OR_RETURN(std::unique_ptr<schedulers::Scheduler> scheduler,
+                   Schedule(request.num_inference_steps));
   const int64_t channels = vae_->config().latent_channels;
-  return Guarded("initial latents", [&]() -> absl::StatusOr<at::Tensor> {
-    std::vector<at::Tensor> images;
-    for (uint64_t seed : request.seeds) {
-      images.push_back(
-          InitialNoise(seed, {1, channels, request.height / latent_scale(),
-                              request.width / latent_scale()}));
-    }
-    return (at::cat(images, /*dim=*/0) * (*scheduler)->init_noise_sigma())
-        .to(options());
-  });
+  return base::Guarded(
+      "PixArtPipeline initial latents", [&]() -> absl::StatusOr<at::Tensor> {
+        std::vector<at::Tensor> images;
+        for (uint64_t seed : request.seeds) {
+          images.push_back(
+              InitialNoise(seed, {1, channels, request.height / latent_scale(),
+                                  request.width / latent_scale()}));
+        }
+        return (at::cat(images, /*dim=*/0) * scheduler->init_noise_sigma())
+            .to(options());
+      });
 }
 
 absl::StatusOr<at::Tensor> PixArtPipeline::PredictNoise(
@@ -266,75 +251,65 @@ absl::StatusOr<at::Tensor> PixArtPipeline::PredictNoise(
 absl::StatusOr<at::Tensor> PixArtPipeline::Denoise(
     const PixArtRequest& request, at::Tensor latents,
     const PixArtStepObserver& observer) {
-  if (absl::Status status = CheckRequest(request); !status.ok()) return status;
-  if (absl::Status status = models::CheckShape(
-          "latents", latents,
-          {static_cast<int64_t>(request.seeds.size()),
-           vae_->config().latent_channels, request.height / latent_scale(),
-           request.width / latent_scale()});
-      !status.ok()) {
-    return status;
-  }
-  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> scheduler =
-      Schedule(request.num_inference_steps);
-  if (!scheduler.ok()) return scheduler.status();
+  RETURN_IF_ERROR(CheckRequest(request));
+  RETURN_IF_ERROR(models::CheckShape(
+      "latents", latents,
+      {static_cast<int64_t>(request.seeds.size()),
+       vae_->config().latent_channels, request.height / latent_scale(),
+       request.width / latent_scale()}));
+  ASSIGN_OR_RETURN(std::unique_ptr<schedulers::Scheduler> scheduler,
+                   Schedule(request.num_inference_steps));
   torch::NoGradGuard no_grad;
-  return Guarded("denoise", [&]() -> absl::StatusOr<at::Tensor> {
-    for (int step = 0; step < request.num_inference_steps; ++step) {
-      const at::Tensor timestep = (*scheduler)->timesteps()[step];
-      at::Tensor raw;
-      absl::StatusOr<at::Tensor> noise =
-          PredictNoise(request, latents, timestep, step, raw);
-      if (!noise.ok()) return noise.status();
-      absl::StatusOr<schedulers::StepOutput> stepped =
-          (*scheduler)->Step(*noise, latents);
-      if (!stepped.ok()) return stepped.status();
-      // With a single step diffusers takes the predicted clean sample (the
-      // one-step DMD distillation of PixArt-α).
-      latents =
-          (request.num_inference_steps == 1 ? stepped->pred_original_sample
-                                            : stepped->prev_sample)
-              .to(latents.scalar_type());
-      if (observer) {
-        absl::Status status = observer(PixArtStepEvent{
-            step, request.num_inference_steps, timestep, raw, latents});
-        if (!status.ok()) return status;
-      }
-    }
-    return latents;
-  });
+  return base::Guarded(
+      "PixArtPipeline denoise", [&]() -> absl::StatusOr<at::Tensor> {
+        for (int step = 0; step < request.num_inference_steps; ++step) {
+          const at::Tensor timestep = scheduler->timesteps()[step];
+          at::Tensor raw;
+          ASSIGN_OR_RETURN(at::Tensor noise,
+                           PredictNoise(request, latents, timestep, step, raw));
+          ASSIGN_OR_RETURN(schedulers::StepOutput stepped,
+                           scheduler->Step(noise, latents));
+          // With a single step diffusers takes the predicted clean sample (the
+          // one-step DMD distillation of PixArt-α).
+          latents =
+              (request.num_inference_steps == 1 ? stepped.pred_original_sample
+                                                : stepped.prev_sample)
+                  .to(latents.scalar_type());
+          if (observer) {
+            absl::Status status = observer(PixArtStepEvent{
+                step, request.num_inference_steps, timestep, raw, latents});
+            if (!status.ok()) return status;
+          }
+        }
+        return latents;
+      });
 }
 
 absl::StatusOr<PixArtDecodeOutput> PixArtPipeline::Decode(
     const at::Tensor& latents, std::optional<config::ImageSize> output_size) {
-  if (absl::Status status =
-          models::CheckShape("latents", latents,
-                             {models::kAnySize, vae_->config().latent_channels,
-                              models::kAnySize, models::kAnySize});
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(
+      models::CheckShape("latents", latents,
+                         {models::kAnySize, vae_->config().latent_channels,
+                          models::kAnySize, models::kAnySize}));
   torch::NoGradGuard no_grad;
-  return Guarded("decode", [&]() -> absl::StatusOr<PixArtDecodeOutput> {
-    PixArtDecodeOutput out;
-    out.vae_input = latents / vae_->config().scaling_factor;
-    absl::StatusOr<at::Tensor> raw = vae_->Decode(out.vae_input);
-    if (!raw.ok()) return raw.status();
-    out.images = PostprocessDecoded(
-        output_size.has_value() ? ResizeAndCenterCrop(*raw, *output_size)
-                                : *raw);
-    return out;
-  });
+  return base::Guarded(
+      "PixArtPipeline decode", [&]() -> absl::StatusOr<PixArtDecodeOutput> {
+        PixArtDecodeOutput out;
+        out.vae_input = latents / vae_->config().scaling_factor;
+        ASSIGN_OR_RETURN(at::Tensor raw, vae_->Decode(out.vae_input));
+        out.images = PostprocessDecoded(
+            output_size.has_value() ? ResizeAndCenterCrop(raw, *output_size)
+                                    : raw);
+        return out;
+      });
 }
 
 absl::StatusOr<PixArtDecodeOutput> PixArtPipeline::Generate(
     const PixArtRequest& request, const PixArtStepObserver& observer) {
-  absl::StatusOr<at::Tensor> latents = InitialLatents(request);
-  if (!latents.ok()) return latents.status();
-  absl::StatusOr<at::Tensor> denoised =
-      Denoise(request, *std::move(latents), observer);
-  if (!denoised.ok()) return denoised.status();
-  return Decode(*denoised, request.output_size);
+  ASSIGN_OR_RETURN(at::Tensor latents, InitialLatents(request));
+  ASSIGN_OR_RETURN(at::Tensor denoised,
+                   Denoise(request, std::move(latents), observer));
+  return Decode(denoised, request.output_size);
 }
 
 }  // namespace ditserve::pipelines

@@ -13,9 +13,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/models/component_weights.h"
+#include "core/models/layers/attention.h"
 #include "core/models/pixart/pixart_transformer_2d_model.h"
 #include "core/models/vae/autoencoder_kl.h"
-#include "core/parallel/attention.h"
 #include "core/pipelines/cfg_split.h"
 #include "core/pipelines/decoded_images.h"
 #include "core/pipelines/pipefusion.h"
@@ -118,7 +118,7 @@ class PixArtPipeline {
   // With `blocks`, the transformer holds only those blocks (a PipeFusion
   // stage).
   static absl::StatusOr<std::unique_ptr<PixArtPipeline>> Load(
-      const std::string& dir, std::shared_ptr<parallel::Attention> attention,
+      const std::string& dir, std::shared_ptr<models::Attention> attention,
       const models::Placement& placement,
       std::optional<models::BlockRange> blocks = std::nullopt);
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::pipelines {
 
@@ -18,14 +19,13 @@ PixArtPromptEncoder::PixArtPromptEncoder(
 
 absl::StatusOr<std::unique_ptr<PixArtPromptEncoder>> PixArtPromptEncoder::Load(
     const std::string& pipeline_dir, const models::Placement& placement) {
-  absl::StatusOr<tokenizers::T5Tokenizer> tokenizer =
-      tokenizers::T5Tokenizer::Load(pipeline_dir + "/tokenizer");
-  if (!tokenizer.ok()) return tokenizer.status();
-  absl::StatusOr<std::shared_ptr<models::T5EncoderModel>> text_encoder =
-      models::LoadT5EncoderModel(pipeline_dir + "/text_encoder", placement);
-  if (!text_encoder.ok()) return text_encoder.status();
+  ASSIGN_OR_RETURN(tokenizers::T5Tokenizer tokenizer,
+                   tokenizers::T5Tokenizer::Load(pipeline_dir + "/tokenizer"));
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::T5EncoderModel> text_encoder,
+      models::LoadT5EncoderModel(pipeline_dir + "/text_encoder", placement));
   return std::unique_ptr<PixArtPromptEncoder>(new PixArtPromptEncoder(
-      *std::move(tokenizer), *std::move(text_encoder), placement));
+      std::move(tokenizer), std::move(text_encoder), placement));
 }
 
 absl::StatusOr<PixArtPromptEmbeddings> PixArtPromptEncoder::Encode(
@@ -57,10 +57,10 @@ absl::StatusOr<PixArtPromptEmbeddings> PixArtPromptEncoder::Encode(
                                    .view({batch, max_sequence_length})
                                    .to(placement_.device);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> states =
-      text_encoder_->Forward(input_ids, out.prompt_attention_mask);
-  if (!states.ok()) return states.status();
-  out.prompt_embeds = *states;
+  ASSIGN_OR_RETURN(
+      at::Tensor states,
+      text_encoder_->Forward(input_ids, out.prompt_attention_mask));
+  out.prompt_embeds = states;
   return out;
 }
 

@@ -6,26 +6,15 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "core/io/json_file.h"
+#include "core/base/guarded.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
 #include "core/models/tensor_checks.h"
 #include "core/pipelines/initial_noise.h"
 #include "core/pipelines/latent_stage_model.h"
 
 namespace ditserve::pipelines {
-namespace {
-
-// Runs `body`, turning a LibTorch exception into INTERNAL naming `what`.
-template <typename Body>
-auto Guarded(const char* what, Body body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("SD3Pipeline ", what, ": ", e.what()));
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<at::Tensor> ShardedSD3Forward(
     models::SD3Transformer2DModel& transformer,
@@ -62,10 +51,9 @@ class SD3StageModel final
       streams =
           models::SD3Streams{.image = incoming->image, .text = incoming->text};
     }
-    absl::StatusOr<models::SD3Streams> out =
-        transformer().ForwardStage(inputs(), patch, streams);
-    if (!out.ok()) return out.status();
-    return StageStreams{.image = out->image, .text = out->text};
+    ASSIGN_OR_RETURN(models::SD3Streams out,
+                     transformer().ForwardStage(inputs(), patch, streams));
+    return StageStreams{.image = out.image, .text = out.text};
   }
 };
 
@@ -89,31 +77,29 @@ SD3Pipeline::SD3Pipeline(
       placement_(placement) {}
 
 absl::StatusOr<std::unique_ptr<SD3Pipeline>> SD3Pipeline::Load(
-    const std::string& dir, std::shared_ptr<parallel::Attention> attention,
+    const std::string& dir, std::shared_ptr<models::Attention> attention,
     const models::Placement& placement,
     std::optional<models::BlockRange> blocks) {
-  absl::StatusOr<std::shared_ptr<models::SD3Transformer2DModel>> transformer =
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::SD3Transformer2DModel> transformer,
       models::LoadSD3Transformer2DModel(
-          dir + "/transformer", std::move(attention), placement, blocks);
-  if (!transformer.ok()) return transformer.status();
-  absl::StatusOr<std::shared_ptr<models::AutoencoderKL>> vae =
-      models::LoadAutoencoderKL(dir + "/vae", placement);
-  if (!vae.ok()) return vae.status();
+          dir + "/transformer", std::move(attention), placement, blocks));
+  ASSIGN_OR_RETURN(std::shared_ptr<models::AutoencoderKL> vae,
+                   models::LoadAutoencoderKL(dir + "/vae", placement));
   const std::string scheduler_path = dir + "/scheduler/scheduler_config.json";
-  absl::StatusOr<nlohmann::json> scheduler_json =
-      io::ReadJsonFile(scheduler_path);
-  if (!scheduler_json.ok()) return scheduler_json.status();
-  absl::StatusOr<schedulers::FlowMatchEulerConfig> scheduler_config =
-      schedulers::ParseFlowMatchEulerConfig(*scheduler_json, scheduler_path);
-  if (!scheduler_config.ok()) return scheduler_config.status();
-  const int64_t latent_channels = (*vae)->config().latent_channels;
-  if ((*transformer)->config().in_channels != latent_channels) {
+  ASSIGN_OR_RETURN(nlohmann::json scheduler_json,
+                   base::ReadJsonFile(scheduler_path));
+  ASSIGN_OR_RETURN(
+      schedulers::FlowMatchEulerConfig scheduler_config,
+      schedulers::ParseFlowMatchEulerConfig(scheduler_json, scheduler_path));
+  const int64_t latent_channels = vae->config().latent_channels;
+  if (transformer->config().in_channels != latent_channels) {
     return absl::InvalidArgumentError(absl::StrCat(
-        dir, ": transformer in_channels ", (*transformer)->config().in_channels,
+        dir, ": transformer in_channels ", transformer->config().in_channels,
         " must equal the VAE's latent_channels ", latent_channels));
   }
-  return std::make_unique<SD3Pipeline>(*std::move(transformer), *std::move(vae),
-                                       *std::move(scheduler_config), placement);
+  return std::make_unique<SD3Pipeline>(std::move(transformer), std::move(vae),
+                                       std::move(scheduler_config), placement);
 }
 
 c10::TensorOptions SD3Pipeline::options() const {
@@ -184,17 +170,18 @@ SD3Pipeline::Schedule(int64_t height, int64_t width,
 
 absl::StatusOr<at::Tensor> SD3Pipeline::InitialLatents(
     const SD3Request& request) const {
-  if (absl::Status status = CheckRequest(request); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckRequest(request));
   const int64_t channels = vae_->config().latent_channels;
-  return Guarded("initial latents", [&]() -> absl::StatusOr<at::Tensor> {
-    std::vector<at::Tensor> images;
-    for (uint64_t seed : request.seeds) {
-      images.push_back(
-          InitialNoise(seed, {1, channels, request.height / latent_scale(),
-                              request.width / latent_scale()}));
-    }
-    return at::cat(images, /*dim=*/0).to(options());
-  });
+  return base::Guarded(
+      "SD3Pipeline initial latents", [&]() -> absl::StatusOr<at::Tensor> {
+        std::vector<at::Tensor> images;
+        for (uint64_t seed : request.seeds) {
+          images.push_back(
+              InitialNoise(seed, {1, channels, request.height / latent_scale(),
+                                  request.width / latent_scale()}));
+        }
+        return at::cat(images, /*dim=*/0).to(options());
+      });
 }
 
 absl::StatusOr<at::Tensor> SD3Pipeline::PredictNoise(const SD3Request& request,
@@ -247,69 +234,60 @@ absl::StatusOr<at::Tensor> SD3Pipeline::PredictNoise(const SD3Request& request,
 absl::StatusOr<at::Tensor> SD3Pipeline::Denoise(
     const SD3Request& request, at::Tensor latents,
     const SD3StepObserver& observer) {
-  if (absl::Status status = CheckRequest(request); !status.ok()) return status;
-  if (absl::Status status = models::CheckShape(
-          "latents", latents,
-          {static_cast<int64_t>(request.seeds.size()),
-           vae_->config().latent_channels, request.height / latent_scale(),
-           request.width / latent_scale()});
-      !status.ok()) {
-    return status;
-  }
-  absl::StatusOr<schedulers::FlowMatchEulerDiscreteScheduler> scheduler =
-      Schedule(request.height, request.width, request.num_inference_steps);
-  if (!scheduler.ok()) return scheduler.status();
+  RETURN_IF_ERROR(CheckRequest(request));
+  RETURN_IF_ERROR(models::CheckShape(
+      "latents", latents,
+      {static_cast<int64_t>(request.seeds.size()),
+       vae_->config().latent_channels, request.height / latent_scale(),
+       request.width / latent_scale()}));
+  ASSIGN_OR_RETURN(
+      schedulers::FlowMatchEulerDiscreteScheduler scheduler,
+      Schedule(request.height, request.width, request.num_inference_steps));
   torch::NoGradGuard no_grad;
-  return Guarded("denoise", [&]() -> absl::StatusOr<at::Tensor> {
-    for (int step = 0; step < request.num_inference_steps; ++step) {
-      const at::Tensor timestep = scheduler->timesteps()[step];
-      at::Tensor raw;
-      absl::StatusOr<at::Tensor> noise =
-          PredictNoise(request, latents, timestep, step, raw);
-      if (!noise.ok()) return noise.status();
-      absl::StatusOr<schedulers::StepOutput> stepped =
-          scheduler->Step(*noise, latents);
-      if (!stepped.ok()) return stepped.status();
-      latents = stepped->prev_sample.to(latents.scalar_type());
-      if (observer) {
-        absl::Status status = observer(SD3StepEvent{
-            step, request.num_inference_steps, timestep, raw, latents});
-        if (!status.ok()) return status;
-      }
-    }
-    return latents;
-  });
+  return base::Guarded(
+      "SD3Pipeline denoise", [&]() -> absl::StatusOr<at::Tensor> {
+        for (int step = 0; step < request.num_inference_steps; ++step) {
+          const at::Tensor timestep = scheduler.timesteps()[step];
+          at::Tensor raw;
+          ASSIGN_OR_RETURN(at::Tensor noise,
+                           PredictNoise(request, latents, timestep, step, raw));
+          ASSIGN_OR_RETURN(schedulers::StepOutput stepped,
+                           scheduler.Step(noise, latents));
+          latents = stepped.prev_sample.to(latents.scalar_type());
+          if (observer) {
+            absl::Status status = observer(SD3StepEvent{
+                step, request.num_inference_steps, timestep, raw, latents});
+            if (!status.ok()) return status;
+          }
+        }
+        return latents;
+      });
 }
 
 absl::StatusOr<SD3DecodeOutput> SD3Pipeline::Decode(const at::Tensor& latents) {
-  if (absl::Status status =
-          models::CheckShape("latents", latents,
-                             {models::kAnySize, vae_->config().latent_channels,
-                              models::kAnySize, models::kAnySize});
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(
+      models::CheckShape("latents", latents,
+                         {models::kAnySize, vae_->config().latent_channels,
+                          models::kAnySize, models::kAnySize}));
   torch::NoGradGuard no_grad;
-  return Guarded("decode", [&]() -> absl::StatusOr<SD3DecodeOutput> {
-    const models::AutoencoderKLConfig& config = vae_->config();
-    SD3DecodeOutput out;
-    out.vae_input =
-        latents / config.scaling_factor + config.shift_factor.value_or(0.0);
-    absl::StatusOr<at::Tensor> raw = vae_->Decode(out.vae_input);
-    if (!raw.ok()) return raw.status();
-    out.images = PostprocessDecoded(*raw);
-    return out;
-  });
+  return base::Guarded(
+      "SD3Pipeline decode", [&]() -> absl::StatusOr<SD3DecodeOutput> {
+        const models::AutoencoderKLConfig& config = vae_->config();
+        SD3DecodeOutput out;
+        out.vae_input =
+            latents / config.scaling_factor + config.shift_factor.value_or(0.0);
+        ASSIGN_OR_RETURN(at::Tensor raw, vae_->Decode(out.vae_input));
+        out.images = PostprocessDecoded(raw);
+        return out;
+      });
 }
 
 absl::StatusOr<SD3DecodeOutput> SD3Pipeline::Generate(
     const SD3Request& request, const SD3StepObserver& observer) {
-  absl::StatusOr<at::Tensor> latents = InitialLatents(request);
-  if (!latents.ok()) return latents.status();
-  absl::StatusOr<at::Tensor> denoised =
-      Denoise(request, *std::move(latents), observer);
-  if (!denoised.ok()) return denoised.status();
-  return Decode(*denoised);
+  ASSIGN_OR_RETURN(at::Tensor latents, InitialLatents(request));
+  ASSIGN_OR_RETURN(at::Tensor denoised,
+                   Denoise(request, std::move(latents), observer));
+  return Decode(denoised);
 }
 
 }  // namespace ditserve::pipelines

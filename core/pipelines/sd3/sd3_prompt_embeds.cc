@@ -4,6 +4,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 #include "core/models/tensor_checks.h"
 
 namespace ditserve::pipelines {
@@ -36,7 +38,7 @@ absl::StatusOr<SD3PromptEmbeds> AssembleSD3PromptEmbeds(
                      " + ", states.clip_g_hidden.size(2),
                      " exceed joint_attention_dim ", joint_attention_dim));
   }
-  try {
+  return base::Guarded("assembling SD3 prompt embeddings", [&] {
     const at::Tensor clip = at::constant_pad_nd(
         at::cat({states.clip_l_hidden, states.clip_g_hidden}, /*dim=*/-1),
         {0, joint_attention_dim - clip_width});
@@ -48,10 +50,7 @@ absl::StatusOr<SD3PromptEmbeds> AssembleSD3PromptEmbeds(
     return SD3PromptEmbeds{
         at::cat({clip, t5.to(clip.scalar_type())}, /*dim=*/-2),
         at::cat({states.clip_l_pooled, states.clip_g_pooled}, /*dim=*/-1)};
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("assembling SD3 prompt embeddings: ", e.what()));
-  }
+  });
 }
 
 }  // namespace ditserve::pipelines

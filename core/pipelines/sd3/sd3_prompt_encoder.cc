@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "core/base/status_macros.h"
 #include "core/pipelines/text/token_ids.h"
 
 namespace ditserve::pipelines {
@@ -34,70 +35,65 @@ absl::StatusOr<SD3PromptEncoder::ClipEncoder> SD3PromptEncoder::LoadClip(
     const models::Placement& placement) {
   // The pad token comes from each tokenizer's own files (SD3's CLIP-G pads
   // with "!").
-  absl::StatusOr<tokenizers::CLIPTokenizer> tokenizer =
-      tokenizers::CLIPTokenizer::Load(tokenizer_dir);
-  if (!tokenizer.ok()) return tokenizer.status();
-  absl::StatusOr<std::shared_ptr<models::CLIPTextModelWithProjection>> model =
-      models::LoadCLIPTextModelWithProjection(encoder_dir, placement);
-  if (!model.ok()) return model.status();
-  return ClipEncoder{*std::move(tokenizer), *std::move(model)};
+  ASSIGN_OR_RETURN(tokenizers::CLIPTokenizer tokenizer,
+                   tokenizers::CLIPTokenizer::Load(tokenizer_dir));
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::CLIPTextModelWithProjection> model,
+      models::LoadCLIPTextModelWithProjection(encoder_dir, placement));
+  return ClipEncoder{std::move(tokenizer), std::move(model)};
 }
 
 absl::StatusOr<std::unique_ptr<SD3PromptEncoder>> SD3PromptEncoder::Load(
     const std::string& pipeline_dir, int64_t joint_attention_dim,
     const models::Placement& placement) {
-  absl::StatusOr<ClipEncoder> clip_l = LoadClip(
-      pipeline_dir + "/tokenizer", pipeline_dir + "/text_encoder", placement);
-  if (!clip_l.ok()) return clip_l.status();
-  absl::StatusOr<ClipEncoder> clip_g =
-      LoadClip(pipeline_dir + "/tokenizer_2", pipeline_dir + "/text_encoder_2",
-               placement);
-  if (!clip_g.ok()) return clip_g.status();
-  absl::StatusOr<tokenizers::T5Tokenizer> t5_tokenizer =
-      tokenizers::T5Tokenizer::Load(pipeline_dir + "/tokenizer_3");
-  if (!t5_tokenizer.ok()) return t5_tokenizer.status();
-  absl::StatusOr<std::shared_ptr<models::T5EncoderModel>> t5 =
-      models::LoadT5EncoderModel(pipeline_dir + "/text_encoder_3", placement);
-  if (!t5.ok()) return t5.status();
+  ASSIGN_OR_RETURN(ClipEncoder clip_l,
+                   LoadClip(pipeline_dir + "/tokenizer",
+                            pipeline_dir + "/text_encoder", placement));
+  ASSIGN_OR_RETURN(ClipEncoder clip_g,
+                   LoadClip(pipeline_dir + "/tokenizer_2",
+                            pipeline_dir + "/text_encoder_2", placement));
+  ASSIGN_OR_RETURN(
+      tokenizers::T5Tokenizer t5_tokenizer,
+      tokenizers::T5Tokenizer::Load(pipeline_dir + "/tokenizer_3"));
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::T5EncoderModel> t5,
+      models::LoadT5EncoderModel(pipeline_dir + "/text_encoder_3", placement));
   return std::unique_ptr<SD3PromptEncoder>(new SD3PromptEncoder(
-      *std::move(clip_l), *std::move(clip_g), *std::move(t5_tokenizer),
-      *std::move(t5), joint_attention_dim, placement));
+      std::move(clip_l), std::move(clip_g), std::move(t5_tokenizer),
+      std::move(t5), joint_attention_dim, placement));
 }
 
 absl::StatusOr<models::CLIPTextOutput> SD3PromptEncoder::RunClip(
     const ClipEncoder& clip, const std::vector<std::string>& prompts) {
-  absl::StatusOr<at::Tensor> ids = PaddedTokenIds(
-      prompts, clip.tokenizer.model_max_length(),
-      [&clip](absl::string_view text, int length) {
-        return clip.tokenizer.EncodePadded(text, length);
-      },
-      placement_.device);
-  if (!ids.ok()) return ids.status();
-  return clip.model->Forward(*ids);
+  ASSIGN_OR_RETURN(at::Tensor ids,
+                   PaddedTokenIds(
+                       prompts, clip.tokenizer.model_max_length(),
+                       [&clip](absl::string_view text, int length) {
+                         return clip.tokenizer.EncodePadded(text, length);
+                       },
+                       placement_.device));
+  return clip.model->Forward(ids);
 }
 
 absl::StatusOr<SD3PromptEmbeds> SD3PromptEncoder::Encode(
     const std::vector<std::string>& prompts, int max_sequence_length) {
   torch::NoGradGuard no_grad;
-  absl::StatusOr<models::CLIPTextOutput> clip_l = RunClip(clip_l_, prompts);
-  if (!clip_l.ok()) return clip_l.status();
-  absl::StatusOr<models::CLIPTextOutput> clip_g = RunClip(clip_g_, prompts);
-  if (!clip_g.ok()) return clip_g.status();
-  absl::StatusOr<at::Tensor> t5_ids = PaddedTokenIds(
-      prompts, max_sequence_length,
-      [this](absl::string_view text, int length) {
-        return t5_tokenizer_.EncodePadded(text, length);
-      },
-      placement_.device);
-  if (!t5_ids.ok()) return t5_ids.status();
-  absl::StatusOr<at::Tensor> t5 = t5_->Forward(*t5_ids);
-  if (!t5.ok()) return t5.status();
+  ASSIGN_OR_RETURN(models::CLIPTextOutput clip_l, RunClip(clip_l_, prompts));
+  ASSIGN_OR_RETURN(models::CLIPTextOutput clip_g, RunClip(clip_g_, prompts));
+  ASSIGN_OR_RETURN(at::Tensor t5_ids,
+                   PaddedTokenIds(
+                       prompts, max_sequence_length,
+                       [this](absl::string_view text, int length) {
+                         return t5_tokenizer_.EncodePadded(text, length);
+                       },
+                       placement_.device));
+  ASSIGN_OR_RETURN(at::Tensor t5, t5_->Forward(t5_ids));
   return AssembleSD3PromptEmbeds(
-      SD3TextEncoderStates{.clip_l_hidden = Penultimate(*clip_l),
-                           .clip_g_hidden = Penultimate(*clip_g),
-                           .clip_l_pooled = clip_l->text_embeds,
-                           .clip_g_pooled = clip_g->text_embeds,
-                           .t5_hidden = *t5},
+      SD3TextEncoderStates{.clip_l_hidden = Penultimate(clip_l),
+                           .clip_g_hidden = Penultimate(clip_g),
+                           .clip_l_pooled = clip_l.text_embeds,
+                           .clip_g_pooled = clip_g.text_embeds,
+                           .t5_hidden = t5},
       joint_attention_dim_, max_sequence_length);
 }
 

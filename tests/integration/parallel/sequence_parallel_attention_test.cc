@@ -13,10 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/rank_launcher.h"
+#include "tools/local_cluster/rank_launcher.h"
 
 namespace ditserve::testing {
 namespace {
+
+using ::ditserve::local_cluster::RankExit;
+using ::ditserve::local_cluster::RankLauncher;
 
 using ::testing::HasSubstr;
 

@@ -23,13 +23,13 @@
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_error.h"
 #include "core/config/derived_shapes.h"
 #include "core/dist/mesh.h"
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
 #include "core/engine/compute_threads.h"
-#include "core/parallel/collective_error.h"
 #include "core/parallel/local_attention.h"
 #include "core/parallel/make_attention.h"
 #include "core/parallel/ring_attention.h"
@@ -66,7 +66,7 @@ std::string OneLine(absl::string_view text) {
 }
 
 // Which implementation MakeAttention chose.
-const char* AttentionName(const parallel::Attention& attention) {
+const char* AttentionName(const models::Attention& attention) {
   if (dynamic_cast<const parallel::UspAttention*>(&attention)) return "usp";
   if (dynamic_cast<const parallel::RingAttention*>(&attention)) return "ring";
   if (dynamic_cast<const parallel::UlyssesAttention*>(&attention)) {
@@ -126,12 +126,12 @@ absl::StatusOr<std::string> AttendAndCompare(
   std::optional<at::Tensor> key_mask;
   if (split.padding_tokens > 0 || user_mask.has_value()) key_mask = *mask_shard;
 
-  std::unique_ptr<parallel::Attention> attention =
+  std::unique_ptr<models::Attention> attention =
       parallel::MakeAttention(mesh, groups, options);
   at::Tensor output;
   try {
     output = attention->Attend(*q_shard, *k_shard, *v_shard, key_mask);
-  } catch (const parallel::CollectiveError& error) {
+  } catch (const base::StatusError& error) {
     return error.status();
   }
   // Query rows of padding are dropped on gather; only real rows count.

@@ -14,14 +14,20 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/checkpoints/write_checkpoint.h"
 #include "core/config/model_defaults.h"
 #include "core/io/image.h"
 #include "gtest/gtest.h"
-#include "tests/integration/serving/serving_cluster.h"
-#include "tools/make_checkpoint/write_checkpoint.h"
+#include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
 namespace {
+
+using ::ditserve::local_cluster::LatentFloats;
+using ::ditserve::local_cluster::RgbPsnr;
+using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::TransformerBytes;
 
 constexpr double kCallSeconds = 300;
 // A parallel layout against the single-rank latents, relative to the largest
@@ -67,9 +73,9 @@ float MaxAbsDifference(const std::vector<float>& a,
 
 // The tiny random checkpoint of `family` (written once into the test cache).
 std::string TinyCheckpoint(config::ModelFamily family) {
-  absl::StatusOr<std::string> model_dir =
-      tools::CachedCheckpoint(family, tools::CheckpointPreset::kTiny,
-                              /*seed=*/0, DITSERVE_TEST_MODEL_CACHE);
+  absl::StatusOr<std::string> model_dir = checkpoints::CachedCheckpoint(
+      family, checkpoints::CheckpointPreset::kTiny,
+      /*seed=*/0, DITSERVE_TEST_MODEL_CACHE);
   EXPECT_TRUE(model_dir.ok()) << model_dir.status();
   return model_dir.ok() ? *model_dir : "";
 }

@@ -20,10 +20,16 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/integration/serving/serving_cluster.h"
+#include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
 namespace {
+
+using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::RgbPsnr;
+using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::TransformerBytes;
 
 constexpr double kCallSeconds = 120;
 

@@ -15,10 +15,15 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/integration/serving/serving_cluster.h"
+#include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
 namespace {
+
+using ::ditserve::local_cluster::ClusterOptions;
+using ::ditserve::local_cluster::LatentFloats;
+using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::SmallRequest;
 
 constexpr double kCallSeconds = 120;
 

@@ -17,10 +17,15 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/integration/serving/serving_cluster.h"
+#include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
 namespace {
+
+using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::RankExit;
+using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::SmallRequest;
 
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
@@ -69,12 +74,19 @@ void ExpectPngOfSize(const v1::Image& image, int width, int height) {
 
 class ServingWorldTest : public ::testing::TestWithParam<int> {};
 
+// No degree flags: data parallelism over the whole world is inferred, as
+// launchers that only set WORLD_SIZE (torchrun, LeaderWorkerSet) expect.
 TEST_P(ServingWorldTest, GenerateReturnsPngsOfTheRequestedSize) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start(
-          {.world_size = GetParam(),
-           .rank_flags = {absl::StrCat("--dp_degree=", GetParam())}});
+      ServingCluster::Start({.world_size = GetParam()});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::ServerInfo info;
+  auto info_context = ContextWithDeadline(kCallSeconds);
+  const grpc::Status info_status = (*cluster)->generation().GetServerInfo(
+      info_context.get(), v1::GetServerInfoRequest(), &info);
+  ASSERT_TRUE(info_status.ok()) << info_status.error_message();
+  EXPECT_EQ(info.parallel().world_size(), GetParam());
+  EXPECT_EQ(info.parallel().dp_degree(), GetParam());
   v1::GenerateRequest request = SmallRequest("a lighthouse at dusk");
   request.add_prompt("a fox in the snow");
   v1::GenerateResponse response;
@@ -86,6 +98,7 @@ TEST_P(ServingWorldTest, GenerateReturnsPngsOfTheRequestedSize) {
   }
   EXPECT_NE(response.images(0).data(), response.images(1).data());
   EXPECT_EQ(response.config().parallel().world_size(), GetParam());
+  EXPECT_EQ(response.config().parallel().dp_degree(), GetParam());
   bool has_total = false;
   for (const v1::StageTiming& timing : response.timings()) {
     has_total = has_total || (timing.stage() == "total" && timing.rank() == 0);

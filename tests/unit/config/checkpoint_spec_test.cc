@@ -99,7 +99,15 @@ TEST_F(BrokenCheckpointTest, BadJsonIsNamed) {
   absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(),
-              HasSubstr("transformer/config.json is not a JSON object"));
+              HasSubstr("transformer/config.json is not valid JSON"));
+}
+
+TEST_F(BrokenCheckpointTest, JsonThatIsNotAnObjectIsNamed) {
+  Write("vae/config.json", "[8, 8]");
+  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("vae/config.json holds array; expected a JSON object"));
 }
 
 TEST_F(BrokenCheckpointTest, NonPositiveDimensionIsNamed) {

@@ -29,11 +29,30 @@ TEST(ParallelConfigTest, SingleRankDefaultsAreExplicit) {
 
 TEST(ParallelConfigTest, WrongProductNamesEveryNumber) {
   absl::StatusOr<v1::ParallelConfig> config =
-      MakeParallelConfig({.pipefusion_degree = 4}, 2);
+      MakeParallelConfig({.dp_degree = 1, .pipefusion_degree = 4}, 2);
   ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(config.status().message(),
             "dp 1 × cfg 1 × pipefusion 4 × ring 1 × ulysses 1 = 4 ≠ world "
             "size 2");
+}
+
+TEST(ParallelConfigTest, OmittedDataParallelDegreeFillsTheWorld) {
+  absl::StatusOr<v1::ParallelConfig> alone = MakeParallelConfig({}, 2);
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_EQ(alone->dp_degree(), 2);
+  absl::StatusOr<v1::ParallelConfig> with_others = MakeParallelConfig(
+      {.cfg_degree = 2, .pipefusion_degree = 2, .ulysses_degree = 2}, 16);
+  ASSERT_TRUE(with_others.ok()) << with_others.status();
+  EXPECT_EQ(with_others->dp_degree(), 2);
+}
+
+TEST(ParallelConfigTest, IndivisibleWorldWithOmittedDpNamesEveryDegree) {
+  absl::StatusOr<v1::ParallelConfig> config =
+      MakeParallelConfig({.pipefusion_degree = 4}, 6);
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("world size 6 is not a multiple of cfg 1 × pipefusion "
+                        "4 × ring 1 × ulysses 1 = 4 (--dp_degree omitted"));
 }
 
 TEST(ParallelConfigTest, DegreesMustBePositive) {

@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/rank_launcher.h"
+#include "tools/local_cluster/rank_launcher.h"
 
 namespace ditserve::dist {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(RendezvousTest, WorkerWithoutAStoreFailsNamingTheAddressWithinTheTimeout) {
-  absl::StatusOr<int> port = testing::PickFreePort();
+  absl::StatusOr<int> port = local_cluster::PickFreePort();
   ASSERT_TRUE(port.ok()) << port.status();
   RendezvousOptions options;
   options.connect_timeout = std::chrono::milliseconds(1500);
@@ -37,7 +37,7 @@ TEST(RendezvousTest, WorkerWithoutAStoreFailsNamingTheAddressWithinTheTimeout) {
 }
 
 TEST(RendezvousTest, SingleRankFormsWorldControlAndDataGroups) {
-  absl::StatusOr<int> port = testing::PickFreePort();
+  absl::StatusOr<int> port = local_cluster::PickFreePort();
   ASSERT_TRUE(port.ok()) << port.status();
   absl::StatusOr<std::unique_ptr<Rendezvous>> rendezvous =
       Rendezvous::Connect({.rank = 0,

@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/frozen_test_config.h"
-#include "tests/support/rank_launcher.h"
+#include "tools/local_cluster/rank_launcher.h"
 
 namespace ditserve::engine {
 namespace {
@@ -62,7 +62,7 @@ class CancelAtFirstStep : public RunObserver {
 class EngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    absl::StatusOr<int> port = testing::PickFreePort();
+    absl::StatusOr<int> port = local_cluster::PickFreePort();
     ASSERT_TRUE(port.ok()) << port.status();
     dist::RendezvousOptions options;
     options.connect_timeout = std::chrono::seconds(10);

@@ -74,8 +74,8 @@ void PrintTo(const ShardCase& shard_case, std::ostream* out) {
   *out << shard_case.Name();
 }
 
-std::shared_ptr<parallel::Attention> AttentionOf(Method method,
-                                                 const parallel::Group& group) {
+std::shared_ptr<models::Attention> AttentionOf(Method method,
+                                               const parallel::Group& group) {
   if (method == Method::kRing) {
     return std::make_shared<parallel::RingAttention>(group);
   }
@@ -102,7 +102,7 @@ struct Split {
 // The family's forward of the golden inputs, split as `split` says.
 absl::StatusOr<at::Tensor> GoldenForward(
     const GoldenCase& golden, bool sd3,
-    std::shared_ptr<parallel::Attention> attention, const Split& split) {
+    std::shared_ptr<models::Attention> attention, const Split& split) {
   if (sd3) {
     absl::StatusOr<std::shared_ptr<models::SD3Transformer2DModel>> model =
         models::LoadSD3Transformer2DModel(golden.dir(), std::move(attention),

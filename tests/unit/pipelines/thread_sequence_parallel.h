@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/parallel/attention.h"
+#include "core/models/layers/attention.h"
 #include "core/pipelines/pipefusion.h"
 #include "core/pipelines/sequence_parallel.h"
 #include "ditserve/v1/input_config.pb.h"
@@ -30,7 +30,7 @@ std::vector<pipelines::SequenceParallel> ThreadSequenceParallel(
 // the attention its stage transformer calls.
 struct ThreadStage {
   pipelines::PipeFusionStages stages;
-  std::shared_ptr<parallel::Attention> attention;
+  std::shared_ptr<models::Attention> attention;
 };
 
 // PipeFusion over `stages` stages, each split over `sp` sequence-parallel

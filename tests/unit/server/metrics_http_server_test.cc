@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "prometheus/counter.h"
 #include "prometheus/registry.h"
-#include "tests/support/http_get.h"
+#include "tools/local_cluster/http_get.h"
 
 namespace ditserve::server {
 namespace {
@@ -35,7 +35,7 @@ TEST(MetricsHttpServerTest, ServesTheRegistryInPrometheusTextFormat) {
   ASSERT_GT((*server)->port(), 0);
 
   absl::StatusOr<std::string> body =
-      testing::HttpGet((*server)->port(), "/metrics");
+      local_cluster::HttpGet((*server)->port(), "/metrics");
   ASSERT_TRUE(body.ok()) << body.status();
   EXPECT_THAT(*body, HasSubstr("# TYPE ditserve_test_events_total counter"));
   EXPECT_THAT(*body,
@@ -47,7 +47,7 @@ TEST(MetricsHttpServerTest, OtherPathsAreNotFound) {
       MetricsHttpServer::Start("127.0.0.1", 0, RegistryWithOneCounter());
   ASSERT_TRUE(server.ok()) << server.status();
   absl::StatusOr<std::string> body =
-      testing::HttpGet((*server)->port(), "/other");
+      local_cluster::HttpGet((*server)->port(), "/other");
   EXPECT_FALSE(body.ok());
   EXPECT_THAT(std::string(body.status().message()), HasSubstr("404"));
 }

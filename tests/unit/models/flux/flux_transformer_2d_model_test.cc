@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "core/base/status_error.h"
 #include "core/models/flux/flux_transformer_loader.h"
-#include "core/parallel/collective_error.h"
 #include "core/parallel/local_attention.h"
 #include "tests/unit/models/flux/flux_golden_inputs.h"
 #include "tests/unit/models/golden_case.h"
@@ -309,7 +309,7 @@ class ThreadShards {
 // Attention of shard `index`: gathers every shard's keys, values and key
 // mask and attends over the whole padded sequence, as the sequence-parallel
 // attentions do with collectives.
-class GatheringAttention : public parallel::Attention {
+class GatheringAttention : public models::Attention {
  public:
   GatheringAttention(std::shared_ptr<ThreadShards> shards, int index)
       : shards_(std::move(shards)), index_(index) {}
@@ -419,11 +419,11 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // Stands for a sequence-parallel attention whose collective failed.
-class LostRankAttention : public parallel::Attention {
+class LostRankAttention : public models::Attention {
  public:
   at::Tensor Attend(const at::Tensor&, const at::Tensor&, const at::Tensor&,
                     const std::optional<at::Tensor>&) override {
-    throw parallel::CollectiveError(
+    throw base::StatusError(
         absl::UnavailableError("rank 3 lost during the Ulysses all-to-all"));
   }
 };

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/models/json_fields.h"
+#include "core/base/json.h"
 #include "tests/unit/models/golden_case.h"
 
 namespace ditserve::models {
@@ -81,8 +81,8 @@ TEST(AutoencoderKLTest, WrongLatentChannelsNamesTheShapes) {
 
 TEST(AutoencoderKLTest, UnsupportedUpBlockTypeIsAnError) {
   absl::StatusOr<nlohmann::json> json =
-      ReadJsonFile(std::string(DITSERVE_TEST_DATA_DIR) +
-                   "/golden/models/vae_flux/config.json");
+      base::ReadJsonObjectFile(std::string(DITSERVE_TEST_DATA_DIR) +
+                               "/golden/models/vae_flux/config.json");
   ASSERT_TRUE(json.ok()) << json.status();
   (*json)["up_block_types"][1] = "AttnUpDecoderBlock2D";
   absl::StatusOr<AutoencoderKLConfig> config =

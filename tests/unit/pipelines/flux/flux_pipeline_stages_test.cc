@@ -35,7 +35,7 @@ constexpr std::chrono::milliseconds kTimeout{30000};
 
 std::shared_ptr<models::FluxTransformer2DModel> LoadStage(
     const GoldenCase& golden, int stage, int stages,
-    std::shared_ptr<parallel::Attention> attention) {
+    std::shared_ptr<models::Attention> attention) {
   absl::StatusOr<models::FluxTransformerConfig> config =
       models::ReadFluxTransformerConfig(golden.dir() + "/config.json");
   EXPECT_TRUE(config.ok()) << config.status();

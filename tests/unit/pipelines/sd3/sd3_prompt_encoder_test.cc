@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/checkpoints/sd3_checkpoint.h"
 #include "core/tokenizers/clip_tokenizer.h"
 #include "core/tokenizers/t5_tokenizer.h"
-#include "tools/make_checkpoint/sd3_checkpoint.h"
 
 namespace ditserve::pipelines {
 namespace {
@@ -36,8 +36,8 @@ class SD3PromptEncoderTest : public ::testing::Test {
         (std::filesystem::path(::testing::TempDir()) /
          ("sd3_prompt_encoder_test_" + std::to_string(::getpid())))
             .string());
-    const absl::Status status = tools::WriteSD3Checkpoint(
-        tools::CheckpointPreset::kTiny, /*seed=*/0, *dir_);
+    const absl::Status status = checkpoints::WriteSD3Checkpoint(
+        checkpoints::CheckpointPreset::kTiny, /*seed=*/0, *dir_);
     ASSERT_TRUE(status.ok()) << status;
   }
   static void TearDownTestSuite() {

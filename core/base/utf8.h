@@ -1,0 +1,18 @@
+#ifndef DITSERVE_CORE_BASE_UTF8_H_
+#define DITSERVE_CORE_BASE_UTF8_H_
+
+#include <cstddef>
+#include <optional>
+
+#include "absl/strings/string_view.h"
+
+namespace ditserve::base {
+
+// Byte offset of the first byte that does not start or continue a well-formed
+// UTF-8 sequence (overlong forms, surrogates and code points above U+10FFFF
+// are ill-formed), or nullopt when `text` is valid UTF-8.
+std::optional<size_t> FindInvalidUtf8(absl::string_view text);
+
+}  // namespace ditserve::base
+
+#endif  // DITSERVE_CORE_BASE_UTF8_H_

@@ -1,0 +1,40 @@
+#include "core/checkpoints/diffusers_checkpoint.h"
+
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
+#include "core/models/vae/autoencoder_kl.h"
+
+namespace ditserve::checkpoints {
+
+absl::Status WriteDiffusersCheckpoint(const DiffusersCheckpoint& checkpoint,
+                                      CheckpointPreset preset, uint64_t seed,
+                                      const std::string& out_dir) {
+  const std::filesystem::path root(out_dir);
+  RETURN_IF_ERROR(base::Guarded(
+      absl::StrCat("initialising weights for ", out_dir),
+      [&]() -> absl::Status {
+        torch::manual_seed(seed);
+        ASSIGN_OR_RETURN(io::TensorMap weights,
+                         checkpoint.transformer_weights());
+        RETURN_IF_ERROR(WriteDiffusersComponent(
+            root / "transformer", checkpoint.transformer_config, weights));
+        // Drawn after the transformer's from the same generator; the module
+        // holds the decoding half only.
+        models::AutoencoderKL vae(checkpoint.vae);
+        RETURN_IF_ERROR(WriteDiffusersComponent(root / "vae",
+                                                models::ToJson(checkpoint.vae),
+                                                PerturbedWeights(vae)));
+        return absl::OkStatus();
+      }));
+  RETURN_IF_ERROR(WriteSchedulerConfig(root, checkpoint.scheduler));
+  RETURN_IF_ERROR(
+      WriteModelIndex(root, checkpoint.pipeline_class, checkpoint.components));
+  return WriteTextComponents(preset, seed, checkpoint.text_encoders, out_dir);
+}
+
+}  // namespace ditserve::checkpoints

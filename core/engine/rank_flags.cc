@@ -1,0 +1,106 @@
+#include "core/engine/rank_flags.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+
+ABSL_FLAG(std::string, model_dir, "",
+          "diffusers checkpoint folder; empty = the built-in default (a tiny "
+          "FLUX.1-dev checkpoint with random weights, made once in "
+          "--model_cache_dir)");
+ABSL_FLAG(std::string, model_cache_dir, "",
+          "where the built-in default model is kept; empty = "
+          "$XDG_CACHE_HOME/ditserve or ~/.cache/ditserve");
+ABSL_FLAG(int, threads, 0,
+          "intra-op threads of this rank; 0 = cores / ranks on this machine");
+ABSL_FLAG(absl::optional<int>, dp_degree, absl::nullopt,
+          "data parallel degree; omitted = world size / (cfg × pipefusion × "
+          "ring × ulysses)");
+ABSL_FLAG(int, cfg_degree, 1,
+          "classifier-free-guidance parallel degree (1, 2)");
+ABSL_FLAG(int, pipefusion_degree, 1, "PipeFusion stages");
+ABSL_FLAG(int, ring_degree, 1, "ring attention degree");
+ABSL_FLAG(int, ulysses_degree, 1, "Ulysses attention degree");
+ABSL_FLAG(int, num_pipeline_patch, 0,
+          "PipeFusion image patches; 0 = --pipefusion_degree");
+ABSL_FLAG(int, warmup_steps, 1, "synchronous PipeFusion warm-up steps");
+ABSL_FLAG(absl::optional<int>, rank, absl::nullopt, "overrides $RANK");
+ABSL_FLAG(absl::optional<int>, world_size, absl::nullopt,
+          "overrides $WORLD_SIZE");
+ABSL_FLAG(absl::optional<int>, local_rank, absl::nullopt,
+          "overrides $LOCAL_RANK");
+ABSL_FLAG(absl::optional<std::string>, master_addr, absl::nullopt,
+          "overrides $MASTER_ADDR");
+ABSL_FLAG(absl::optional<int>, master_port, absl::nullopt,
+          "overrides $MASTER_PORT");
+ABSL_FLAG(double, connect_timeout_s, 120,
+          "longest wait for every rank to join at start-up, seconds");
+ABSL_FLAG(double, collective_timeout_s, 60,
+          "longest wait of one collective, seconds; a silent or lost rank "
+          "fails the request after this long (same on every rank)");
+ABSL_FLAG(double, ping_interval_s, 5,
+          "host pings idle workers this often, seconds (below "
+          "--collective_timeout_s)");
+ABSL_FLAG(std::string, log_format, "text", "text or json");
+
+namespace ditserve::engine {
+namespace {
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+template <typename T>
+std::optional<T> ToStd(const absl::optional<T>& value) {
+  return value.has_value() ? std::optional<T>(*value) : std::nullopt;
+}
+
+}  // namespace
+
+config::ParallelFlags ParallelFlagsFromFlags() {
+  config::ParallelFlags flags;
+  flags.dp_degree = ToStd(absl::GetFlag(FLAGS_dp_degree));
+  flags.cfg_degree = absl::GetFlag(FLAGS_cfg_degree);
+  flags.pipefusion_degree = absl::GetFlag(FLAGS_pipefusion_degree);
+  flags.ring_degree = absl::GetFlag(FLAGS_ring_degree);
+  flags.ulysses_degree = absl::GetFlag(FLAGS_ulysses_degree);
+  flags.num_pipeline_patch = absl::GetFlag(FLAGS_num_pipeline_patch);
+  flags.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  return flags;
+}
+
+dist::RankEnvOverrides RankEnvOverridesFromFlags() {
+  dist::RankEnvOverrides overrides;
+  overrides.rank = ToStd(absl::GetFlag(FLAGS_rank));
+  overrides.world_size = ToStd(absl::GetFlag(FLAGS_world_size));
+  overrides.local_rank = ToStd(absl::GetFlag(FLAGS_local_rank));
+  overrides.master_addr = ToStd(absl::GetFlag(FLAGS_master_addr));
+  overrides.master_port = ToStd(absl::GetFlag(FLAGS_master_port));
+  return overrides;
+}
+
+dist::RendezvousOptions RendezvousOptionsFromFlags() {
+  dist::RendezvousOptions options;
+  options.connect_timeout = Millis(absl::GetFlag(FLAGS_connect_timeout_s));
+  options.collective_timeout =
+      Millis(absl::GetFlag(FLAGS_collective_timeout_s));
+  return options;
+}
+
+int IntraOpThreads(const dist::RankEnv& env) {
+  if (absl::GetFlag(FLAGS_threads) > 0) return absl::GetFlag(FLAGS_threads);
+  int local_ranks = env.world_size;
+  if (const char* local = std::getenv("LOCAL_WORLD_SIZE")) {
+    int parsed = 0;
+    if (absl::SimpleAtoi(local, &parsed) && parsed > 0) local_ranks = parsed;
+  }
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / std::max(1, local_ranks));
+}
+
+}  // namespace ditserve::engine

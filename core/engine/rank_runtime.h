@@ -1,0 +1,56 @@
+#ifndef DITSERVE_CORE_ENGINE_RANK_RUNTIME_H_
+#define DITSERVE_CORE_ENGINE_RANK_RUNTIME_H_
+
+#include <memory>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/dist/control_channel.h"
+#include "core/dist/mesh.h"
+#include "core/dist/mesh_groups.h"
+#include "core/dist/rank_env.h"
+#include "core/dist/rendezvous.h"
+#include "core/engine/engine.h"
+#include "core/engine/job_queue.h"
+#include "core/engine/rank_loop.h"
+#include "core/parallel/make_attention.h"
+#include "ditserve/v1/input_config.pb.h"
+
+namespace ditserve::engine {
+
+// One rank's membership of the group: the store and groups of the
+// rendezvous, the mesh sub-groups and the control channel. Serve runs the
+// rank loop every rank runs (rank 0 fed by its job queue).
+class RankRuntime {
+ public:
+  // Blocks until every rank joined (bounded by options.connect_timeout).
+  static absl::StatusOr<std::unique_ptr<RankRuntime>> Connect(
+      const dist::RankEnv& env, const v1::ParallelConfig& parallel,
+      const dist::RendezvousOptions& options);
+
+  const dist::RankEnv& env() const { return rendezvous_->env(); }
+  const dist::Mesh& mesh() const { return *mesh_; }
+  const dist::MeshGroups& groups() const { return *groups_; }
+  // What bounds and explains the sequence-parallel attention's collectives:
+  // the rendezvous' collective timeout and the ranks its watchdog lost.
+  parallel::SequenceParallelOptions sequence_parallel_options() const;
+
+  // Runs the rank loop with `pipeline` until rank 0 shuts the group down
+  // (OK) or the group breaks (the error, naming the lost rank). Rank 0 passes
+  // the queue it serves; workers pass nullptr.
+  absl::Status Serve(Pipeline& pipeline, const ModelDimensions& dimensions,
+                     JobQueue* jobs, RankLoopOptions loop_options);
+
+ private:
+  RankRuntime() = default;
+
+  std::unique_ptr<dist::Rendezvous> rendezvous_;
+  std::optional<dist::Mesh> mesh_;
+  std::optional<dist::MeshGroups> groups_;
+  std::unique_ptr<dist::ControlChannel> channel_;
+};
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_RANK_RUNTIME_H_

@@ -1,0 +1,47 @@
+#include "core/base/guarded.h"
+
+#include <stdexcept>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/base/status_error.h"
+#include "gtest/gtest.h"
+
+namespace ditserve::base {
+namespace {
+
+TEST(GuardedTest, ValueBodyGivesStatusOrOfTheValue) {
+  absl::StatusOr<int> value = Guarded("adding", [] { return 2 + 3; });
+  ASSERT_TRUE(value.ok()) << value.status();
+  EXPECT_EQ(*value, 5);
+}
+
+TEST(GuardedTest, OtherExceptionsBecomeInternalNamingTheContext) {
+  absl::StatusOr<int> value = Guarded("VaeDecoder forward", []() -> int {
+    throw std::runtime_error("shape [2, 3] is invalid");
+  });
+  EXPECT_EQ(value.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(value.status().message(),
+            "VaeDecoder forward: shape [2, 3] is invalid");
+}
+
+TEST(GuardedTest, StatusErrorKeepsItsCodeAndMessage) {
+  absl::Status status = Guarded("ring attention", []() -> absl::Status {
+    throw StatusError(absl::UnavailableError("rank 3 was lost"));
+  });
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(), "rank 3 was lost");
+}
+
+TEST(GuardedTest, StatusOrBodiesAreNotWrappedTwice) {
+  absl::StatusOr<int> refused =
+      Guarded("checking", []() -> absl::StatusOr<int> {
+        return absl::InvalidArgumentError("height 130 is not a multiple of 16");
+      });
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  absl::Status void_body = Guarded("nothing", [] {});
+  EXPECT_TRUE(void_body.ok());
+}
+
+}  // namespace
+}  // namespace ditserve::base

@@ -1,0 +1,28 @@
+#include "core/base/utf8.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace ditserve::base {
+namespace {
+
+TEST(Utf8Test, AcceptsAsciiAndMultibyteText) {
+  EXPECT_EQ(FindInvalidUtf8(""), std::nullopt);
+  EXPECT_EQ(FindInvalidUtf8("a red fox"), std::nullopt);
+  EXPECT_EQ(
+      FindInvalidUtf8("caf\xC3\xA9 \xE6\x97\xA5\xE6\x9C\xAC \xF0\x9F\xA6\x8A"),
+      std::nullopt);
+}
+
+TEST(Utf8Test, ReportsOffsetOfFirstBadByte) {
+  EXPECT_EQ(FindInvalidUtf8("ok\xFF"), 2U);
+  EXPECT_EQ(FindInvalidUtf8("ab\xC3"), 2U);            // truncated
+  EXPECT_EQ(FindInvalidUtf8("\xC0\xAF"), 0U);          // overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("x\xED\xA0\x80"), 1U);     // surrogate U+D800
+  EXPECT_EQ(FindInvalidUtf8("\xF4\x90\x80\x80"), 0U);  // above U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("\xE2\x28\xA1"), 0U);      // bad continuation
+}
+
+}  // namespace
+}  // namespace ditserve::base

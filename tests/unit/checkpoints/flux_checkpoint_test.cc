@@ -1,0 +1,93 @@
+#include "core/checkpoints/flux_checkpoint.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "core/base/json.h"
+#include "core/config/checkpoint_spec.h"
+#include "core/parallel/local_attention.h"
+#include "core/pipelines/flux/flux_pipeline.h"
+#include "tests/unit/checkpoints/checkpoint_folder_test.h"
+
+namespace ditserve::checkpoints {
+namespace {
+
+using ::testing::HasSubstr;
+
+using FluxCheckpointTest = CheckpointFolderTest;
+
+TEST_F(FluxCheckpointTest, TinyDevCheckpointLoadsAndGenerates) {
+  const std::string dir = WriteTiny(config::ModelFamily::kFluxDev, 0, "dev");
+  absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> pipeline =
+      pipelines::FluxPipeline::Load(
+          dir, std::make_shared<parallel::LocalAttention>(), {});
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  pipelines::FluxRequest request;
+  request.prompt_embeds = torch::randn({1, 8, 32});
+  request.pooled_prompt_embeds = torch::randn({1, 32});
+  request.height = 64;
+  request.width = 48;
+  request.num_inference_steps = 2;
+  request.guidance_scale = 3.5F;
+  request.seeds = {5};
+  absl::StatusOr<pipelines::FluxDecodeOutput> out =
+      (*pipeline)->Generate(request, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->images.rgb.sizes(), (at::IntArrayRef{1, 64, 48, 3}));
+  EXPECT_TRUE(out->images.image.isfinite().all().item<bool>());
+}
+
+TEST_F(FluxCheckpointTest, TinyAdmitsEveryParallelConfigurationUpToFourRanks) {
+  const std::string dir = WriteTiny(config::ModelFamily::kFluxDev, 0, "dev");
+  absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->family, config::ModelFamily::kFluxDev);
+  EXPECT_EQ(spec->num_attention_heads % 4, 0);
+  EXPECT_GE(spec->num_layers, 4);
+  EXPECT_EQ(spec->vae_scale_factor, 8);
+  EXPECT_EQ(spec->latent_channels, 16);
+}
+
+TEST_F(FluxCheckpointTest, SchnellHasNoGuidanceEmbeddingAndStaticShift) {
+  const std::string dir =
+      WriteTiny(config::ModelFamily::kFluxSchnell, 0, "schnell");
+  absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->family, config::ModelFamily::kFluxSchnell);
+  absl::StatusOr<nlohmann::json> scheduler =
+      base::ReadJsonObjectFile(dir + "/scheduler/scheduler_config.json");
+  ASSERT_TRUE(scheduler.ok()) << scheduler.status();
+  EXPECT_EQ((*scheduler)["use_dynamic_shifting"], false);
+  EXPECT_EQ((*scheduler)["shift"], 1.0);
+}
+
+TEST_F(FluxCheckpointTest, SameSeedGivesIdenticalWeights) {
+  const std::string a = WriteTiny(config::ModelFamily::kFluxDev, 3, "a");
+  const std::string b = WriteTiny(config::ModelFamily::kFluxDev, 3, "b");
+  const std::string c = WriteTiny(config::ModelFamily::kFluxDev, 4, "c");
+  const std::string weights =
+      "/transformer/diffusion_pytorch_model.safetensors";
+  EXPECT_EQ(Bytes(a + weights), Bytes(b + weights));
+  EXPECT_NE(Bytes(a + weights), Bytes(c + weights));
+  const std::string vae = "/vae/diffusion_pytorch_model.safetensors";
+  EXPECT_EQ(Bytes(a + vae), Bytes(b + vae));
+}
+
+TEST(CheckpointPresetTest, UnknownPresetNamesTheKnownOnes) {
+  absl::StatusOr<CheckpointPreset> preset = ParseCheckpointPreset("huge");
+  EXPECT_EQ(preset.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(preset.status().message(), HasSubstr("expected tiny or small"));
+}
+
+TEST(CheckpointPresetTest, NonFluxFamilyIsRejected) {
+  absl::StatusOr<FluxCheckpointConfigs> configs = FluxPresetConfigs(
+      config::ModelFamily::kPixArtSigma, CheckpointPreset::kTiny);
+  EXPECT_EQ(configs.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ditserve::checkpoints

@@ -1,0 +1,203 @@
+// The PixArt and SD3 checkpoint writers and the checkpoint cache.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <iterator>
+#include <memory>
+#include <string>
+
+#include "core/base/json.h"
+#include "core/checkpoints/pixart_checkpoint.h"
+#include "core/config/checkpoint_spec.h"
+#include "core/parallel/local_attention.h"
+#include "core/pipelines/pixart/pixart_pipeline.h"
+#include "core/pipelines/pixart/pixart_prompt_encoder.h"
+#include "core/pipelines/sd3/sd3_pipeline.h"
+#include "core/pipelines/sd3/sd3_prompt_encoder.h"
+#include "core/tokenizers/clip_tokenizer.h"
+#include "tests/unit/checkpoints/checkpoint_folder_test.h"
+
+namespace ditserve::checkpoints {
+namespace {
+
+using ::testing::HasSubstr;
+
+using GuidedCheckpointsTest = CheckpointFolderTest;
+
+TEST_F(GuidedCheckpointsTest, TinyPixArtSigmaEncodesPromptsAndGenerates) {
+  const std::string dir =
+      WriteTiny(config::ModelFamily::kPixArtSigma, 0, "sigma");
+  absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->family, config::ModelFamily::kPixArtSigma);
+  EXPECT_EQ(spec->num_attention_heads % 4, 0);
+  EXPECT_EQ(spec->vae_scale_factor, 8);
+  EXPECT_EQ(spec->latent_channels, 4);
+  // Resolution binning has a table for it.
+  EXPECT_EQ(spec->sample_size, 32);
+
+  absl::StatusOr<std::unique_ptr<pipelines::PixArtPromptEncoder>> encoder =
+      pipelines::PixArtPromptEncoder::Load(dir, {});
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  absl::StatusOr<pipelines::PixArtPromptEmbeddings> positive =
+      (*encoder)->Encode({"a fox in the snow"}, 16);
+  absl::StatusOr<pipelines::PixArtPromptEmbeddings> negative =
+      (*encoder)->Encode({""}, 16);
+  ASSERT_TRUE(positive.ok() && negative.ok());
+  absl::StatusOr<std::unique_ptr<pipelines::PixArtPipeline>> pipeline =
+      pipelines::PixArtPipeline::Load(
+          dir, std::make_shared<parallel::LocalAttention>(), {});
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  pipelines::PixArtRequest request;
+  request.prompt_embeds = positive->prompt_embeds;
+  request.prompt_attention_mask = positive->prompt_attention_mask;
+  request.negative_prompt_embeds = negative->prompt_embeds;
+  request.negative_prompt_attention_mask = negative->prompt_attention_mask;
+  request.height = 64;
+  request.width = 48;
+  request.num_inference_steps = 2;
+  request.guidance_scale = 4.5F;
+  request.seeds = {3};
+  absl::StatusOr<pipelines::PixArtDecodeOutput> out =
+      (*pipeline)->Generate(request, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->images.rgb.sizes(), (at::IntArrayRef{1, 64, 48, 3}));
+  EXPECT_TRUE(out->images.image.isfinite().all().item<bool>());
+}
+
+TEST_F(GuidedCheckpointsTest, PixArtAlphaTakesMicroConditions) {
+  const std::string dir =
+      WriteTiny(config::ModelFamily::kPixArtAlpha, 0, "alpha");
+  absl::StatusOr<nlohmann::json> index =
+      base::ReadJsonFile(dir + "/model_index.json");
+  absl::StatusOr<nlohmann::json> transformer =
+      base::ReadJsonFile(dir + "/transformer/config.json");
+  ASSERT_TRUE(index.ok() && transformer.ok());
+  EXPECT_EQ(index->at("_class_name"), "PixArtAlphaPipeline");
+  EXPECT_EQ(transformer->at("use_additional_conditions"), true);
+  absl::StatusOr<std::unique_ptr<pipelines::PixArtPipeline>> pipeline =
+      pipelines::PixArtPipeline::Load(
+          dir, std::make_shared<parallel::LocalAttention>(), {});
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+}
+
+TEST_F(GuidedCheckpointsTest, TinySd3EncodesPromptsAndGenerates) {
+  const std::string dir = WriteTiny(config::ModelFamily::kSd3Medium, 0, "sd3");
+  absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->family, config::ModelFamily::kSd3Medium);
+  EXPECT_EQ(spec->num_attention_heads % 4, 0);
+  EXPECT_EQ(spec->latent_channels, 16);
+
+  absl::StatusOr<std::unique_ptr<pipelines::SD3Pipeline>> pipeline =
+      pipelines::SD3Pipeline::Load(
+          dir, std::make_shared<parallel::LocalAttention>(), {});
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  const models::SD3TransformerConfig& config =
+      (*pipeline)->transformer().config();
+  absl::StatusOr<std::unique_ptr<pipelines::SD3PromptEncoder>> encoder =
+      pipelines::SD3PromptEncoder::Load(dir, config.joint_attention_dim, {});
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  absl::StatusOr<pipelines::SD3PromptEmbeds> positive =
+      (*encoder)->Encode({"a fox in the snow"}, 16);
+  absl::StatusOr<pipelines::SD3PromptEmbeds> negative =
+      (*encoder)->Encode({""}, 16);
+  ASSERT_TRUE(positive.ok()) << positive.status();
+  ASSERT_TRUE(negative.ok()) << negative.status();
+  EXPECT_EQ(positive->prompt_embeds.sizes(),
+            (at::IntArrayRef{1, 77 + 16, config.joint_attention_dim}));
+  EXPECT_EQ(positive->pooled_prompt_embeds.sizes(),
+            (at::IntArrayRef{1, config.pooled_projection_dim}));
+  pipelines::SD3Request request;
+  request.prompt_embeds = positive->prompt_embeds;
+  request.pooled_prompt_embeds = positive->pooled_prompt_embeds;
+  request.negative_prompt_embeds = negative->prompt_embeds;
+  request.negative_pooled_prompt_embeds = negative->pooled_prompt_embeds;
+  request.height = 64;
+  request.width = 48;
+  request.num_inference_steps = 2;
+  request.guidance_scale = 7.0F;
+  request.seeds = {3};
+  absl::StatusOr<pipelines::SD3DecodeOutput> out =
+      (*pipeline)->Generate(request, {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->images.rgb.sizes(), (at::IntArrayRef{1, 64, 48, 3}));
+  EXPECT_TRUE(out->images.image.isfinite().all().item<bool>());
+}
+
+TEST_F(GuidedCheckpointsTest, Sd3ClipGPadsWithTheExclamationMark) {
+  const std::string dir = WriteTiny(config::ModelFamily::kSd3Medium, 0, "sd3");
+  absl::StatusOr<tokenizers::CLIPTokenizer> clip_l =
+      tokenizers::CLIPTokenizer::Load(dir + "/tokenizer");
+  absl::StatusOr<tokenizers::CLIPTokenizer> clip_g =
+      tokenizers::CLIPTokenizer::Load(dir + "/tokenizer_2");
+  absl::StatusOr<nlohmann::json> vocab =
+      base::ReadJsonFile(dir + "/tokenizer_2/vocab.json");
+  ASSERT_TRUE(clip_l.ok() && clip_g.ok() && vocab.ok());
+  EXPECT_EQ(clip_g->pad_token_id(), vocab->at("!").get<int64_t>());
+  EXPECT_EQ(clip_l->pad_token_id(), clip_l->eos_token_id());
+}
+
+TEST_F(GuidedCheckpointsTest, Sd3PositionTableIsTheSincosTable) {
+  const std::string dir = WriteTiny(config::ModelFamily::kSd3Medium, 0, "sd3");
+  absl::StatusOr<io::TensorMap> weights = io::ReadAllTensors(
+      dir + "/transformer/diffusion_pytorch_model.safetensors");
+  ASSERT_TRUE(weights.ok()) << weights.status();
+  const at::Tensor table = weights->at("pos_embed.pos_embed");
+  // [1, 64 * 64 positions, inner dim 64]; position 0 encodes row and column
+  // 0: sin 0 = 0 for the first quarter of each half, cos 0 = 1 after it.
+  ASSERT_EQ(table.sizes(), (at::IntArrayRef{1, 64 * 64, 64}));
+  EXPECT_TRUE(table[0][0].slice(0, 0, 16).eq(0).all().item<bool>());
+  EXPECT_TRUE(table[0][0].slice(0, 16, 32).eq(1).all().item<bool>());
+}
+
+TEST_F(GuidedCheckpointsTest, SameSeedGivesIdenticalWeights) {
+  for (const config::ModelFamily family :
+       {config::ModelFamily::kPixArtSigma, config::ModelFamily::kSd3Medium}) {
+    const std::string name(config::ModelFamilyName(family));
+    const std::string a = WriteTiny(family, 3, name + "_a");
+    const std::string b = WriteTiny(family, 3, name + "_b");
+    for (const char* file : {"/transformer/diffusion_pytorch_model.safetensors",
+                             "/vae/diffusion_pytorch_model.safetensors",
+                             "/text_encoder/model.safetensors"}) {
+      EXPECT_TRUE(Bytes(a + file) == Bytes(b + file)) << name << file;
+    }
+  }
+}
+
+TEST_F(GuidedCheckpointsTest, NonPixArtFamilyIsRejectedByThePixArtWriter) {
+  const absl::Status status =
+      WritePixArtCheckpoint(config::ModelFamily::kSd3Medium,
+                            CheckpointPreset::kTiny, 0, root_.string());
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("sd3-medium is not a PixArt"));
+}
+
+TEST_F(GuidedCheckpointsTest,
+       CachedCheckpointIsWrittenOnceAndNamedByItsInputs) {
+  absl::StatusOr<std::string> first =
+      CachedCheckpoint(config::ModelFamily::kPixArtSigma,
+                       CheckpointPreset::kTiny, 5, root_.string());
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(std::filesystem::path(*first).filename(),
+            "pixart-sigma-tiny-seed5-v1");
+  const auto written =
+      std::filesystem::last_write_time(*first + "/model_index.json");
+  absl::StatusOr<std::string> second =
+      CachedCheckpoint(config::ModelFamily::kPixArtSigma,
+                       CheckpointPreset::kTiny, 5, root_.string());
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(*second, *first);
+  EXPECT_EQ(std::filesystem::last_write_time(*second + "/model_index.json"),
+            written);
+  // Nothing is left beside it.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(root_),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
+}  // namespace
+}  // namespace ditserve::checkpoints

@@ -1,0 +1,232 @@
+#include "tools/local_cluster/rank_launcher.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+
+extern char** environ;
+
+namespace ditserve::local_cluster {
+namespace {
+
+constexpr std::chrono::milliseconds kPollInterval{20};
+
+// The variables the launcher sets itself; inherited values are dropped.
+bool IsRankVariable(const std::string& entry) {
+  for (const char* name : {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=",
+                           "MASTER_ADDR=", "MASTER_PORT="}) {
+    if (entry.rfind(name, 0) == 0) return true;
+  }
+  return false;
+}
+
+absl::Status ErrnoError(const std::string& what) {
+  return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
+}
+
+// A port bound to 127.0.0.1:0 and released.
+absl::StatusOr<int> BindAndReleasePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return ErrnoError("socket");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    absl::Status status = ErrnoError("binding 127.0.0.1:0");
+    close(fd);
+    return status;
+  }
+  close(fd);
+  return static_cast<int>(ntohs(address.sin_port));
+}
+
+}  // namespace
+
+absl::StatusOr<int> PickFreePort() {
+  // The kernel may hand a just-released port out again at once; a cluster
+  // that got one port for two servers (its store and its gRPC server, seen
+  // in CI) cannot start, so no port is returned twice per process.
+  static std::mutex mutex;
+  static std::set<int>* const handed_out = new std::set<int>();
+  constexpr int kAttempts = 100;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    ASSIGN_OR_RETURN(int port, BindAndReleasePort());
+    std::lock_guard<std::mutex> lock(mutex);
+    if (handed_out->insert(port).second) return port;
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "no port on 127.0.0.1 that this process was not given already in ",
+      kAttempts, " attempts"));
+}
+
+absl::StatusOr<std::unique_ptr<RankLauncher>> RankLauncher::Start(
+    const std::string& program, const std::vector<std::string>& args,
+    int world_size, const std::vector<std::string>& extra_env) {
+  std::unique_ptr<RankLauncher> launcher(new RankLauncher());
+  ASSIGN_OR_RETURN(int port, PickFreePort());
+  launcher->port_ = port;
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "ditserve-ranks-XXXXXX")
+          .string();
+  if (mkdtemp(pattern.data()) == nullptr) return ErrnoError("mkdtemp");
+  launcher->directory_ = pattern;
+
+  for (int rank = 0; rank < world_size; ++rank) {
+    // Everything the child needs is built before fork: after it, only
+    // async-signal-safe calls are allowed.
+    std::vector<std::string> env_strings;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      if (!IsRankVariable(*entry)) env_strings.emplace_back(*entry);
+    }
+    env_strings.push_back(absl::StrCat("RANK=", rank));
+    env_strings.push_back(absl::StrCat("WORLD_SIZE=", world_size));
+    env_strings.push_back(absl::StrCat("LOCAL_RANK=", rank));
+    env_strings.push_back("MASTER_ADDR=127.0.0.1");
+    env_strings.push_back(absl::StrCat("MASTER_PORT=", port));
+    for (const std::string& variable : extra_env) {
+      env_strings.push_back(variable);
+    }
+    std::vector<char*> envp;
+    for (std::string& variable : env_strings) envp.push_back(variable.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> argv_strings = {program};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& arg : argv_strings) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const std::string output_path =
+        absl::StrCat(launcher->directory_, "/rank", rank, ".log");
+    const int output = open(output_path.c_str(),
+                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (output < 0) return ErrnoError(absl::StrCat("open ", output_path));
+    const pid_t parent = getpid();
+
+    const pid_t pid = fork();
+    if (pid < 0) {
+      close(output);
+      return ErrnoError("fork");
+    }
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      // The parent may have died between fork and prctl.
+      if (getppid() != parent) _exit(127);
+      dup2(output, STDOUT_FILENO);
+      dup2(output, STDERR_FILENO);
+      execve(argv[0], argv.data(), envp.data());
+      _exit(127);
+    }
+    close(output);
+    launcher->pids_.push_back(pid);
+    launcher->output_paths_.push_back(output_path);
+    launcher->exits_.push_back({.rank = rank});
+    launcher->reaped_.push_back(false);
+  }
+  return launcher;
+}
+
+RankLauncher::~RankLauncher() {
+  for (int rank = 0; rank < world_size(); ++rank) {
+    if (reaped_[rank]) continue;
+    kill(pids_[rank], SIGKILL);
+    waitpid(pids_[rank], nullptr, 0);
+  }
+  if (!directory_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(directory_, ignored);
+  }
+}
+
+std::string RankLauncher::Output(int rank) const {
+  std::ifstream file(output_paths_[rank]);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+bool RankLauncher::WaitForOutput(int rank, const std::string& text,
+                                 std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Output(rank).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return Output(rank).find(text) != std::string::npos;
+}
+
+void RankLauncher::Kill(int rank) { Signal(rank, SIGKILL); }
+
+void RankLauncher::Signal(int rank, int signal) {
+  if (!reaped_[rank]) kill(pids_[rank], signal);
+}
+
+bool RankLauncher::Reap(int rank) {
+  if (reaped_[rank]) return true;
+  int status = 0;
+  if (waitpid(pids_[rank], &status, WNOHANG) != pids_[rank]) return false;
+  reaped_[rank] = true;
+  if (WIFEXITED(status)) {
+    exits_[rank].exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    exits_[rank].signal = WTERMSIG(status);
+  }
+  return true;
+}
+
+std::vector<int> RankLauncher::Exited() {
+  std::vector<int> exited;
+  for (int rank = 0; rank < world_size(); ++rank) {
+    if (Reap(rank)) exited.push_back(rank);
+  }
+  return exited;
+}
+
+RankExit RankLauncher::Wait(int rank, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!Reap(rank) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  if (!Reap(rank)) {
+    exits_[rank].timed_out = true;
+    kill(pids_[rank], SIGKILL);
+    while (!Reap(rank)) std::this_thread::sleep_for(kPollInterval);
+  }
+  return exits_[rank];
+}
+
+std::vector<RankExit> RankLauncher::WaitAll(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<RankExit> exits;
+  for (int rank = 0; rank < world_size(); ++rank) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    exits.push_back(Wait(rank, std::max(left, std::chrono::milliseconds(0))));
+  }
+  return exits;
+}
+
+}  // namespace ditserve::local_cluster

@@ -1,0 +1,81 @@
+#ifndef DITSERVE_TOOLS_LOCAL_CLUSTER_RANK_LAUNCHER_H_
+#define DITSERVE_TOOLS_LOCAL_CLUSTER_RANK_LAUNCHER_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace ditserve::local_cluster {
+
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and
+// released), for a rendezvous or a server under test; never one this
+// process was given before.
+absl::StatusOr<int> PickFreePort();
+
+// How one rank process ended.
+struct RankExit {
+  int rank = 0;
+  // Exit status, or -1 when a signal ended it.
+  int exit_code = -1;
+  // The signal that ended it, or 0.
+  int signal = 0;
+  // Whether WaitAll killed it for running past the timeout.
+  bool timed_out = false;
+};
+
+// Starts one process per rank the way torchrun does (RANK, WORLD_SIZE,
+// LOCAL_RANK, MASTER_ADDR=127.0.0.1, MASTER_PORT=a free port) and captures
+// each one's stdout and stderr. Children die with the test process
+// (PR_SET_PDEATHSIG) and the destructor kills and reaps any still running,
+// so a failing test never leaves ranks behind.
+class RankLauncher {
+ public:
+  // `extra_env` entries are "NAME=value".
+  static absl::StatusOr<std::unique_ptr<RankLauncher>> Start(
+      const std::string& program, const std::vector<std::string>& args,
+      int world_size, const std::vector<std::string>& extra_env = {});
+  ~RankLauncher();
+  RankLauncher(const RankLauncher&) = delete;
+  RankLauncher& operator=(const RankLauncher&) = delete;
+
+  int world_size() const { return static_cast<int>(pids_.size()); }
+  int port() const { return port_; }
+
+  // Everything `rank` wrote so far (stdout and stderr interleaved).
+  std::string Output(int rank) const;
+  // Polls until Output(rank) contains `text`; false after `timeout`.
+  bool WaitForOutput(int rank, const std::string& text,
+                     std::chrono::milliseconds timeout) const;
+  // SIGKILLs one rank now.
+  void Kill(int rank);
+  // Sends `signal` to one rank (e.g. SIGTERM, as an operator stopping it).
+  void Signal(int rank, int signal);
+  // Waits at most `timeout` for every rank to exit, then SIGKILLs those
+  // still running; one entry per rank.
+  std::vector<RankExit> WaitAll(std::chrono::milliseconds timeout);
+  // Waits at most `timeout` for one rank to exit (killing it after).
+  RankExit Wait(int rank, std::chrono::milliseconds timeout);
+  // The ranks that have exited by now, in rank order.
+  std::vector<int> Exited();
+
+ private:
+  RankLauncher() = default;
+  // Reaps `rank` if it exited; true when it has.
+  bool Reap(int rank);
+
+  int port_ = 0;
+  std::string directory_;
+  std::vector<pid_t> pids_;
+  std::vector<std::string> output_paths_;
+  std::vector<RankExit> exits_;
+  std::vector<bool> reaped_;
+};
+
+}  // namespace ditserve::local_cluster
+
+#endif  // DITSERVE_TOOLS_LOCAL_CLUSTER_RANK_LAUNCHER_H_

@@ -1,0 +1,83 @@
+#ifndef DITSERVE_TOOLS_LOCAL_CLUSTER_SERVING_CLUSTER_H_
+#define DITSERVE_TOOLS_LOCAL_CLUSTER_SERVING_CLUSTER_H_
+
+// A real ditserve group on loopback for tests: ditserve-host on rank 0 and
+// ditserve-worker on the others, on the built-in default model (made once
+// into a cache shared by the tests), with gRPC stubs to it.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ditserve/v1/generation.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "tools/local_cluster/rank_launcher.h"
+
+namespace ditserve::local_cluster {
+
+struct ClusterOptions {
+  int world_size = 1;
+  // Flags for every rank (parallel degrees, timeouts).
+  std::vector<std::string> rank_flags;
+  // Flags for the host only (queue size, drain timeout).
+  std::vector<std::string> host_flags;
+};
+
+class ServingCluster {
+ public:
+  // Starts the ranks and waits until health reports SERVING.
+  static absl::StatusOr<std::unique_ptr<ServingCluster>> Start(
+      const ClusterOptions& options);
+
+  v1::Generation::Stub& generation() { return *generation_; }
+  grpc::health::v1::Health::Stub& health() { return *health_; }
+  RankLauncher& ranks() { return *ranks_; }
+  std::string address() const;
+  int metrics_port() const { return metrics_port_; }
+
+  // One Generate call with a deadline `seconds` from now; a failed call's
+  // gRPC status as an absl::Status.
+  absl::StatusOr<v1::GenerateResponse> Generate(
+      const v1::GenerateRequest& request, double seconds);
+  // The body of GET /metrics.
+  absl::StatusOr<std::string> ScrapeMetrics() const;
+  // SERVING, NOT_SERVING, or the failed call's error.
+  absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
+  HealthStatus();
+  // SIGTERMs rank 0 (the host), as an operator stopping the group would.
+  void Terminate();
+
+ private:
+  ServingCluster() = default;
+
+  int grpc_port_ = 0;
+  int metrics_port_ = 0;
+  std::unique_ptr<RankLauncher> ranks_;
+  std::unique_ptr<v1::Generation::Stub> generation_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health_;
+};
+
+// A context whose deadline is `seconds` from now.
+std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds);
+
+// A request for a small, quick image of the default model.
+v1::GenerateRequest SmallRequest(const std::string& prompt);
+
+// The values of an OUTPUT_FORMAT_LATENT_F32 image.
+std::vector<float> LatentFloats(const v1::Image& image);
+
+// PSNR in dB of `actual` against `expected` over every byte of every image
+// (8-bit RGB); infinity when they are equal, 0 when their images differ in
+// number or size.
+double RgbPsnr(const v1::GenerateResponse& expected,
+               const v1::GenerateResponse& actual);
+
+// The transformer bytes rank `rank` of `cluster` reported loading at
+// start-up (engine::LogStageWeights); -1 when it reported none.
+int64_t TransformerBytes(ServingCluster& cluster, int rank);
+
+}  // namespace ditserve::local_cluster
+
+#endif  // DITSERVE_TOOLS_LOCAL_CLUSTER_SERVING_CLUSTER_H_
