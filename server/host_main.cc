@@ -112,7 +112,7 @@ int RunHost() {
   AdmissionQueue queue(options.max_queue,
                        [&metrics](int depth) { metrics.SetQueueDepth(depth); });
   engine::JobQueue jobs(/*capacity=*/1);
-  EngineExecutor executor(&jobs, MakeImageOutput(model->decode),
+  EngineExecutor executor(&jobs, MakeImageOutput(*model->program),
                           absl::Seconds(absl::GetFlag(FLAGS_max_run_seconds)));
   Scheduler scheduler(&queue, &executor, &metrics, *spec, options.max_batch);
   HealthService health;
@@ -144,7 +144,7 @@ int RunHost() {
   loop_options.ping_interval = std::chrono::milliseconds(
       static_cast<int64_t>(absl::GetFlag(FLAGS_ping_interval_s) * 1000));
   std::thread loop([&] {
-    loop_status = (*runtime)->Serve(*model->pipeline, model->dimensions, &jobs,
+    loop_status = (*runtime)->Serve(*model->program, model->dimensions, &jobs,
                                     loop_options);
     loop_done.Notify();
   });

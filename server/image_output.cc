@@ -58,10 +58,9 @@ absl::StatusOr<std::vector<v1::Image>> PixelImages(v1::OutputFormat format,
 
 }  // namespace
 
-OutputEncoder MakeImageOutput(engine::LatentDecoder decode) {
-  return [decode = std::move(decode)](const v1::InputConfig& config,
-                                      const at::Tensor& latents,
-                                      engine::StageTimings& timings)
+OutputEncoder MakeImageOutput(engine::RankProgram& program) {
+  return [&program](const v1::InputConfig& config, const at::Tensor& latents,
+                    engine::StageTimings& timings)
              -> absl::StatusOr<std::vector<v1::Image>> {
     if (!latents.defined() || latents.dim() != 4 ||
         latents.size(0) != config.prompt_size()) {
@@ -73,7 +72,7 @@ OutputEncoder MakeImageOutput(engine::LatentDecoder decode) {
       engine::ScopedStageTimer timer(timings, engine::Stage::kEncode);
       return LatentImages(latents);
     }
-    ASSIGN_OR_RETURN(at::Tensor rgb, decode(config, latents, timings));
+    ASSIGN_OR_RETURN(at::Tensor rgb, program.Decode(config, latents, timings));
     engine::ScopedStageTimer timer(timings, engine::Stage::kEncode);
     return PixelImages(config.output_format(), rgb);
   };

@@ -1,7 +1,7 @@
 #ifndef DITSERVE_SERVER_IMAGE_OUTPUT_H_
 #define DITSERVE_SERVER_IMAGE_OUTPUT_H_
 
-#include "core/engine/model_loading.h"
+#include "core/engine/rank_program.h"
 #include "server/engine_executor.h"
 
 namespace ditserve::server {
@@ -12,8 +12,9 @@ inline constexpr char kLatentMimeType[] = "application/x-latent-f32";
 
 // The OutputEncoder of the host: LATENT_F32 sends each image's latents
 // [channels, h, w] as little-endian float32 without decoding; RGB8 and PNG
-// decode with `decode` (the VAE) and send raw pixels or a PNG file.
-OutputEncoder MakeImageOutput(engine::LatentDecoder decode);
+// decode with `program`'s Decode (the family's VAE) and send raw pixels or a
+// PNG file. `program` must outlive the encoder.
+OutputEncoder MakeImageOutput(engine::RankProgram& program);
 
 }  // namespace ditserve::server
 

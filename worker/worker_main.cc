@@ -69,7 +69,7 @@ int RunWorker() {
                *model_dir);
   engine::RankLoopOptions loop_options;
   const absl::Status status = (*runtime)->Serve(
-      *model->pipeline, model->dimensions, /*jobs=*/nullptr, loop_options);
+      *model->program, model->dimensions, /*jobs=*/nullptr, loop_options);
   if (!status.ok()) return Fail(status, "rank group");
   spdlog::info("shut down by the host");
   return 0;

@@ -14,8 +14,7 @@ namespace {
 
 // Both branches' outputs [2 × prompts, ...], negative first, from this
 // rank's `own` [prompts, ...].
-absl::StatusOr<at::Tensor> AllGatherBranches(PipelineContext& context,
-                                             int prompts,
+absl::StatusOr<at::Tensor> AllGatherBranches(RankContext& context, int prompts,
                                              const at::Tensor& own) {
   const int cfg = context.mesh.Degree(dist::Axis::kCfg);
   const v1::DerivedShapes& shapes = context.config.shapes();
@@ -49,7 +48,7 @@ absl::StatusOr<at::Tensor> AllGatherBranches(PipelineContext& context,
 
 }  // namespace
 
-std::optional<pipelines::CfgSplit> CfgSplitFor(PipelineContext& context,
+std::optional<pipelines::CfgSplit> CfgSplitFor(RankContext& context,
                                                int prompts) {
   if (context.mesh.Degree(dist::Axis::kCfg) == 1) return std::nullopt;
   return pipelines::CfgSplit{

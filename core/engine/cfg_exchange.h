@@ -3,7 +3,7 @@
 
 #include <optional>
 
-#include "core/engine/pipeline.h"
+#include "core/engine/rank_program.h"
 #include "core/pipelines/cfg_split.h"
 
 namespace ditserve::engine {
@@ -15,7 +15,7 @@ namespace ditserve::engine {
 // dp group's prompt count; outputs travel padded to max_batch_per_dp_group
 // rows, so every group's gather has the planned size. `context` must outlive
 // the split.
-std::optional<pipelines::CfgSplit> CfgSplitFor(PipelineContext& context,
+std::optional<pipelines::CfgSplit> CfgSplitFor(RankContext& context,
                                                int prompts);
 
 }  // namespace ditserve::engine

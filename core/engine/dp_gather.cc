@@ -11,14 +11,14 @@
 
 namespace ditserve::engine {
 
-std::pair<int, int> DpGroupPrompts(const PipelineContext& context) {
+std::pair<int, int> DpGroupPrompts(const RankContext& context) {
   const v1::DerivedShapes& shapes = context.config.shapes();
   const int group = context.mesh.CoordinatesOf(context.rank).dp;
   return {shapes.dp_group_prompt_offsets(group),
           shapes.dp_group_prompt_offsets(group + 1)};
 }
 
-absl::StatusOr<at::Tensor> GatherDpLatents(PipelineContext& context,
+absl::StatusOr<at::Tensor> GatherDpLatents(RankContext& context,
                                            const at::Tensor& group_latents) {
   const v1::InputConfig& config = context.config;
   const v1::DerivedShapes& shapes = config.shapes();
@@ -76,7 +76,7 @@ std::vector<std::string> PromptRange(
   return std::vector<std::string>(texts.begin() + first, texts.begin() + end);
 }
 
-absl::StatusOr<at::Tensor> RunDpGroup(PipelineContext& context,
+absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
                                       const DpGroupGenerator& generate) {
   const v1::DerivedShapes& shapes = context.config.shapes();
   const auto [first, end] = DpGroupPrompts(context);

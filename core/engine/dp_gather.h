@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/engine/pipeline.h"
+#include "core/engine/rank_program.h"
 #include "google/protobuf/repeated_ptr_field.h"
 
 namespace ditserve::engine {
@@ -22,11 +22,11 @@ namespace ditserve::engine {
 // channels, latent_height, latent_width] with rows past the group's prompt
 // count ignored; only the first rank of each dp replica (all other
 // coordinates 0) sends, the others pass an undefined tensor and return.
-absl::StatusOr<at::Tensor> GatherDpLatents(PipelineContext& context,
+absl::StatusOr<at::Tensor> GatherDpLatents(RankContext& context,
                                            const at::Tensor& group_latents);
 
 // Prompt indices [first, end) the dp group of `rank` runs.
-std::pair<int, int> DpGroupPrompts(const PipelineContext& context);
+std::pair<int, int> DpGroupPrompts(const RankContext& context);
 
 // Entries [first, end) of `texts`: a dp group's prompts or negative prompts.
 std::vector<std::string> PromptRange(
@@ -41,7 +41,7 @@ using DpGroupGenerator =
 // This rank's share of a run: `generate` makes its dp group's latents (a
 // group without prompts skips it but still takes part in every step
 // decision, so that all ranks stop together), then GatherDpLatents.
-absl::StatusOr<at::Tensor> RunDpGroup(PipelineContext& context,
+absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
                                       const DpGroupGenerator& generate);
 
 }  // namespace ditserve::engine

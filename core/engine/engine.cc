@@ -41,14 +41,14 @@ std::string MeshMismatch(const v1::ParallelConfig& parallel,
 
 Engine::Engine(int rank, const dist::Mesh& mesh, const dist::MeshGroups& groups,
                dist::ControlChannel& channel,
-               dist::LostRankFinder find_lost_ranks, Pipeline& pipeline,
+               dist::LostRankFinder find_lost_ranks, RankProgram& program,
                EngineOptions options)
     : rank_(rank),
       mesh_(mesh),
       groups_(groups),
       channel_(channel),
       find_lost_ranks_(std::move(find_lost_ranks)),
-      pipeline_(pipeline),
+      program_(program),
       options_(std::move(options)) {}
 
 const BufferPlan* Engine::plan() const {
@@ -97,7 +97,7 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
         " does not match the prepared shapes (prepared → requested): ",
         absl::StrJoin(differing, ", ")));
   }
-  PipelineContext context{
+  RankContext context{
       .config = config,
       .rank = rank_,
       .mesh = mesh_,
@@ -116,7 +116,7 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
                 .find_lost_ranks = find_lost_ranks_};
           },
   };
-  return pipeline_.Run(context);
+  return program_.Run(context);
 }
 
 absl::Status Engine::StepBoundary(const v1::InputConfig& config,

@@ -14,7 +14,7 @@
 #include "core/dist/mesh.h"
 #include "core/dist/mesh_groups.h"
 #include "core/engine/buffer_plan.h"
-#include "core/engine/pipeline.h"
+#include "core/engine/rank_program.h"
 #include "core/engine/receive_buffers.h"
 #include "core/engine/shape_key.h"
 #include "core/engine/stage_timings.h"
@@ -49,7 +49,7 @@ class Engine {
  public:
   Engine(int rank, const dist::Mesh& mesh, const dist::MeshGroups& groups,
          dist::ControlChannel& channel, dist::LostRankFinder find_lost_ranks,
-         Pipeline& pipeline, EngineOptions options);
+         RankProgram& program, EngineOptions options);
 
   // FAILED_PRECONDITION when the config's parallel degrees are not this
   // mesh's; INVALID_ARGUMENT from PlanBuffers; RESOURCE_EXHAUSTED when
@@ -58,7 +58,7 @@ class Engine {
 
   // FAILED_PRECONDITION (listing the differing fields) when `config` was not
   // the prepared shape; CANCELLED / DEADLINE_EXCEEDED / UNAVAILABLE when rank
-  // 0 stopped the run at a step boundary; otherwise the pipeline's result.
+  // 0 stopped the run at a step boundary; otherwise the rank program's result.
   // `observer` is used on rank 0 only and may be null.
   absl::StatusOr<at::Tensor> Run(const v1::InputConfig& config,
                                  RunObserver* observer, StageTimings& timings);
@@ -79,7 +79,7 @@ class Engine {
   const dist::MeshGroups& groups_;
   dist::ControlChannel& channel_;
   dist::LostRankFinder find_lost_ranks_;
-  Pipeline& pipeline_;
+  RankProgram& program_;
   EngineOptions options_;
   std::optional<ShapeKey> prepared_key_;
   std::optional<ReceiveBuffers> buffers_;

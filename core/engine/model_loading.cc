@@ -12,8 +12,8 @@
 #include "core/base/status_macros.h"
 #include "core/checkpoints/write_checkpoint.h"
 #include "core/config/model_defaults.h"
-#include "core/engine/flux_rank_pipeline.h"
-#include "core/engine/guided_model_loading.h"
+#include "core/engine/cfg_model_loading.h"
+#include "core/engine/flux_rank_program.h"
 #include "core/engine/transformer_setup.h"
 #include "core/models/flux/flux_transformer_config.h"
 #include "spdlog/spdlog.h"
@@ -64,7 +64,7 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
     case config::ModelFamily::kPixArtAlpha:
     case config::ModelFamily::kPixArtSigma:
     case config::ModelFamily::kSd3Medium:
-      return LoadGuidedModel(model_dir, spec, runtime);
+      return LoadCfgModel(model_dir, spec, runtime);
     case config::ModelFamily::kFluxDev:
     case config::ModelFamily::kFluxSchnell:
       break;
@@ -97,16 +97,8 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
   model.dimensions.hidden_size = static_cast<int>(config.inner_dim());
   model.dimensions.token_output_channels =
       static_cast<int>(config.output_channels());
-  auto pipeline = std::make_unique<FluxRankPipeline>(
+  model.program = std::make_unique<FluxRankProgram>(
       std::move(encoder), std::move(flux), setup.stale_kv);
-  if (rank == 0) {
-    FluxRankPipeline* decoder = pipeline.get();
-    model.decode = [decoder](const v1::InputConfig& config,
-                             const at::Tensor& latents, StageTimings& timings) {
-      return decoder->Decode(config, latents, timings);
-    };
-  }
-  model.pipeline = std::move(pipeline);
   return model;
 }
 

@@ -3,34 +3,25 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "core/config/model_spec.h"
 #include "core/engine/buffer_plan.h"
-#include "core/engine/pipeline.h"
+#include "core/engine/rank_program.h"
 #include "core/engine/rank_runtime.h"
 #include "core/engine/stage_timings.h"
 #include "ditserve/v1/input_config.pb.h"
 
 namespace ditserve::engine {
 
-// Decodes rank 0's gathered latents [images, channels, h, w] into uint8 RGB
-// images [images, height, width, 3], recording vae_decode in `timings`.
-using LatentDecoder = std::function<absl::StatusOr<at::Tensor>(
-    const v1::InputConfig& config, const at::Tensor& latents,
-    StageTimings& timings)>;
-
 // A checkpoint loaded for one rank.
 struct LoadedModel {
   config::ModelSpec spec;
   std::string model_dir;
   ModelDimensions dimensions;
-  std::unique_ptr<Pipeline> pipeline;
-  // Set on rank 0 only.
-  LatentDecoder decode;
+  std::unique_ptr<RankProgram> program;
 };
 
 // `model_dir`, or the built-in default model when it is empty: a tiny
@@ -40,8 +31,8 @@ struct LoadedModel {
 absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
                                             const std::string& cache_dir);
 
-// Loads what this rank of `runtime`'s mesh runs from the checkpoint folder
-// (the decoder only on rank 0): FLUX.1, PixArt-α/Σ or SD3 by spec.family.
+// Loads what this rank of `runtime`'s mesh runs from the checkpoint folder:
+// FLUX.1, PixArt-α/Σ or SD3 by spec.family.
 // The transformer attends through the mesh's Attention (Ulysses, Ring or
 // both when sp = ring × ulysses > 1); a PipeFusion stage loads only its
 // blocks (TransformerSetup). Logs the memory each component maps.

@@ -28,7 +28,7 @@ absl::string_view BufferOf(pipelines::StageTensor tensor) {
 }  // namespace
 
 absl::StatusOr<std::optional<pipelines::PipeFusionStages>> StagesFor(
-    PipelineContext& context,
+    RankContext& context,
     const std::shared_ptr<parallel::StaleKvAttention>& stale_kv) {
   if (context.mesh.Degree(dist::Axis::kPp) == 1) return std::nullopt;
   if (stale_kv == nullptr) {

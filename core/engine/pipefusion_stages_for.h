@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "core/engine/pipeline.h"
+#include "core/engine/rank_program.h"
 #include "core/parallel/stale_kv_attention.h"
 #include "core/pipelines/pipefusion.h"
 
@@ -20,7 +20,7 @@ namespace ditserve::engine {
 // for max_batch_per_dp_group × branches_per_cfg_rank rows. `context` must
 // outlive the stages.
 absl::StatusOr<std::optional<pipelines::PipeFusionStages>> StagesFor(
-    PipelineContext& context,
+    RankContext& context,
     const std::shared_ptr<parallel::StaleKvAttention>& stale_kv);
 
 }  // namespace ditserve::engine

@@ -40,7 +40,7 @@ parallel::SequenceParallelOptions RankRuntime::sequence_parallel_options()
           }};
 }
 
-absl::Status RankRuntime::Serve(Pipeline& pipeline,
+absl::Status RankRuntime::Serve(RankProgram& program,
                                 const ModelDimensions& dimensions,
                                 JobQueue* jobs, RankLoopOptions loop_options) {
   EngineOptions engine_options;
@@ -50,7 +50,7 @@ absl::Status RankRuntime::Serve(Pipeline& pipeline,
   dist::Rendezvous* rendezvous = rendezvous_.get();
   Engine engine(
       env().rank, *mesh_, *groups_, *channel_,
-      [rendezvous] { return rendezvous->watchdog().FindLostRanks(); }, pipeline,
+      [rendezvous] { return rendezvous->watchdog().FindLostRanks(); }, program,
       engine_options);
   RankLoop loop(*channel_, engine, std::move(loop_options));
   return loop.Run(jobs);

@@ -36,10 +36,10 @@ class RankRuntime {
   // the rendezvous' collective timeout and the ranks its watchdog lost.
   parallel::SequenceParallelOptions sequence_parallel_options() const;
 
-  // Runs the rank loop with `pipeline` until rank 0 shuts the group down
+  // Runs the rank loop with `program` until rank 0 shuts the group down
   // (OK) or the group breaks (the error, naming the lost rank). Rank 0 passes
   // the queue it serves; workers pass nullptr.
-  absl::Status Serve(Pipeline& pipeline, const ModelDimensions& dimensions,
+  absl::Status Serve(RankProgram& program, const ModelDimensions& dimensions,
                      JobQueue* jobs, RankLoopOptions loop_options);
 
  private:

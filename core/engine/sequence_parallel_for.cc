@@ -5,7 +5,7 @@
 namespace ditserve::engine {
 
 absl::StatusOr<std::optional<pipelines::SequenceParallel>> SequenceParallelFor(
-    const PipelineContext& context) {
+    const RankContext& context) {
   const int degree = context.mesh.Degree(dist::Axis::kSp);
   // Under PipeFusion the stages split each forward themselves (StagesFor).
   if (degree == 1 || context.mesh.Degree(dist::Axis::kPp) > 1) {

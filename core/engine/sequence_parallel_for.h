@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "core/engine/pipeline.h"
+#include "core/engine/rank_program.h"
 #include "core/pipelines/sequence_parallel.h"
 
 namespace ditserve::engine {
@@ -15,7 +15,7 @@ namespace ditserve::engine {
 // StagesFor). INVALID_ARGUMENT when the config's derived shapes do not split
 // over the mesh's sp degree.
 absl::StatusOr<std::optional<pipelines::SequenceParallel>> SequenceParallelFor(
-    const PipelineContext& context);
+    const RankContext& context);
 
 }  // namespace ditserve::engine
 

@@ -1,6 +1,6 @@
 // One rank of the distributed tests: joins the group from the torchrun
 // variables the launcher sets, runs the real rank loop with
-// ShardGatherPipeline, and prints one line per event for the test to check:
+// ShardGatherProgram, and prints one line per event for the test to check:
 //   OUTCOME rank=R request=ID code=CODE payload_digest=0x.. digest=0x..
 //       allocations=N message=...
 //   BUFFER rank=R request=ID name=NAME shape=AxBxC
@@ -38,7 +38,7 @@
 #include "core/engine/job_queue.h"
 #include "core/engine/rank_loop.h"
 #include "tests/integration/scenarios.h"
-#include "tests/integration/shard_gather_pipeline.h"
+#include "tests/integration/shard_gather_program.h"
 #include "tests/support/frozen_test_config.h"
 
 ABSL_FLAG(std::string, scenario, "consensus",
@@ -205,7 +205,7 @@ int Main() {
   }
   dist::ControlChannel channel((*rendezvous)->control(), rank, env->world_size,
                                find_lost_ranks, std::move(channel_options));
-  ShardGatherPipeline pipeline;
+  ShardGatherProgram pipeline;
   engine::Engine engine(
       rank, *mesh, *groups, channel, find_lost_ranks, pipeline,
       {.dimensions = {.hidden_size = absl::GetFlag(FLAGS_hidden_size)},

@@ -29,9 +29,9 @@ constexpr int kHiddenSize = 8;
 
 // Walks the steps through the engine's step boundary and receives into the
 // plan's gather buffer, recording what it saw.
-class StepCountingPipeline : public Pipeline {
+class StepCountingProgram : public RankProgram {
  public:
-  absl::StatusOr<at::Tensor> Run(PipelineContext& context) override {
+  absl::StatusOr<at::Tensor> Run(RankContext& context) override {
     steps_seen = 0;
     for (int step = 0; step < context.config.num_inference_steps(); ++step) {
       ++steps_seen;
@@ -46,6 +46,11 @@ class StepCountingPipeline : public Pipeline {
         context.buffers.ForIncoming(kSequenceGather, gathered_shape);
     if (!gathered.ok()) return gathered.status();
     return context.buffers.Get(kOutputLatents);
+  }
+  absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& /*config*/,
+                                    const at::Tensor& /*latents*/,
+                                    StageTimings& /*timings*/) override {
+    return absl::UnimplementedError("the engine tests never decode");
   }
 
   int steps_seen = 0;
@@ -122,7 +127,7 @@ class EngineTest : public ::testing::Test {
   static dist::Mesh* mesh_;
   static dist::MeshGroups* groups_;
   static dist::ControlChannel* channel_;
-  StepCountingPipeline pipeline_;
+  StepCountingProgram pipeline_;
   StageTimings timings_;
 };
 

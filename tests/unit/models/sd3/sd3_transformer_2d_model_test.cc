@@ -8,8 +8,8 @@
 #include <string>
 
 #include "core/parallel/local_attention.h"
+#include "tests/unit/models/cfg_golden_inputs.h"
 #include "tests/unit/models/golden_case.h"
-#include "tests/unit/models/guided_golden_inputs.h"
 
 namespace ditserve::models {
 namespace {

@@ -1,5 +1,5 @@
-#ifndef DITSERVE_TESTS_UNIT_MODELS_GUIDED_GOLDEN_INPUTS_H_
-#define DITSERVE_TESTS_UNIT_MODELS_GUIDED_GOLDEN_INPUTS_H_
+#ifndef DITSERVE_TESTS_UNIT_MODELS_CFG_GOLDEN_INPUTS_H_
+#define DITSERVE_TESTS_UNIT_MODELS_CFG_GOLDEN_INPUTS_H_
 
 #include "core/models/pixart/pixart_transformer_2d_model.h"
 #include "core/models/sd3/sd3_transformer_2d_model.h"
@@ -18,4 +18,4 @@ models::PixArtMicroConditions PixArtGoldenMicroConditions(
 
 }  // namespace ditserve::testing
 
-#endif  // DITSERVE_TESTS_UNIT_MODELS_GUIDED_GOLDEN_INPUTS_H_
+#endif  // DITSERVE_TESTS_UNIT_MODELS_CFG_GOLDEN_INPUTS_H_

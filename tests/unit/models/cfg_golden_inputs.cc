@@ -1,4 +1,4 @@
-#include "tests/unit/models/guided_golden_inputs.h"
+#include "tests/unit/models/cfg_golden_inputs.h"
 
 namespace ditserve::testing {
 

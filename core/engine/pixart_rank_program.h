@@ -1,12 +1,12 @@
-#ifndef DITSERVE_CORE_ENGINE_PIXART_RANK_PIPELINE_H_
-#define DITSERVE_CORE_ENGINE_PIXART_RANK_PIPELINE_H_
+#ifndef DITSERVE_CORE_ENGINE_PIXART_RANK_PROGRAM_H_
+#define DITSERVE_CORE_ENGINE_PIXART_RANK_PROGRAM_H_
 
 #include <ATen/core/Tensor.h>
 
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "core/engine/pipeline.h"
+#include "core/engine/rank_program.h"
 #include "core/parallel/stale_kv_attention.h"
 #include "core/pipelines/pixart/pixart_pipeline.h"
 #include "core/pipelines/pixart/pixart_prompt_encoder.h"
@@ -19,27 +19,25 @@ namespace ditserve::engine {
 // rank running one guidance branch when cfg_degree is 2, the sp ranks
 // splitting every transformer forward by sequence or the pp ranks running it
 // as PipeFusion stages, and the groups' latents are gathered to rank 0.
-class PixArtRankPipeline : public Pipeline {
+class PixArtRankProgram : public RankProgram {
  public:
   // `stale_kv`: the attention of `pixart`'s transformer when pp > 1, else
   // null.
-  PixArtRankPipeline(std::unique_ptr<pipelines::PixArtPromptEncoder> encoder,
-                     std::unique_ptr<pipelines::PixArtPipeline> pixart,
-                     std::shared_ptr<parallel::StaleKvAttention> stale_kv);
+  PixArtRankProgram(std::unique_ptr<pipelines::PixArtPromptEncoder> encoder,
+                    std::unique_ptr<pipelines::PixArtPipeline> pixart,
+                    std::shared_ptr<parallel::StaleKvAttention> stale_kv);
 
-  absl::StatusOr<at::Tensor> Run(PipelineContext& context) override;
+  absl::StatusOr<at::Tensor> Run(RankContext& context) override;
 
-  // Rank 0: the VAE decode of gathered latents [images, C, h, w] into uint8
-  // RGB [images, height, width, 3], resized and centre-cropped back to the
-  // requested size after resolution binning.
+  // Resized and centre-cropped back to the requested size after resolution
+  // binning.
   absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& config,
                                     const at::Tensor& latents,
-                                    StageTimings& timings);
+                                    StageTimings& timings) override;
 
  private:
   // Final latents [end - first, C, h, w] of prompts [first, end).
-  absl::StatusOr<at::Tensor> Generate(PipelineContext& context, int first,
-                                      int end);
+  absl::StatusOr<at::Tensor> Generate(RankContext& context, int first, int end);
 
   std::unique_ptr<pipelines::PixArtPromptEncoder> encoder_;
   std::unique_ptr<pipelines::PixArtPipeline> pixart_;
@@ -48,4 +46,4 @@ class PixArtRankPipeline : public Pipeline {
 
 }  // namespace ditserve::engine
 
-#endif  // DITSERVE_CORE_ENGINE_PIXART_RANK_PIPELINE_H_
+#endif  // DITSERVE_CORE_ENGINE_PIXART_RANK_PROGRAM_H_

@@ -1,16 +1,16 @@
-#include "core/engine/pixart_rank_pipeline.h"
+#include "core/engine/pixart_rank_program.h"
 
 #include <torch/torch.h>
 
 #include <utility>
 
 #include "core/base/status_macros.h"
+#include "core/engine/cfg_run_fields.h"
 #include "core/engine/dp_gather.h"
-#include "core/engine/guided_generation.h"
 
 namespace ditserve::engine {
 
-PixArtRankPipeline::PixArtRankPipeline(
+PixArtRankProgram::PixArtRankProgram(
     std::unique_ptr<pipelines::PixArtPromptEncoder> encoder,
     std::unique_ptr<pipelines::PixArtPipeline> pixart,
     std::shared_ptr<parallel::StaleKvAttention> stale_kv)
@@ -18,8 +18,8 @@ PixArtRankPipeline::PixArtRankPipeline(
       pixart_(std::move(pixart)),
       stale_kv_(std::move(stale_kv)) {}
 
-absl::StatusOr<at::Tensor> PixArtRankPipeline::Generate(
-    PipelineContext& context, int first, int end) {
+absl::StatusOr<at::Tensor> PixArtRankProgram::Generate(RankContext& context,
+                                                       int first, int end) {
   const v1::InputConfig& config = context.config;
   pipelines::PixArtRequest request;
   {
@@ -38,17 +38,17 @@ absl::StatusOr<at::Tensor> PixArtRankPipeline::Generate(
       request.negative_prompt_attention_mask = negative.prompt_attention_mask;
     }
   }
-  RETURN_IF_ERROR(SetGuidedRunFields(context, first, end, stale_kv_, request));
+  RETURN_IF_ERROR(SetCfgRunFields(context, first, end, stale_kv_, request));
   return DenoiseFromSeeds(context, *pixart_, request);
 }
 
-absl::StatusOr<at::Tensor> PixArtRankPipeline::Run(PipelineContext& context) {
+absl::StatusOr<at::Tensor> PixArtRankProgram::Run(RankContext& context) {
   return RunDpGroup(context, [this, &context](int first, int end) {
     return Generate(context, first, end);
   });
 }
 
-absl::StatusOr<at::Tensor> PixArtRankPipeline::Decode(
+absl::StatusOr<at::Tensor> PixArtRankProgram::Decode(
     const v1::InputConfig& config, const at::Tensor& latents,
     StageTimings& timings) {
   ScopedStageTimer timer(timings, Stage::kVaeDecode);

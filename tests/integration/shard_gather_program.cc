@@ -1,4 +1,4 @@
-#include "tests/integration/shard_gather_pipeline.h"
+#include "tests/integration/shard_gather_program.h"
 
 #include <ATen/ATen.h>
 
@@ -45,8 +45,7 @@ std::vector<int64_t> Prepend(int64_t first, at::IntArrayRef rest) {
 
 // Fills this rank's shard, all-gathers the sp group's shards into the plan's
 // gather buffer and checks each one.
-absl::Status GatherSequence(engine::PipelineContext& context,
-                            uint64_t dp_seed) {
+absl::Status GatherSequence(engine::RankContext& context, uint64_t dp_seed) {
   absl::StatusOr<at::Tensor> shard = context.buffers.Get(kSequenceShard);
   if (!shard.ok()) return shard.status();
   shard->copy_(ExpectedShard(dp_seed, context.rank, shard->sizes()));
@@ -78,7 +77,7 @@ absl::Status GatherSequence(engine::PipelineContext& context,
 
 // Gathers each dp group's latents to rank 0 and places them by the dp
 // offsets; returns the output on rank 0, an undefined tensor elsewhere.
-absl::StatusOr<at::Tensor> GatherLatents(engine::PipelineContext& context) {
+absl::StatusOr<at::Tensor> GatherLatents(engine::RankContext& context) {
   const v1::InputConfig& config = context.config;
   const v1::DerivedShapes& shapes = config.shapes();
   const dist::MeshCoordinates coordinates =
@@ -142,8 +141,8 @@ absl::StatusOr<at::Tensor> GatherLatents(engine::PipelineContext& context) {
 
 }  // namespace
 
-absl::StatusOr<at::Tensor> ShardGatherPipeline::Run(
-    engine::PipelineContext& context) {
+absl::StatusOr<at::Tensor> ShardGatherProgram::Run(
+    engine::RankContext& context) {
   const v1::InputConfig& config = context.config;
   const dist::MeshCoordinates coordinates =
       context.mesh.CoordinatesOf(context.rank);
@@ -163,6 +162,12 @@ absl::StatusOr<at::Tensor> ShardGatherPipeline::Run(
   }
   engine::ScopedStageTimer timer(context.timings, engine::Stage::kGather);
   return GatherLatents(context);
+}
+
+absl::StatusOr<at::Tensor> ShardGatherProgram::Decode(
+    const v1::InputConfig& /*config*/, const at::Tensor& /*latents*/,
+    engine::StageTimings& /*timings*/) {
+  return absl::UnimplementedError("ShardGatherProgram has no VAE to decode");
 }
 
 }  // namespace ditserve::testing

@@ -1,5 +1,5 @@
-#ifndef DITSERVE_CORE_ENGINE_PIPELINE_H_
-#define DITSERVE_CORE_ENGINE_PIPELINE_H_
+#ifndef DITSERVE_CORE_ENGINE_RANK_PROGRAM_H_
+#define DITSERVE_CORE_ENGINE_RANK_PROGRAM_H_
 
 #include <ATen/core/Tensor.h>
 
@@ -17,8 +17,8 @@
 
 namespace ditserve::engine {
 
-// Everything one run of a pipeline may use on one rank.
-struct PipelineContext {
+// Everything one run of a rank program may use on one rank.
+struct RankContext {
   // The frozen config, identical on every rank.
   const v1::InputConfig& config;
   int rank;
@@ -37,16 +37,23 @@ struct PipelineContext {
 };
 
 // What a model family implements: run one frozen config on this rank.
-class Pipeline {
+class RankProgram {
  public:
-  virtual ~Pipeline() = default;
+  virtual ~RankProgram() = default;
 
   // Returns the gathered output on rank 0 (for now the final latents,
   // [prompts, channels, latent_height, latent_width]) and an undefined
   // tensor on other ranks.
-  virtual absl::StatusOr<at::Tensor> Run(PipelineContext& context) = 0;
+  virtual absl::StatusOr<at::Tensor> Run(RankContext& context) = 0;
+
+  // Rank 0, after Run: the VAE decode of the gathered latents [images, C, h,
+  // w] into uint8 RGB [images, height, width, 3] at the config's size,
+  // recording vae_decode in `timings`.
+  virtual absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& config,
+                                            const at::Tensor& latents,
+                                            StageTimings& timings) = 0;
 };
 
 }  // namespace ditserve::engine
 
-#endif  // DITSERVE_CORE_ENGINE_PIPELINE_H_
+#endif  // DITSERVE_CORE_ENGINE_RANK_PROGRAM_H_

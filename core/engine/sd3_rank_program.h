@@ -1,12 +1,12 @@
-#ifndef DITSERVE_CORE_ENGINE_SD3_RANK_PIPELINE_H_
-#define DITSERVE_CORE_ENGINE_SD3_RANK_PIPELINE_H_
+#ifndef DITSERVE_CORE_ENGINE_SD3_RANK_PROGRAM_H_
+#define DITSERVE_CORE_ENGINE_SD3_RANK_PROGRAM_H_
 
 #include <ATen/core/Tensor.h>
 
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "core/engine/pipeline.h"
+#include "core/engine/rank_program.h"
 #include "core/parallel/stale_kv_attention.h"
 #include "core/pipelines/sd3/sd3_pipeline.h"
 #include "core/pipelines/sd3/sd3_prompt_encoder.h"
@@ -19,26 +19,22 @@ namespace ditserve::engine {
 // ranks splitting every transformer forward by sequence or the pp ranks
 // running it as PipeFusion stages, and the groups' latents are gathered to
 // rank 0.
-class SD3RankPipeline : public Pipeline {
+class SD3RankProgram : public RankProgram {
  public:
   // `stale_kv`: the attention of `sd3`'s transformer when pp > 1, else null.
-  SD3RankPipeline(std::unique_ptr<pipelines::SD3PromptEncoder> encoder,
-                  std::unique_ptr<pipelines::SD3Pipeline> sd3,
-                  std::shared_ptr<parallel::StaleKvAttention> stale_kv);
+  SD3RankProgram(std::unique_ptr<pipelines::SD3PromptEncoder> encoder,
+                 std::unique_ptr<pipelines::SD3Pipeline> sd3,
+                 std::shared_ptr<parallel::StaleKvAttention> stale_kv);
 
-  absl::StatusOr<at::Tensor> Run(PipelineContext& context) override;
+  absl::StatusOr<at::Tensor> Run(RankContext& context) override;
 
-  // Rank 0: the VAE decode of gathered latents [images, C, h, w] into uint8
-  // RGB [images, height, width, 3]. SD3 generates at the requested size, so
-  // the config (there for the families' common decoder signature) is unused.
   absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& config,
                                     const at::Tensor& latents,
-                                    StageTimings& timings);
+                                    StageTimings& timings) override;
 
  private:
   // Final latents [end - first, C, h, w] of prompts [first, end).
-  absl::StatusOr<at::Tensor> Generate(PipelineContext& context, int first,
-                                      int end);
+  absl::StatusOr<at::Tensor> Generate(RankContext& context, int first, int end);
 
   std::unique_ptr<pipelines::SD3PromptEncoder> encoder_;
   std::unique_ptr<pipelines::SD3Pipeline> sd3_;
@@ -47,4 +43,4 @@ class SD3RankPipeline : public Pipeline {
 
 }  // namespace ditserve::engine
 
-#endif  // DITSERVE_CORE_ENGINE_SD3_RANK_PIPELINE_H_
+#endif  // DITSERVE_CORE_ENGINE_SD3_RANK_PROGRAM_H_

@@ -1,16 +1,16 @@
-#include "core/engine/sd3_rank_pipeline.h"
+#include "core/engine/sd3_rank_program.h"
 
 #include <torch/torch.h>
 
 #include <utility>
 
 #include "core/base/status_macros.h"
+#include "core/engine/cfg_run_fields.h"
 #include "core/engine/dp_gather.h"
-#include "core/engine/guided_generation.h"
 
 namespace ditserve::engine {
 
-SD3RankPipeline::SD3RankPipeline(
+SD3RankProgram::SD3RankProgram(
     std::unique_ptr<pipelines::SD3PromptEncoder> encoder,
     std::unique_ptr<pipelines::SD3Pipeline> sd3,
     std::shared_ptr<parallel::StaleKvAttention> stale_kv)
@@ -18,8 +18,8 @@ SD3RankPipeline::SD3RankPipeline(
       sd3_(std::move(sd3)),
       stale_kv_(std::move(stale_kv)) {}
 
-absl::StatusOr<at::Tensor> SD3RankPipeline::Generate(PipelineContext& context,
-                                                     int first, int end) {
+absl::StatusOr<at::Tensor> SD3RankProgram::Generate(RankContext& context,
+                                                    int first, int end) {
   const v1::InputConfig& config = context.config;
   pipelines::SD3Request request;
   {
@@ -38,18 +38,18 @@ absl::StatusOr<at::Tensor> SD3RankPipeline::Generate(PipelineContext& context,
       request.negative_pooled_prompt_embeds = negative.pooled_prompt_embeds;
     }
   }
-  RETURN_IF_ERROR(SetGuidedRunFields(context, first, end, stale_kv_, request));
+  RETURN_IF_ERROR(SetCfgRunFields(context, first, end, stale_kv_, request));
 
   return DenoiseFromSeeds(context, *sd3_, request);
 }
 
-absl::StatusOr<at::Tensor> SD3RankPipeline::Run(PipelineContext& context) {
+absl::StatusOr<at::Tensor> SD3RankProgram::Run(RankContext& context) {
   return RunDpGroup(context, [this, &context](int first, int end) {
     return Generate(context, first, end);
   });
 }
 
-absl::StatusOr<at::Tensor> SD3RankPipeline::Decode(
+absl::StatusOr<at::Tensor> SD3RankProgram::Decode(
     const v1::InputConfig& /*config*/, const at::Tensor& latents,
     StageTimings& timings) {
   ScopedStageTimer timer(timings, Stage::kVaeDecode);

@@ -130,7 +130,7 @@ void ExpectLatents(const v1::GenerateResponse& response,
   }
 }
 
-class GuidedServingTest : public ::testing::TestWithParam<config::ModelFamily> {
+class CfgServingTest : public ::testing::TestWithParam<config::ModelFamily> {
  protected:
   void SetUp() override { model_dir_ = TinyCheckpoint(GetParam()); }
 
@@ -142,7 +142,7 @@ class GuidedServingTest : public ::testing::TestWithParam<config::ModelFamily> {
   std::string model_dir_;
 };
 
-TEST_P(GuidedServingTest, ParallelLayoutsServeTheSingleRankImages) {
+TEST_P(CfgServingTest, ParallelLayoutsServeTheSingleRankImages) {
   std::vector<std::vector<float>> references;
   {
     SCOPED_TRACE("world 1");
@@ -220,7 +220,7 @@ TEST_P(GuidedServingTest, ParallelLayoutsServeTheSingleRankImages) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Families, GuidedServingTest,
+    Families, CfgServingTest,
     ::testing::Values(config::ModelFamily::kPixArtSigma,
                       config::ModelFamily::kSd3Medium),
     [](const ::testing::TestParamInfo<config::ModelFamily>& info) {
@@ -259,10 +259,10 @@ v1::GenerateRequest SequenceRequest() {
   return request;
 }
 
-class GuidedSequenceParallelTest
+class CfgSequenceParallelTest
     : public ::testing::TestWithParam<SequenceLayout> {};
 
-TEST_P(GuidedSequenceParallelTest, LatentsEqualASingleRanksWithinTolerance) {
+TEST_P(CfgSequenceParallelTest, LatentsEqualASingleRanksWithinTolerance) {
   const SequenceLayout& layout = GetParam();
   const std::string model_dir = TinyCheckpoint(layout.family);
   ASSERT_FALSE(model_dir.empty());
@@ -318,7 +318,7 @@ std::vector<SequenceLayout> SequenceLayouts() {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Layouts, GuidedSequenceParallelTest, ::testing::ValuesIn(SequenceLayouts()),
+    Layouts, CfgSequenceParallelTest, ::testing::ValuesIn(SequenceLayouts()),
     [](const ::testing::TestParamInfo<SequenceLayout>& info) {
       return info.param.Name();
     });
@@ -360,8 +360,7 @@ std::vector<std::string> PipeFusionFlags(const PipeFusionLayout& layout,
           absl::StrCat("--warmup_steps=", warmup_steps)};
 }
 
-class GuidedPipeFusionTest : public ::testing::TestWithParam<PipeFusionLayout> {
-};
+class CfgPipeFusionTest : public ::testing::TestWithParam<PipeFusionLayout> {};
 
 // With every step a warm-up step the stages run the whole sequence one after
 // the other: a single rank's computation, split by blocks (and, with
@@ -369,7 +368,7 @@ class GuidedPipeFusionTest : public ::testing::TestWithParam<PipeFusionLayout> {
 // 15 tokens of SequenceRequest in shares of 8 that overlap by one). Requests
 // of changing max_sequence_length reuse the group (each shape gets its
 // buffers).
-TEST_P(GuidedPipeFusionTest, WarmupStepsOnlyGiveTheSingleRankLatents) {
+TEST_P(CfgPipeFusionTest, WarmupStepsOnlyGiveTheSingleRankLatents) {
   const PipeFusionLayout& layout = GetParam();
   const std::string model_dir = TinyCheckpoint(layout.family);
   ASSERT_FALSE(model_dir.empty());
@@ -443,7 +442,7 @@ std::vector<PipeFusionLayout> PipeFusionLayouts() {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Layouts, GuidedPipeFusionTest, ::testing::ValuesIn(PipeFusionLayouts()),
+    Layouts, CfgPipeFusionTest, ::testing::ValuesIn(PipeFusionLayouts()),
     [](const ::testing::TestParamInfo<PipeFusionLayout>& info) {
       return info.param.Name();
     });
@@ -451,10 +450,10 @@ INSTANTIATE_TEST_SUITE_P(
 // After the warm-up step the patch pipeline attends to one-step-stale keys
 // and values of the other patches by design, so the image is measured by
 // its similarity to a single rank's, as PipeFusion is.
-class GuidedPatchPipelineTest
-    : public ::testing::TestWithParam<PipeFusionLayout> {};
+class CfgPatchPipelineTest : public ::testing::TestWithParam<PipeFusionLayout> {
+};
 
-TEST_P(GuidedPatchPipelineTest, StaysCloseToASingleRank) {
+TEST_P(CfgPatchPipelineTest, StaysCloseToASingleRank) {
   const PipeFusionLayout& layout = GetParam();
   const std::string model_dir = TinyCheckpoint(layout.family);
   ASSERT_FALSE(model_dir.empty());
@@ -485,7 +484,7 @@ TEST_P(GuidedPatchPipelineTest, StaysCloseToASingleRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Layouts, GuidedPatchPipelineTest,
+    Layouts, CfgPatchPipelineTest,
     ::testing::Values(
         PipeFusionLayout{.family = config::ModelFamily::kPixArtSigma},
         PipeFusionLayout{.family = config::ModelFamily::kSd3Medium},

@@ -1,12 +1,12 @@
-#ifndef DITSERVE_CORE_ENGINE_FLUX_RANK_PIPELINE_H_
-#define DITSERVE_CORE_ENGINE_FLUX_RANK_PIPELINE_H_
+#ifndef DITSERVE_CORE_ENGINE_FLUX_RANK_PROGRAM_H_
+#define DITSERVE_CORE_ENGINE_FLUX_RANK_PROGRAM_H_
 
 #include <ATen/core/Tensor.h>
 
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "core/engine/pipeline.h"
+#include "core/engine/rank_program.h"
 #include "core/parallel/stale_kv_attention.h"
 #include "core/pipelines/flux/flux_pipeline.h"
 #include "core/pipelines/text/flux_prompt_encoder.h"
@@ -25,26 +25,23 @@ namespace ditserve::engine {
 // pp group (whole sequence for the warm-up steps, then patch after patch with
 // one-step-stale keys and values), whose ranks also all hold the whole
 // latents after each step.
-class FluxRankPipeline : public Pipeline {
+class FluxRankProgram : public RankProgram {
  public:
   // `stale_kv`: the attention of `flux`'s transformer when pp > 1, else
   // null.
-  FluxRankPipeline(std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
-                   std::unique_ptr<pipelines::FluxPipeline> flux,
-                   std::shared_ptr<parallel::StaleKvAttention> stale_kv);
+  FluxRankProgram(std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
+                  std::unique_ptr<pipelines::FluxPipeline> flux,
+                  std::shared_ptr<parallel::StaleKvAttention> stale_kv);
 
-  absl::StatusOr<at::Tensor> Run(PipelineContext& context) override;
+  absl::StatusOr<at::Tensor> Run(RankContext& context) override;
 
-  // Rank 0: the VAE decode of gathered latents [images, C, h, w] into uint8
-  // RGB [images, height, width, 3].
   absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& config,
                                     const at::Tensor& latents,
-                                    StageTimings& timings);
+                                    StageTimings& timings) override;
 
  private:
   // Final unpacked latents [prompts, C, h, w] of `prompts` of the config.
-  absl::StatusOr<at::Tensor> Generate(PipelineContext& context, int first,
-                                      int end);
+  absl::StatusOr<at::Tensor> Generate(RankContext& context, int first, int end);
 
   std::unique_ptr<pipelines::FluxPromptEncoder> encoder_;
   std::unique_ptr<pipelines::FluxPipeline> flux_;
@@ -53,4 +50,4 @@ class FluxRankPipeline : public Pipeline {
 
 }  // namespace ditserve::engine
 
-#endif  // DITSERVE_CORE_ENGINE_FLUX_RANK_PIPELINE_H_
+#endif  // DITSERVE_CORE_ENGINE_FLUX_RANK_PROGRAM_H_

@@ -25,9 +25,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-using GuidedCheckpointsTest = CheckpointFolderTest;
+using CfgCheckpointsTest = CheckpointFolderTest;
 
-TEST_F(GuidedCheckpointsTest, TinyPixArtSigmaEncodesPromptsAndGenerates) {
+TEST_F(CfgCheckpointsTest, TinyPixArtSigmaEncodesPromptsAndGenerates) {
   const std::string dir =
       WriteTiny(config::ModelFamily::kPixArtSigma, 0, "sigma");
   absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
@@ -68,7 +68,7 @@ TEST_F(GuidedCheckpointsTest, TinyPixArtSigmaEncodesPromptsAndGenerates) {
   EXPECT_TRUE(out->images.image.isfinite().all().item<bool>());
 }
 
-TEST_F(GuidedCheckpointsTest, PixArtAlphaTakesMicroConditions) {
+TEST_F(CfgCheckpointsTest, PixArtAlphaTakesMicroConditions) {
   const std::string dir =
       WriteTiny(config::ModelFamily::kPixArtAlpha, 0, "alpha");
   absl::StatusOr<nlohmann::json> index =
@@ -84,7 +84,7 @@ TEST_F(GuidedCheckpointsTest, PixArtAlphaTakesMicroConditions) {
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
 }
 
-TEST_F(GuidedCheckpointsTest, TinySd3EncodesPromptsAndGenerates) {
+TEST_F(CfgCheckpointsTest, TinySd3EncodesPromptsAndGenerates) {
   const std::string dir = WriteTiny(config::ModelFamily::kSd3Medium, 0, "sd3");
   absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
@@ -128,7 +128,7 @@ TEST_F(GuidedCheckpointsTest, TinySd3EncodesPromptsAndGenerates) {
   EXPECT_TRUE(out->images.image.isfinite().all().item<bool>());
 }
 
-TEST_F(GuidedCheckpointsTest, Sd3ClipGPadsWithTheExclamationMark) {
+TEST_F(CfgCheckpointsTest, Sd3ClipGPadsWithTheExclamationMark) {
   const std::string dir = WriteTiny(config::ModelFamily::kSd3Medium, 0, "sd3");
   absl::StatusOr<tokenizers::CLIPTokenizer> clip_l =
       tokenizers::CLIPTokenizer::Load(dir + "/tokenizer");
@@ -141,7 +141,7 @@ TEST_F(GuidedCheckpointsTest, Sd3ClipGPadsWithTheExclamationMark) {
   EXPECT_EQ(clip_l->pad_token_id(), clip_l->eos_token_id());
 }
 
-TEST_F(GuidedCheckpointsTest, Sd3PositionTableIsTheSincosTable) {
+TEST_F(CfgCheckpointsTest, Sd3PositionTableIsTheSincosTable) {
   const std::string dir = WriteTiny(config::ModelFamily::kSd3Medium, 0, "sd3");
   absl::StatusOr<io::TensorMap> weights = io::ReadAllTensors(
       dir + "/transformer/diffusion_pytorch_model.safetensors");
@@ -154,7 +154,7 @@ TEST_F(GuidedCheckpointsTest, Sd3PositionTableIsTheSincosTable) {
   EXPECT_TRUE(table[0][0].slice(0, 16, 32).eq(1).all().item<bool>());
 }
 
-TEST_F(GuidedCheckpointsTest, SameSeedGivesIdenticalWeights) {
+TEST_F(CfgCheckpointsTest, SameSeedGivesIdenticalWeights) {
   for (const config::ModelFamily family :
        {config::ModelFamily::kPixArtSigma, config::ModelFamily::kSd3Medium}) {
     const std::string name(config::ModelFamilyName(family));
@@ -168,7 +168,7 @@ TEST_F(GuidedCheckpointsTest, SameSeedGivesIdenticalWeights) {
   }
 }
 
-TEST_F(GuidedCheckpointsTest, NonPixArtFamilyIsRejectedByThePixArtWriter) {
+TEST_F(CfgCheckpointsTest, NonPixArtFamilyIsRejectedByThePixArtWriter) {
   const absl::Status status =
       WritePixArtCheckpoint(config::ModelFamily::kSd3Medium,
                             CheckpointPreset::kTiny, 0, root_.string());
@@ -176,8 +176,7 @@ TEST_F(GuidedCheckpointsTest, NonPixArtFamilyIsRejectedByThePixArtWriter) {
   EXPECT_THAT(status.message(), HasSubstr("sd3-medium is not a PixArt"));
 }
 
-TEST_F(GuidedCheckpointsTest,
-       CachedCheckpointIsWrittenOnceAndNamedByItsInputs) {
+TEST_F(CfgCheckpointsTest, CachedCheckpointIsWrittenOnceAndNamedByItsInputs) {
   absl::StatusOr<std::string> first =
       CachedCheckpoint(config::ModelFamily::kPixArtSigma,
                        CheckpointPreset::kTiny, 5, root_.string());

@@ -1,4 +1,4 @@
-#include "core/engine/flux_rank_pipeline.h"
+#include "core/engine/flux_rank_program.h"
 
 #include <torch/torch.h>
 
@@ -16,7 +16,7 @@
 
 namespace ditserve::engine {
 
-FluxRankPipeline::FluxRankPipeline(
+FluxRankProgram::FluxRankProgram(
     std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
     std::unique_ptr<pipelines::FluxPipeline> flux,
     std::shared_ptr<parallel::StaleKvAttention> stale_kv)
@@ -24,8 +24,8 @@ FluxRankPipeline::FluxRankPipeline(
       flux_(std::move(flux)),
       stale_kv_(std::move(stale_kv)) {}
 
-absl::StatusOr<at::Tensor> FluxRankPipeline::Generate(PipelineContext& context,
-                                                      int first, int end) {
+absl::StatusOr<at::Tensor> FluxRankProgram::Generate(RankContext& context,
+                                                     int first, int end) {
   const v1::InputConfig& config = context.config;
   std::vector<std::string> prompts(config.prompt().begin() + first,
                                    config.prompt().begin() + end);
@@ -64,13 +64,13 @@ absl::StatusOr<at::Tensor> FluxRankPipeline::Generate(PipelineContext& context,
       packed, {shapes.latent_height(), shapes.latent_width()});
 }
 
-absl::StatusOr<at::Tensor> FluxRankPipeline::Run(PipelineContext& context) {
+absl::StatusOr<at::Tensor> FluxRankProgram::Run(RankContext& context) {
   return RunDpGroup(context, [this, &context](int first, int end) {
     return Generate(context, first, end);
   });
 }
 
-absl::StatusOr<at::Tensor> FluxRankPipeline::Decode(
+absl::StatusOr<at::Tensor> FluxRankProgram::Decode(
     const v1::InputConfig& config, const at::Tensor& latents,
     StageTimings& timings) {
   ScopedStageTimer timer(timings, Stage::kVaeDecode);

@@ -1,4 +1,4 @@
-#include "core/engine/guided_model_loading.h"
+#include "core/engine/cfg_model_loading.h"
 
 #include <cstdint>
 #include <memory>
@@ -6,32 +6,23 @@
 #include <vector>
 
 #include "core/base/status_macros.h"
-#include "core/engine/pixart_rank_pipeline.h"
-#include "core/engine/sd3_rank_pipeline.h"
+#include "core/engine/pixart_rank_program.h"
+#include "core/engine/sd3_rank_program.h"
 #include "core/engine/transformer_setup.h"
 #include "core/models/block_range.h"
 
 namespace ditserve::engine {
 namespace {
 
-// `pipeline` as rank `rank`'s model, decoding on rank 0.
-template <typename RankPipeline>
 LoadedModel MakeLoadedModel(const std::string& model_dir,
                             const config::ModelSpec& spec,
                             const ModelDimensions& dimensions,
-                            std::unique_ptr<RankPipeline> pipeline, int rank) {
+                            std::unique_ptr<RankProgram> program) {
   LoadedModel model;
   model.spec = spec;
   model.model_dir = model_dir;
   model.dimensions = dimensions;
-  if (rank == 0) {
-    RankPipeline* decoder = pipeline.get();
-    model.decode = [decoder](const v1::InputConfig& config,
-                             const at::Tensor& latents, StageTimings& timings) {
-      return decoder->Decode(config, latents, timings);
-    };
-  }
-  model.pipeline = std::move(pipeline);
+  model.program = std::move(program);
   return model;
 }
 
@@ -67,9 +58,8 @@ absl::StatusOr<LoadedModel> LoadPixArtModel(const std::string& model_dir,
       .stages_pass_text_stream = false};
   return MakeLoadedModel(
       model_dir, spec, dimensions,
-      std::make_unique<PixArtRankPipeline>(std::move(encoder),
-                                           std::move(pixart), setup.stale_kv),
-      runtime.env().rank);
+      std::make_unique<PixArtRankProgram>(std::move(encoder), std::move(pixart),
+                                          setup.stale_kv));
 }
 
 absl::StatusOr<LoadedModel> LoadSD3Model(const std::string& model_dir,
@@ -105,16 +95,15 @@ absl::StatusOr<LoadedModel> LoadSD3Model(const std::string& model_dir,
           static_cast<int>(config.token_output_channels())};
   return MakeLoadedModel(
       model_dir, spec, dimensions,
-      std::make_unique<SD3RankPipeline>(std::move(encoder), std::move(sd3),
-                                        setup.stale_kv),
-      runtime.env().rank);
+      std::make_unique<SD3RankProgram>(std::move(encoder), std::move(sd3),
+                                       setup.stale_kv));
 }
 
 }  // namespace
 
-absl::StatusOr<LoadedModel> LoadGuidedModel(const std::string& model_dir,
-                                            const config::ModelSpec& spec,
-                                            const RankRuntime& runtime) {
+absl::StatusOr<LoadedModel> LoadCfgModel(const std::string& model_dir,
+                                         const config::ModelSpec& spec,
+                                         const RankRuntime& runtime) {
   if (spec.family == config::ModelFamily::kSd3Medium) {
     return LoadSD3Model(model_dir, spec, runtime);
   }

@@ -22,8 +22,8 @@
 #include "core/parallel/ulysses_attention.h"
 #include "core/pipelines/pixart/pixart_pipeline.h"
 #include "core/pipelines/sd3/sd3_pipeline.h"
+#include "tests/unit/models/cfg_golden_inputs.h"
 #include "tests/unit/models/golden_case.h"
-#include "tests/unit/models/guided_golden_inputs.h"
 #include "tests/unit/pipelines/thread_sequence_parallel.h"
 
 namespace ditserve::pipelines {
@@ -138,9 +138,9 @@ absl::StatusOr<at::Tensor> GoldenForward(
   return (*model)->Forward(inputs);
 }
 
-class GuidedShardedForwardTest : public ::testing::TestWithParam<ShardCase> {};
+class CfgShardedForwardTest : public ::testing::TestWithParam<ShardCase> {};
 
-TEST_P(GuidedShardedForwardTest, EveryRankGetsTheUnshardedForward) {
+TEST_P(CfgShardedForwardTest, EveryRankGetsTheUnshardedForward) {
   const ShardCase& shard_case = GetParam();
   const GoldenCase golden(absl::StrCat("models/", shard_case.golden));
   const bool sd3 = IsSD3(shard_case);
@@ -173,7 +173,7 @@ TEST_P(GuidedShardedForwardTest, EveryRankGetsTheUnshardedForward) {
 // text keys are masked there too). Ulysses needs heads % degree == 0: sd35
 // has 4 heads, pixart_sigma 2.
 INSTANTIATE_TEST_SUITE_P(
-    Shards, GuidedShardedForwardTest,
+    Shards, CfgShardedForwardTest,
     ::testing::Values(ShardCase{"sd3", Method::kRing, 2},
                       ShardCase{"sd3", Method::kRing, 5},
                       ShardCase{"sd35", Method::kRing, 3},
@@ -205,13 +205,12 @@ void PrintTo(const StagesCase& stages_case, std::ostream* out) {
   *out << stages_case.Name();
 }
 
-class GuidedPipeFusionForwardTest
-    : public ::testing::TestWithParam<StagesCase> {};
+class CfgPipeFusionForwardTest : public ::testing::TestWithParam<StagesCase> {};
 
 // Two stages of one block each (every golden has two); step 0 runs the whole
 // sequence stage after stage, step 1 the patch pipeline, here with the same
 // inputs, so the cached keys and values of the other patches are fresh.
-TEST_P(GuidedPipeFusionForwardTest, StagesGiveTheWholeForward) {
+TEST_P(CfgPipeFusionForwardTest, StagesGiveTheWholeForward) {
   const StagesCase& stages_case = GetParam();
   const GoldenCase golden(absl::StrCat("models/", stages_case.golden));
   const bool sd3 = stages_case.golden.rfind("sd3", 0) == 0;
@@ -259,7 +258,7 @@ TEST_P(GuidedPipeFusionForwardTest, StagesGiveTheWholeForward) {
 // first patch's 4 tokens to three ranks in shares of 2, the last owning none.
 // Ulysses needs heads % sp == 0: sd35 has 4 heads, pixart_sigma 2.
 INSTANTIATE_TEST_SUITE_P(
-    Goldens, GuidedPipeFusionForwardTest,
+    Goldens, CfgPipeFusionForwardTest,
     ::testing::Values(StagesCase{"sd3"}, StagesCase{"sd35"},
                       StagesCase{"pixart_sigma"}, StagesCase{"pixart_alpha"},
                       StagesCase{"sd3", 2, Method::kRing},
@@ -271,7 +270,7 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.Name();
     });
 
-TEST(GuidedShardedForwardErrorsTest, SplitOfAnotherSequenceLengthIsAnError) {
+TEST(CfgShardedForwardErrorsTest, SplitOfAnotherSequenceLengthIsAnError) {
   const GoldenCase golden("models/pixart_sigma");
   absl::StatusOr<std::shared_ptr<models::PixArtTransformer2DModel>> model =
       models::LoadPixArtTransformer2DModel(

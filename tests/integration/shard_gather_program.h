@@ -1,0 +1,30 @@
+#ifndef DITSERVE_TESTS_INTEGRATION_SHARD_GATHER_PROGRAM_H_
+#define DITSERVE_TESTS_INTEGRATION_SHARD_GATHER_PROGRAM_H_
+
+#include <ATen/core/Tensor.h>
+
+#include "absl/status/statusor.h"
+#include "core/engine/rank_program.h"
+
+namespace ditserve::testing {
+
+// A rank program that does real collective work through the plan's buffers
+// without a model: every rank fills its sequence shard from (seed, rank) and
+// all-gathers the sp group's shards into the planned gather buffer; the
+// leaders of the dp groups fill their prompts' latents from each prompt's
+// seed and gather them to rank 0, which places them by the dp offsets into
+// the planned output. Every received value is checked against what its
+// sender must have computed; a difference is INTERNAL naming the rank or
+// prompt.
+class ShardGatherProgram : public engine::RankProgram {
+ public:
+  absl::StatusOr<at::Tensor> Run(engine::RankContext& context) override;
+  // UNIMPLEMENTED: it has no VAE (the rank loop tests never decode).
+  absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& config,
+                                    const at::Tensor& latents,
+                                    engine::StageTimings& timings) override;
+};
+
+}  // namespace ditserve::testing
+
+#endif  // DITSERVE_TESTS_INTEGRATION_SHARD_GATHER_PROGRAM_H_
