@@ -6,9 +6,9 @@
 # (a folder includes only folders before it, and itself), on core/ including
 # gRPC service code or prometheus-cpp, and on a production binary's folder
 # (server/, worker/, clients/, core/) linking a library of tools/ or tests/.
-# Usage: tests/check_layering.sh   (from anywhere in the checkout)
+# Usage: tests/check_layering.sh [CHECKOUT]   (default: the one holding it)
 set -euo pipefail
-cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
+cd "$(git -C "${1:-$(dirname "$0")}" rev-parse --show-toplevel)"
 
 # The layer of a project path ("core/models/flux/x.h" -> 2), or nothing for
 # paths outside the order (tests/, generated protos).

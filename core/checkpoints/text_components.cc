@@ -124,15 +124,14 @@ absl::StatusOr<SlotVocabulary> WriteTokenizer(
     const std::filesystem::path& dir) {
   SlotVocabulary vocabulary;
   if (slot.kind == TextEncoderSlot::Kind::kT5) {
-    absl::StatusOr<T5Vocabulary> t5 =
-        WriteT5Tokenizer(corpus, kT5Pieces, dir.string());
-    if (!t5.ok()) return t5.status();
-    vocabulary.t5 = *t5;
+    ASSIGN_OR_RETURN(T5Vocabulary t5,
+                     WriteT5Tokenizer(corpus, kT5Pieces, dir.string()));
+    vocabulary.t5 = t5;
   } else {
-    absl::StatusOr<ClipVocabulary> clip = WriteClipTokenizer(
-        corpus, kClipMerges, slot.clip_pad_token, dir.string());
-    if (!clip.ok()) return clip.status();
-    vocabulary.clip = *clip;
+    ASSIGN_OR_RETURN(ClipVocabulary clip,
+                     WriteClipTokenizer(corpus, kClipMerges,
+                                        slot.clip_pad_token, dir.string()));
+    vocabulary.clip = clip;
   }
   return vocabulary;
 }

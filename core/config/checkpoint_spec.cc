@@ -52,9 +52,9 @@ absl::StatusOr<ModelSpec> ReadCheckpointSpec(const std::string& model_dir) {
   ASSIGN_OR_RETURN(nlohmann::json vae, base::ReadJsonObjectFile(vae_path));
 
   ModelSpec spec;
-  absl::StatusOr<ModelFamily> family = FamilyOf(index, transformer, index_path);
-  if (!family.ok()) return family.status();
-  spec.family = *family;
+  ASSIGN_OR_RETURN(ModelFamily family,
+                   FamilyOf(index, transformer, index_path));
+  spec.family = family;
 
   absl::StatusOr<int> heads =
       PositiveInt(transformer, "num_attention_heads", transformer_path);
@@ -86,10 +86,9 @@ absl::StatusOr<ModelSpec> ReadCheckpointSpec(const std::string& model_dir) {
 
   if (spec.family == ModelFamily::kPixArtAlpha ||
       spec.family == ModelFamily::kPixArtSigma) {
-    absl::StatusOr<int> sample_size =
-        PositiveInt(transformer, "sample_size", transformer_path);
-    if (!sample_size.ok()) return sample_size.status();
-    spec.sample_size = *sample_size;
+    ASSIGN_OR_RETURN(int sample_size,
+                     PositiveInt(transformer, "sample_size", transformer_path));
+    spec.sample_size = sample_size;
   }
 
   const auto blocks = vae.find("block_out_channels");

@@ -37,36 +37,34 @@ absl::StatusOr<int> ResolveInt(const char* variable, const char* flag,
 absl::StatusOr<RankEnv> ResolveRankEnv(const RankEnvOverrides& overrides,
                                        const EnvLookup& lookup) {
   RankEnv env;
-  absl::StatusOr<int> world_size =
-      ResolveInt("WORLD_SIZE", "world_size", overrides.world_size, lookup);
-  if (!world_size.ok()) return world_size.status();
-  absl::StatusOr<int> rank = ResolveInt("RANK", "rank", overrides.rank, lookup);
-  if (!rank.ok()) return rank.status();
+  ASSIGN_OR_RETURN(int world_size, ResolveInt("WORLD_SIZE", "world_size",
+                                              overrides.world_size, lookup));
+  ASSIGN_OR_RETURN(int rank,
+                   ResolveInt("RANK", "rank", overrides.rank, lookup));
   // torchrun always sets LOCAL_RANK; a hand-written launch for one process
   // per machine may omit it, where it equals the rank.
   std::optional<int> local_override = overrides.local_rank;
   if (!local_override.has_value() && !lookup("LOCAL_RANK").has_value()) {
-    local_override = *rank;
+    local_override = rank;
   }
-  absl::StatusOr<int> local_rank =
-      ResolveInt("LOCAL_RANK", "local_rank", local_override, lookup);
-  if (!local_rank.ok()) return local_rank.status();
+  ASSIGN_OR_RETURN(int local_rank, ResolveInt("LOCAL_RANK", "local_rank",
+                                              local_override, lookup));
   ASSIGN_OR_RETURN(int port, ResolveInt("MASTER_PORT", "master_port",
                                         overrides.master_port, lookup));
 
-  if (*world_size < 1) {
+  if (world_size < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "WORLD_SIZE (--world_size) ", *world_size, " must be at least 1"));
+        "WORLD_SIZE (--world_size) ", world_size, " must be at least 1"));
   }
-  if (*rank < 0 || *rank >= *world_size) {
+  if (rank < 0 || rank >= world_size) {
     return absl::InvalidArgumentError(
-        absl::StrCat("RANK (--rank) ", *rank, " must be in [0, ", *world_size,
-                     ") for WORLD_SIZE ", *world_size));
+        absl::StrCat("RANK (--rank) ", rank, " must be in [0, ", world_size,
+                     ") for WORLD_SIZE ", world_size));
   }
-  if (*local_rank < 0 || *local_rank > *rank) {
+  if (local_rank < 0 || local_rank > rank) {
     return absl::InvalidArgumentError(
-        absl::StrCat("LOCAL_RANK (--local_rank) ", *local_rank,
-                     " must be in [0, ", *rank, "] for RANK ", *rank));
+        absl::StrCat("LOCAL_RANK (--local_rank) ", local_rank,
+                     " must be in [0, ", rank, "] for RANK ", rank));
   }
   if (port < 1 || port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -80,9 +78,9 @@ absl::StatusOr<RankEnv> ResolveRankEnv(const RankEnvOverrides& overrides,
         "MASTER_ADDR is not set or empty and --master_addr was not given; it "
         "must name the host of rank 0");
   }
-  env.world_size = *world_size;
-  env.rank = *rank;
-  env.local_rank = *local_rank;
+  env.world_size = world_size;
+  env.rank = rank;
+  env.local_rank = local_rank;
   env.master_port = port;
   env.master_addr = *addr;
   return env;

@@ -70,11 +70,10 @@ absl::StatusOr<LoadedModel> LoadSD3Model(const std::string& model_dir,
       SetUpTransformer(
           runtime,
           [&](int stage, int stages) -> absl::StatusOr<models::BlockRange> {
-            absl::StatusOr<models::SD3TransformerConfig> config =
-                models::ReadSD3TransformerConfig(model_dir +
-                                                 "/transformer/config.json");
-            if (!config.ok()) return config.status();
-            return models::SD3Transformer2DModel::StageBlocks(*config, stage,
+            ASSIGN_OR_RETURN(models::SD3TransformerConfig config,
+                             models::ReadSD3TransformerConfig(
+                                 model_dir + "/transformer/config.json"));
+            return models::SD3Transformer2DModel::StageBlocks(config, stage,
                                                               stages);
           }));
   const models::Placement placement;

@@ -74,11 +74,10 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
       SetUpTransformer(
           runtime,
           [&](int stage, int stages) -> absl::StatusOr<models::BlockRange> {
-            absl::StatusOr<models::FluxTransformerConfig> config =
-                models::ReadFluxTransformerConfig(model_dir +
-                                                  "/transformer/config.json");
-            if (!config.ok()) return config.status();
-            return models::FluxStageBlocks(*config, stage, stages);
+            ASSIGN_OR_RETURN(models::FluxTransformerConfig config,
+                             models::ReadFluxTransformerConfig(
+                                 model_dir + "/transformer/config.json"));
+            return models::FluxStageBlocks(config, stage, stages);
           }));
 
   const models::Placement placement;

@@ -1,5 +1,6 @@
 #include "core/engine/sequence_parallel_for.h"
 
+#include "core/base/status_macros.h"
 #include "core/parallel/sequence_sharding.h"
 
 namespace ditserve::engine {
@@ -11,13 +12,13 @@ absl::StatusOr<std::optional<pipelines::SequenceParallel>> SequenceParallelFor(
   if (degree == 1 || context.mesh.Degree(dist::Axis::kPp) > 1) {
     return std::nullopt;
   }
-  absl::StatusOr<parallel::SequenceSharding> sharding =
+  ASSIGN_OR_RETURN(
+      parallel::SequenceSharding sharding,
       parallel::SequenceSharding::Create(
           context.config.shapes(), degree,
-          context.mesh.IndexInGroup(dist::Axis::kSp, context.rank));
-  if (!sharding.ok()) return sharding.status();
+          context.mesh.IndexInGroup(dist::Axis::kSp, context.rank)));
   return pipelines::SequenceParallel{
-      .sharding = *sharding,
+      .sharding = sharding,
       .group = {.group = context.groups.group(dist::Axis::kSp),
                 .context = context.collective_on(dist::Axis::kSp)}};
 }

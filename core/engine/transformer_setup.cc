@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "core/base/status_macros.h"
 #include "core/parallel/make_attention.h"
 #include "spdlog/spdlog.h"
 
@@ -21,10 +22,10 @@ absl::StatusOr<TransformerSetup> SetUpTransformer(
     return setup;
   }
   // config::ValidateParallelForModel has checked pp <= the blocks.
-  absl::StatusOr<models::BlockRange> blocks = stage_blocks(
-      mesh.CoordinatesOf(runtime.env().rank).pp, mesh.Degree(dist::Axis::kPp));
-  if (!blocks.ok()) return blocks.status();
-  setup.blocks = *blocks;
+  ASSIGN_OR_RETURN(models::BlockRange blocks,
+                   stage_blocks(mesh.CoordinatesOf(runtime.env().rank).pp,
+                                mesh.Degree(dist::Axis::kPp)));
+  setup.blocks = blocks;
   parallel::PipeFusionAttention attention = parallel::MakePipeFusionAttention(
       mesh, runtime.groups(), runtime.sequence_parallel_options());
   setup.stale_kv = std::move(attention.stale_kv);

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "core/base/status_macros.h"
 #include "core/models/sequence_shard.h"
 #include "core/pipelines/pipefusion.h"
 
@@ -40,11 +41,10 @@ class LatentStageModel : public StageModel {
   // whole sequence stage after stage in warm-up steps (StagedForward), the
   // patch pipeline after them (PatchedForward).
   absl::StatusOr<at::Tensor> Run(const PipeFusionStages& stages, int step) {
-    absl::StatusOr<at::Tensor> tokens = stages.IsWholeSequenceStep(step)
+    ASSIGN_OR_RETURN(at::Tensor tokens, stages.IsWholeSequenceStep(step)
                                             ? StagedForward(*this, stages)
-                                            : PatchedForward(*this, stages);
-    if (!tokens.ok()) return tokens.status();
-    return transformer_.Unpatchify(*tokens, grid_height(), grid_width());
+                                            : PatchedForward(*this, stages));
+    return transformer_.Unpatchify(tokens, grid_height(), grid_width());
   }
 
  protected:

@@ -61,21 +61,21 @@ absl::StatusOr<StageStreams> ReceiveStreams(const StageModel& model,
   const int previous = stages.group.rank() - 1;
   StageStreams streams;
   if (model.text_tokens() > 0) {
-    absl::StatusOr<at::Tensor> text =
+    ASSIGN_OR_RETURN(
+        at::Tensor text,
         Receive(stages, "receive of the previous stage's text stream",
                 StageTensor::kTextStream, kWholeSequence,
                 {model.batch(), model.text_tokens(), model.hidden_size()},
-                previous, TagOf(patch, kTextTag));
-    if (!text.ok()) return text.status();
-    streams.text = *text;
+                previous, TagOf(patch, kTextTag)));
+    streams.text = text;
   }
-  absl::StatusOr<at::Tensor> image =
+  ASSIGN_OR_RETURN(
+      at::Tensor image,
       Receive(stages, "receive of the previous stage's image stream",
               StageTensor::kImageStream, patch,
               {model.batch(), span.tokens, model.hidden_size()}, previous,
-              TagOf(patch, kImageTag));
-  if (!image.ok()) return image.status();
-  streams.image = *image;
+              TagOf(patch, kImageTag)));
+  streams.image = image;
   return streams;
 }
 

@@ -28,10 +28,9 @@ absl::StatusOr<at::Tensor> GatherShardedForward(
   // Without padding every key is visible: no mask, the attention's fast
   // path. The padding is the same on every rank, so all pass one or none.
   if (sharding.padded_tokens() > sharding.sequence_tokens()) {
-    absl::StatusOr<at::Tensor> key_mask =
-        sharding.ShardKeyMask(batch, std::nullopt);
-    if (!key_mask.ok()) return key_mask.status();
-    shard.key_mask = key_mask->to(device);
+    ASSIGN_OR_RETURN(at::Tensor key_mask,
+                     sharding.ShardKeyMask(batch, std::nullopt));
+    shard.key_mask = key_mask.to(device);
   }
   ASSIGN_OR_RETURN(at::Tensor output, forward_shard(shard));
   return sharding.Gather(sequence_parallel.group, output, /*dim=*/1);

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "absl/status/statusor.h"
+#include "core/base/status_macros.h"
 #include "core/models/sequence_shard.h"
 #include "core/parallel/group_collectives.h"
 #include "core/parallel/sequence_sharding.h"
@@ -61,13 +62,14 @@ absl::StatusOr<at::Tensor> ShardedLatentForward(
     Transformer& transformer, const Inputs& inputs,
     const SequenceParallel& sequence_parallel, int64_t trailing_tokens) {
   const int64_t patch = transformer.config().patch_size;
-  absl::StatusOr<at::Tensor> image_tokens = GatherShardedImageTokens(
-      sequence_parallel, inputs.hidden_states, patch, trailing_tokens,
-      [&](const models::SequenceShard& shard) {
-        return transformer.ForwardShard(inputs, shard);
-      });
-  if (!image_tokens.ok()) return image_tokens.status();
-  return transformer.Unpatchify(*image_tokens,
+  ASSIGN_OR_RETURN(
+      at::Tensor image_tokens,
+      GatherShardedImageTokens(sequence_parallel, inputs.hidden_states, patch,
+                               trailing_tokens,
+                               [&](const models::SequenceShard& shard) {
+                                 return transformer.ForwardShard(inputs, shard);
+                               }));
+  return transformer.Unpatchify(image_tokens,
                                 inputs.hidden_states.size(2) / patch,
                                 inputs.hidden_states.size(3) / patch);
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::golden {
 
@@ -21,23 +22,23 @@ absl::StatusOr<io::TensorMap> GoldenCase::ReadTensors(
 }
 
 absl::StatusOr<GoldenCase> ReadGoldenCase(const std::string& dir) {
-  absl::StatusOr<nlohmann::json> spec =
-      base::ReadJsonFile((std::filesystem::path(dir) / "case.json").string());
-  if (!spec.ok()) return spec.status();
-  auto kind = spec->find("kind");
-  if (!spec->is_object() || kind == spec->end() || !kind->is_string()) {
+  ASSIGN_OR_RETURN(
+      nlohmann::json spec,
+      base::ReadJsonFile((std::filesystem::path(dir) / "case.json").string()));
+  auto kind = spec.find("kind");
+  if (!spec.is_object() || kind == spec.end() || !kind->is_string()) {
     return absl::InvalidArgumentError(
         absl::StrCat(dir, "/case.json has no \"kind\" string"));
   }
   GoldenCase golden_case;
   golden_case.dir = dir;
   golden_case.kind = kind->get<std::string>();
-  auto name = spec->find("name");
+  auto name = spec.find("name");
   golden_case.name =
-      name != spec->end() && name->is_string()
+      name != spec.end() && name->is_string()
           ? name->get<std::string>()
           : std::filesystem::path(dir).lexically_normal().filename().string();
-  golden_case.spec = *std::move(spec);
+  golden_case.spec = std::move(spec);
   return golden_case;
 }
 

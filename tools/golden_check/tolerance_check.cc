@@ -38,12 +38,10 @@ absl::StatusOr<Tolerance> ParseTolerance(const nlohmann::json& json) {
         absl::StrCat("tolerance ", json.dump(), " is not an object"));
   }
   Tolerance tolerance;
-  absl::StatusOr<double> atol = NonNegative(json, "atol");
-  if (!atol.ok()) return atol.status();
-  absl::StatusOr<double> rtol = NonNegative(json, "rtol");
-  if (!rtol.ok()) return rtol.status();
-  tolerance.atol = *atol;
-  tolerance.rtol = *rtol;
+  ASSIGN_OR_RETURN(double atol, NonNegative(json, "atol"));
+  ASSIGN_OR_RETURN(double rtol, NonNegative(json, "rtol"));
+  tolerance.atol = atol;
+  tolerance.rtol = rtol;
   if (json.contains("max_fraction_differing")) {
     ASSIGN_OR_RETURN(double fraction,
                      NonNegative(json, "max_fraction_differing"));

@@ -51,13 +51,11 @@ absl::StatusOr<FluxTransformerConfig> ParseFluxTransformerConfig(
     ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
     *field.target = value;
   }
-  absl::StatusOr<std::optional<int64_t>> out_channels =
-      fields.OptionalPositiveInt("out_channels");
-  if (!out_channels.ok()) return out_channels.status();
-  config.out_channels = out_channels->value_or(config.in_channels);
-  absl::StatusOr<bool> guidance_embeds = fields.Bool("guidance_embeds");
-  if (!guidance_embeds.ok()) return guidance_embeds.status();
-  config.guidance_embeds = *guidance_embeds;
+  ASSIGN_OR_RETURN(std::optional<int64_t> out_channels,
+                   fields.OptionalPositiveInt("out_channels"));
+  config.out_channels = out_channels.value_or(config.in_channels);
+  ASSIGN_OR_RETURN(bool guidance_embeds, fields.Bool("guidance_embeds"));
+  config.guidance_embeds = guidance_embeds;
   ASSIGN_OR_RETURN(std::vector<int64_t> axes,
                    fields.PositiveIntList("axes_dims_rope"));
   config.axes_dims_rope = axes;

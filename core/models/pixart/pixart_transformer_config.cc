@@ -99,15 +99,13 @@ absl::StatusOr<PixArtTransformerConfig> ParsePixArtTransformerConfig(
     ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
     *field.target = value;
   }
-  absl::StatusOr<std::optional<int64_t>> out_channels =
-      fields.OptionalPositiveInt("out_channels");
-  if (!out_channels.ok()) return out_channels.status();
-  config.out_channels = out_channels->value_or(config.in_channels);
+  ASSIGN_OR_RETURN(std::optional<int64_t> out_channels,
+                   fields.OptionalPositiveInt("out_channels"));
+  config.out_channels = out_channels.value_or(config.in_channels);
 
-  absl::StatusOr<std::optional<double>> interpolation_scale =
-      fields.OptionalNumber("interpolation_scale");
-  if (!interpolation_scale.ok()) return interpolation_scale.status();
-  config.interpolation_scale = interpolation_scale->value_or(
+  ASSIGN_OR_RETURN(std::optional<double> interpolation_scale,
+                   fields.OptionalNumber("interpolation_scale"));
+  config.interpolation_scale = interpolation_scale.value_or(
       static_cast<double>(std::max<int64_t>(config.sample_size / 64, 1)));
   if (config.interpolation_scale <= 0) {
     return absl::InvalidArgumentError(
@@ -118,14 +116,12 @@ absl::StatusOr<PixArtTransformerConfig> ParsePixArtTransformerConfig(
                    fields.OptionalBool("use_additional_conditions"));
   config.use_additional_conditions =
       additional.value_or(config.sample_size == 128);
-  absl::StatusOr<std::optional<bool>> attention_bias =
-      fields.OptionalBool("attention_bias");
-  if (!attention_bias.ok()) return attention_bias.status();
-  config.attention_bias = attention_bias->value_or(true);
-  absl::StatusOr<std::optional<double>> norm_eps =
-      fields.OptionalNumber("norm_eps");
-  if (!norm_eps.ok()) return norm_eps.status();
-  config.norm_eps = norm_eps->value_or(1e-6);
+  ASSIGN_OR_RETURN(std::optional<bool> attention_bias,
+                   fields.OptionalBool("attention_bias"));
+  config.attention_bias = attention_bias.value_or(true);
+  ASSIGN_OR_RETURN(std::optional<double> norm_eps,
+                   fields.OptionalNumber("norm_eps"));
+  config.norm_eps = norm_eps.value_or(1e-6);
 
   RETURN_IF_ERROR(CheckShapes(config, source));
   return config;

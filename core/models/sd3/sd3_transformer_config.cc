@@ -72,10 +72,9 @@ absl::StatusOr<SD3TransformerConfig> ParseSD3TransformerConfig(
     ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
     *field.target = value;
   }
-  absl::StatusOr<std::optional<int64_t>> out_channels =
-      fields.OptionalPositiveInt("out_channels");
-  if (!out_channels.ok()) return out_channels.status();
-  config.out_channels = out_channels->value_or(config.in_channels);
+  ASSIGN_OR_RETURN(std::optional<int64_t> out_channels,
+                   fields.OptionalPositiveInt("out_channels"));
+  config.out_channels = out_channels.value_or(config.in_channels);
   RETURN_IF_ERROR(ParseQkNorm(json, source, config));
   RETURN_IF_ERROR(ParseDualAttentionLayers(json, source, config));
   if (config.caption_projection_dim != config.inner_dim()) {

@@ -73,10 +73,10 @@ absl::StatusOr<std::unique_ptr<PixArtPipeline>> PixArtPipeline::Load(
     const std::string& dir, std::shared_ptr<models::Attention> attention,
     const models::Placement& placement,
     std::optional<models::BlockRange> blocks) {
-  absl::StatusOr<std::shared_ptr<models::PixArtTransformer2DModel>>
-      transformer = models::LoadPixArtTransformer2DModel(
-          dir + "/transformer", std::move(attention), placement, blocks);
-  if (!transformer.ok()) return transformer.status();
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::PixArtTransformer2DModel> transformer,
+      models::LoadPixArtTransformer2DModel(
+          dir + "/transformer", std::move(attention), placement, blocks));
   ASSIGN_OR_RETURN(std::shared_ptr<models::AutoencoderKL> vae,
                    models::LoadAutoencoderKL(dir + "/vae", placement));
   const std::string scheduler_path = dir + "/scheduler/scheduler_config.json";
@@ -85,7 +85,7 @@ absl::StatusOr<std::unique_ptr<PixArtPipeline>> PixArtPipeline::Load(
   // Fail at load, not at the first request, on a scheduler we cannot build.
   ASSIGN_OR_RETURN(std::unique_ptr<schedulers::Scheduler> scheduler,
                    schedulers::MakeScheduler(scheduler_json, scheduler_path));
-  const models::PixArtTransformerConfig& config = (*transformer)->config();
+  const models::PixArtTransformerConfig& config = transformer->config();
   const int64_t latent_channels = vae->config().latent_channels;
   if (config.in_channels != latent_channels ||
       (config.out_channels != latent_channels &&
@@ -97,7 +97,7 @@ absl::StatusOr<std::unique_ptr<PixArtPipeline>> PixArtPipeline::Load(
         " (expected in = latent, out = latent or 2 x latent for learned "
         "sigma)"));
   }
-  return std::make_unique<PixArtPipeline>(*std::move(transformer),
+  return std::make_unique<PixArtPipeline>(std::move(transformer),
                                           std::move(vae),
                                           std::move(scheduler_json), placement);
 }
