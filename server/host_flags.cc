@@ -21,8 +21,6 @@ ABSL_FLAG(int, max_inference_steps, kDefaults.max_inference_steps,
           "largest num_inference_steps");
 ABSL_FLAG(double, drain_timeout_s, 120,
           "on SIGTERM, longest wait for admitted requests to finish");
-ABSL_FLAG(double, max_run_seconds, 3600,
-          "longest wait for one request's outcome from the ranks");
 
 namespace ditserve::server {
 

@@ -17,7 +17,6 @@ ABSL_DECLARE_FLAG(int, max_batch);
 ABSL_DECLARE_FLAG(int, max_side_pixels);
 ABSL_DECLARE_FLAG(int, max_inference_steps);
 ABSL_DECLARE_FLAG(double, drain_timeout_s);
-ABSL_DECLARE_FLAG(double, max_run_seconds);
 
 namespace ditserve::server {
 

@@ -8,13 +8,11 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "core/base/logging.h"
 #include "core/config/checkpoint_spec.h"
 #include "core/config/model_defaults.h"
@@ -26,7 +24,6 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "server/admission_queue.h"
-#include "server/engine_executor.h"
 #include "server/generation_service.h"
 #include "server/health_service.h"
 #include "server/host_flags.h"
@@ -111,10 +108,12 @@ int RunHost() {
   const config::ServerOptions options = ServerOptionsFromFlags();
   AdmissionQueue queue(options.max_queue,
                        [&metrics](int depth) { metrics.SetQueueDepth(depth); });
-  engine::JobQueue jobs(/*capacity=*/1);
-  EngineExecutor executor(&jobs, MakeImageOutput(*model->program),
-                          absl::Seconds(absl::GetFlag(FLAGS_max_run_seconds)));
-  Scheduler scheduler(&queue, &executor, &metrics, *spec, options.max_batch);
+  engine::RankLoop& loop =
+      (*runtime)->StartLoop(*model->program, model->dimensions, {});
+  Scheduler scheduler(
+      &queue, &loop, MakeImageOutput(*model->program), &metrics, *spec,
+      {.max_batch = options.max_batch,
+       .ping_interval = absl::Seconds(absl::GetFlag(FLAGS_ping_interval_s))});
   HealthService health;
   GenerationService generation(
       ServedModel{*spec, *model_dir, *parallel, options, kVersion,
@@ -138,16 +137,6 @@ int RunHost() {
         "gRPC");
   }
 
-  absl::Status loop_status;
-  absl::Notification loop_done;
-  engine::RankLoopOptions loop_options;
-  loop_options.ping_interval = std::chrono::milliseconds(
-      static_cast<int64_t>(absl::GetFlag(FLAGS_ping_interval_s) * 1000));
-  std::thread loop([&] {
-    loop_status = (*runtime)->Serve(*model->program, model->dimensions, &jobs,
-                                    loop_options);
-    loop_done.Notify();
-  });
   scheduler.Start();
   health.SetServing(true);
   spdlog::info("serving gRPC on {}:{}, metrics on port {}", listen, bound_port,
@@ -158,16 +147,14 @@ int RunHost() {
   bool group_broken = false;
   while (!stop_requested) {
     if (!group_broken &&
-        loop_done.WaitForNotificationWithTimeout(absl::Milliseconds(200))) {
-      // A rank was lost: stop admitting, answer what is queued, keep
-      // answering health (NOT_SERVING) until told to stop.
+        scheduler.WaitForBrokenGroup(absl::Milliseconds(200))) {
+      // A rank was lost: the scheduler answered what was queued and stopped
+      // admitting; keep answering health (NOT_SERVING) until told to stop.
       group_broken = true;
-      jobs.Close(absl::StrCat("rank group broke: ", loop_status.message()));
       health.SetServing(false);
       metrics.SetRanksAlive(0);
-      queue.StartDraining();
       spdlog::error("rank group broke: {}; not serving",
-                    loop_status.ToString());
+                    scheduler.group_status().ToString());
     } else if (group_broken) {
       absl::SleepFor(absl::Milliseconds(200));
     }
@@ -176,11 +163,11 @@ int RunHost() {
   spdlog::info("stopping: draining admitted requests");
   health.SetServing(false);
   scheduler.Drain(absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)));
-  jobs.Close("host shutting down");
-  loop.join();
   health.Shutdown();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  if (!loop_status.ok()) return Fail(loop_status, "rank group");
+  if (!scheduler.group_status().ok()) {
+    return Fail(scheduler.group_status(), "rank group");
+  }
   spdlog::info("stopped cleanly");
   return 0;
 }

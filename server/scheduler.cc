@@ -1,11 +1,15 @@
 #include "server/scheduler.h"
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "core/base/status_macros.h"
 #include "core/engine/stage.h"
 #include "server/request_batch.h"
 #include "server/status_conversion.h"
@@ -14,6 +18,7 @@
 namespace ditserve::server {
 namespace {
 
+// How often the thread looks at the queue and the stop flag.
 constexpr absl::Duration kPollInterval = absl::Milliseconds(100);
 
 void AddTiming(v1::GenerateResponse& response, engine::Stage stage,
@@ -38,16 +43,74 @@ std::optional<absl::Status> StopReason(const Job& job, absl::Time now, int step,
   return std::nullopt;
 }
 
+// The scheduler's step rule as the engine asks for it (0-based steps).
+class StepDecider : public engine::RunObserver {
+ public:
+  using DecideFn = std::function<v1::StepDecision(int step, int total_steps)>;
+  explicit StepDecider(DecideFn decide) : decide_(std::move(decide)) {}
+  v1::StepDecision DecideAfterStep(int step, int steps) override {
+    return decide_(step + 1, steps);
+  }
+
+ private:
+  const DecideFn decide_;
+};
+
+void AppendTimings(const engine::StageTimings& timings, int rank,
+                   v1::GenerateResponse& response) {
+  for (const engine::Stage stage : engine::kAllStages) {
+    const double seconds = timings.seconds(stage);
+    if (seconds <= 0.0) continue;
+    v1::StageTiming* timing = response.add_timings();
+    timing->set_stage(std::string(engine::StageName(stage)));
+    timing->set_seconds(seconds);
+    timing->set_rank(rank);
+  }
+}
+
+// Pings the idle workers from a second thread while rank 0 alone works
+// (decode, encode) after a run, so that a decode longer than the workers'
+// control timeout does not look like a lost host. The run thread does not
+// use the control channel meanwhile.
+class KeepWorkersAlive {
+ public:
+  KeepWorkersAlive(engine::RankLoop& loop, absl::Duration interval)
+      : thread_([this, &loop, interval] {
+          while (!done_.WaitForNotificationWithTimeout(interval)) {
+            if (absl::Status ping = loop.Ping(); !ping.ok()) {
+              status_ = ping;
+              return;
+            }
+          }
+        }) {}
+  ~KeepWorkersAlive() { Stop().IgnoreError(); }
+
+  // Stops pinging; an error means the group broke meanwhile.
+  absl::Status Stop() {
+    if (thread_.joinable()) {
+      done_.Notify();
+      thread_.join();
+    }
+    return status_;
+  }
+
+ private:
+  absl::Notification done_;
+  absl::Status status_;
+  std::thread thread_;
+};
+
 }  // namespace
 
-Scheduler::Scheduler(AdmissionQueue* queue, Executor* executor,
-                     Metrics* metrics, const config::ModelSpec& spec,
-                     int max_batch)
+Scheduler::Scheduler(AdmissionQueue* queue, engine::RankLoop* loop,
+                     OutputEncoder encode, Metrics* metrics,
+                     const config::ModelSpec& spec, SchedulerOptions options)
     : queue_(queue),
-      executor_(executor),
+      loop_(loop),
+      encode_(std::move(encode)),
       metrics_(metrics),
       spec_(spec),
-      max_batch_(max_batch) {}
+      options_(options) {}
 
 Scheduler::~Scheduler() {
   stop_.store(true);
@@ -61,7 +124,8 @@ void Scheduler::Start() {
 void Scheduler::Drain(absl::Duration timeout) {
   queue_->StartDraining();
   const absl::Time give_up = absl::Now() + timeout;
-  while (absl::Now() < give_up && (queue_->depth() > 0 || running_.load())) {
+  while (absl::Now() < give_up && !group_broken_.HasBeenNotified() &&
+         (queue_->depth() > 0 || running_.load())) {
     absl::SleepFor(absl::Milliseconds(20));
   }
   stop_.store(true);
@@ -72,11 +136,51 @@ void Scheduler::Drain(absl::Duration timeout) {
   }
 }
 
+bool Scheduler::WaitForBrokenGroup(absl::Duration timeout) {
+  return group_broken_.WaitForNotificationWithTimeout(timeout);
+}
+
+absl::Status Scheduler::group_status() const {
+  absl::MutexLock lock(&mu_);
+  return group_status_;
+}
+
 void Scheduler::Loop() {
+  absl::Time last_message = absl::Now();
   while (!stop_.load()) {
     std::shared_ptr<Job> job = queue_->Pop(kPollInterval);
-    if (job != nullptr) Run(Batch(std::move(job)));
+    absl::Status group;
+    if (job != nullptr) {
+      group = Run(Batch(std::move(job)));
+    } else if (absl::Now() - last_message >= options_.ping_interval) {
+      group = loop_->Ping();
+    } else {
+      continue;
+    }
+    if (!group.ok()) {
+      FailGroup(group);
+      return;
+    }
+    last_message = absl::Now();
   }
+  if (absl::Status shutdown = loop_->Shutdown("host shutting down");
+      !shutdown.ok()) {
+    spdlog::error("shutting the rank group down failed: {}",
+                  shutdown.ToString());
+  }
+}
+
+void Scheduler::FailGroup(const absl::Status& status) {
+  {
+    absl::MutexLock lock(&mu_);
+    group_status_ = status;
+  }
+  queue_->StartDraining();
+  while (std::shared_ptr<Job> job = queue_->Pop(absl::ZeroDuration())) {
+    job->Finish(absl::UnavailableError(
+        absl::StrCat("rank group broke: ", status.message())));
+  }
+  group_broken_.Notify();
 }
 
 std::vector<std::shared_ptr<Job>> Scheduler::Batch(
@@ -87,7 +191,7 @@ std::vector<std::shared_ptr<Job>> Scheduler::Batch(
   for (std::shared_ptr<Job>& job :
        queue_->TakeMatching([&](const Job& candidate) {
          const int more = candidate.config().prompt_size();
-         if (images + more > max_batch_ ||
+         if (images + more > options_.max_batch ||
              !CanShareRun(first, candidate.config())) {
            return false;
          }
@@ -99,7 +203,7 @@ std::vector<std::shared_ptr<Job>> Scheduler::Batch(
   return jobs;
 }
 
-void Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
+absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
   std::vector<const v1::InputConfig*> configs;
   std::vector<int> image_counts;
   for (const std::shared_ptr<Job>& job : jobs) {
@@ -114,8 +218,8 @@ void Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     // each job still runs, alone.
     spdlog::error("request_id={} could not be batched: {}",
                   jobs[0]->config().request_id(), merged.status().ToString());
-    for (const std::shared_ptr<Job>& job : jobs) Run({job});
-    return;
+    for (const std::shared_ptr<Job>& job : jobs) RETURN_IF_ERROR(Run({job}));
+    return absl::OkStatus();
   }
   const v1::InputConfig& config = *merged;
   const absl::Time started = absl::Now();
@@ -130,7 +234,7 @@ void Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
       config.prompt_size());
 
   absl::Time last_step = started;
-  const Executor::StepFn on_step = [&](int step, int total_steps) {
+  StepDecider decider([&](int step, int total_steps) {
     const absl::Time now = absl::Now();
     metrics_->ObserveDenoiseStep(absl::ToDoubleSeconds(now - last_step));
     last_step = now;
@@ -158,9 +262,18 @@ void Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     if (live > 0) return v1::STEP_DECISION_CONTINUE;
     return any_cancelled ? v1::STEP_DECISION_CANCEL
                          : v1::STEP_DECISION_DEADLINE;
-  };
-  absl::StatusOr<v1::GenerateResponse> outcome =
-      executor_->Execute(config, on_step);
+  });
+  absl::StatusOr<engine::RequestOutcome> ran =
+      loop_->RunOnAllRanks(config, &decider);
+  absl::Status group = ran.status();
+  const absl::StatusOr<v1::GenerateResponse> outcome =
+      [&]() -> absl::StatusOr<v1::GenerateResponse> {
+    RETURN_IF_ERROR(group);
+    KeepWorkersAlive keep_alive(*loop_, options_.ping_interval);
+    absl::StatusOr<v1::GenerateResponse> response = Respond(config, *ran);
+    group = keep_alive.Stop();
+    return response;
+  }();
 
   running_.store(false);
   metrics_->SetRequestsRunning(0);
@@ -180,6 +293,22 @@ void Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
       Answer(*jobs[i], std::move((*responses)[i]), started, finished);
     }
   }
+  return group;
+}
+
+absl::StatusOr<v1::GenerateResponse> Scheduler::Respond(
+    const v1::InputConfig& config, const engine::RequestOutcome& outcome) {
+  RETURN_IF_ERROR(outcome.status);
+  engine::StageTimings host_timings;
+  ASSIGN_OR_RETURN(std::vector<v1::Image> images,
+                   encode_(config, outcome.output, host_timings));
+  v1::GenerateResponse response;
+  for (v1::Image& image : images) *response.add_images() = std::move(image);
+  for (size_t rank = 0; rank < outcome.rank_timings.size(); ++rank) {
+    AppendTimings(outcome.rank_timings[rank], static_cast<int>(rank), response);
+  }
+  AppendTimings(host_timings, 0, response);
+  return response;
 }
 
 void Scheduler::Answer(Job& job, v1::GenerateResponse response,

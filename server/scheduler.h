@@ -1,36 +1,61 @@
 #ifndef DITSERVE_SERVER_SCHEDULER_H_
 #define DITSERVE_SERVER_SCHEDULER_H_
 
-// The host's one scheduler thread: takes admitted jobs in order, runs them on
-// the rank group through the Executor, streams progress, answers the clients
-// and records metrics. One run at a time because every rank takes part in
-// every run; a run takes the oldest job and, up to `max_batch` images in all,
-// the queued jobs that can share its frozen config (request_batch.h).
+// The host's one run thread: takes admitted jobs in order and runs each on
+// the rank group itself, through the rank loop (broadcast, prepare, run,
+// gather on every rank), then decodes and encodes its images, answers the
+// clients and records metrics; while idle it pings the workers. One run at a
+// time because every rank takes part in every run; a run takes the oldest
+// job and, up to `max_batch` images in all, the queued jobs that can share
+// its frozen config (request_batch.h).
 
 #include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "core/config/model_spec.h"
+#include "core/engine/rank_loop.h"
+#include "core/engine/request_outcome.h"
 #include "server/admission_queue.h"
-#include "server/executor.h"
+#include "server/image_output.h"
 #include "server/metrics.h"
 
 namespace ditserve::server {
 
+struct SchedulerOptions {
+  int max_batch = 1;
+  // Idle workers hear from rank 0 at least this often; must be well below
+  // their control channel timeout.
+  absl::Duration ping_interval = absl::Seconds(5);
+};
+
 class Scheduler {
  public:
-  Scheduler(AdmissionQueue* queue, Executor* executor, Metrics* metrics,
-            const config::ModelSpec& spec, int max_batch);
+  // `loop`: rank 0's side of the rank loop, driven only by this scheduler's
+  // thread.
+  Scheduler(AdmissionQueue* queue, engine::RankLoop* loop, OutputEncoder encode,
+            Metrics* metrics, const config::ModelSpec& spec,
+            SchedulerOptions options);
   ~Scheduler();
 
   void Start();
   // Returns once the queue is empty and the running job (if any) finished,
-  // or `timeout` passed; then stops the thread. Jobs still queued after the
-  // timeout are answered UNAVAILABLE.
+  // or `timeout` passed; then shuts the group down and stops the thread.
+  // Jobs still queued after the timeout are answered UNAVAILABLE.
   void Drain(absl::Duration timeout);
+  // True once the rank group broke (a rank was lost); the thread has then
+  // failed its run, answered every queued job UNAVAILABLE, stopped
+  // admission and ended. Waits at most `timeout` for that.
+  bool WaitForBrokenGroup(absl::Duration timeout);
+  // Why the group broke; OK while it serves.
+  absl::Status group_status() const;
 
   bool running_job() const { return running_.load(); }
 
@@ -38,19 +63,29 @@ class Scheduler {
   void Loop();
   // The jobs that run with `leader`, leader first.
   std::vector<std::shared_ptr<Job>> Batch(std::shared_ptr<Job> leader);
-  void Run(const std::vector<std::shared_ptr<Job>>& jobs);
+  // Returns an error only when the group broke.
+  absl::Status Run(const std::vector<std::shared_ptr<Job>>& jobs);
+  // Every rank's timings and the images of a successful outcome.
+  absl::StatusOr<v1::GenerateResponse> Respond(
+      const v1::InputConfig& config, const engine::RequestOutcome& outcome);
   // Completes a successful `response` with the job's own config and timings,
   // records its metrics and answers the client.
   void Answer(Job& job, v1::GenerateResponse response, absl::Time started,
               absl::Time finished);
+  // Ends the thread's service after the group broke with `status`.
+  void FailGroup(const absl::Status& status);
 
   AdmissionQueue* const queue_;
-  Executor* const executor_;
+  engine::RankLoop* const loop_;
+  const OutputEncoder encode_;
   Metrics* const metrics_;
   const config::ModelSpec spec_;
-  const int max_batch_;
+  const SchedulerOptions options_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> running_{false};
+  absl::Notification group_broken_;
+  mutable absl::Mutex mu_;
+  absl::Status group_status_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

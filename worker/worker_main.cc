@@ -67,9 +67,8 @@ int RunWorker() {
   if (!model.ok()) return Fail(model.status(), "model");
   spdlog::info("joined a group of {} ranks; serving {}", env->world_size,
                *model_dir);
-  engine::RankLoopOptions loop_options;
-  const absl::Status status = (*runtime)->Serve(
-      *model->program, model->dimensions, /*jobs=*/nullptr, loop_options);
+  const absl::Status status =
+      (*runtime)->StartLoop(*model->program, model->dimensions, {}).Follow();
   if (!status.ok()) return Fail(status, "rank group");
   spdlog::info("shut down by the host");
   return 0;

@@ -27,76 +27,41 @@ RankLoop::RankLoop(dist::ControlChannel& channel, Engine& engine,
                    RankLoopOptions options)
     : channel_(channel), engine_(engine), options_(std::move(options)) {}
 
-absl::Status RankLoop::Run(JobQueue* queue) {
-  if (channel_.rank() == 0) {
-    if (queue == nullptr) {
-      return absl::InvalidArgumentError("rank 0's rank loop needs a job queue");
-    }
-    absl::Status status = RunHost(*queue);
-    if (!status.ok()) {
-      queue->Close(absl::StrCat("the group broke: ", status.message()));
-      for (Job& job : queue->TakeAll()) {
-        RequestOutcome outcome;
-        outcome.config = std::move(job.config);
-        outcome.status = status;
-        job.done(outcome);
-      }
-    }
-    return status;
+absl::StatusOr<RequestOutcome> RankLoop::RunOnAllRanks(
+    const v1::InputConfig& config, RunObserver* observer) {
+  StageTimings timings;
+  dist::ControlMessage run;
+  run.kind = v1::CONTROL_KIND_RUN;
+  *run.run.mutable_config() = config;
+  absl::StatusOr<dist::ControlMessage> sent;
+  {
+    ScopedStageTimer timer(timings, Stage::kBroadcast);
+    sent = channel_.Send(run);
   }
-  return RunWorker();
+  RETURN_IF_ERROR(sent.status());
+  RequestOutcome outcome;
+  RETURN_IF_ERROR(Serve(*sent, observer, timings, outcome));
+  return outcome;
 }
 
-absl::Status RankLoop::RunHost(JobQueue& queue) {
-  while (true) {
-    JobQueue::Popped popped =
-        queue.Pop(absl::FromChrono(options_.ping_interval));
-    if (popped.closed) {
-      dist::ControlMessage shutdown;
-      shutdown.kind = v1::CONTROL_KIND_SHUTDOWN;
-      shutdown.shutdown.set_reason(queue.close_reason());
-      ASSIGN_OR_RETURN(dist::ControlMessage sent, channel_.Send(shutdown));
-      spdlog::info("rank 0: group shut down: {}", queue.close_reason());
-      return absl::OkStatus();
-    }
-    if (!popped.job.has_value()) {
-      dist::ControlMessage ping;
-      ping.kind = v1::CONTROL_KIND_PING;
-      ping.ping.set_sequence(++ping_sequence_);
-      ping.ping.set_sent_unix_micros(absl::ToUnixMicros(absl::Now()));
-      ASSIGN_OR_RETURN(dist::ControlMessage sent, channel_.Send(ping));
-      continue;
-    }
-
-    Job job = std::move(*popped.job);
-    StageTimings timings;
-    timings.Add(Stage::kQueue, SecondsSince(job.enqueued));
-    dist::ControlMessage run;
-    run.kind = v1::CONTROL_KIND_RUN;
-    *run.run.mutable_config() = job.config;
-    absl::StatusOr<dist::ControlMessage> sent;
-    {
-      ScopedStageTimer timer(timings, Stage::kBroadcast);
-      sent = channel_.Send(run);
-    }
-    // Serve adds the time from Prepare to the report; rank 0's total also
-    // covers the wait in the queue and the broadcast.
-    timings.Add(Stage::kTotal, timings.seconds(Stage::kQueue) +
-                                   timings.seconds(Stage::kBroadcast));
-    RequestOutcome outcome;
-    absl::Status group = sent.status();
-    if (group.ok()) group = Serve(*sent, job.observer, timings, outcome);
-    if (!group.ok()) {
-      outcome.config = std::move(job.config);
-      outcome.status = group;
-      job.done(outcome);
-      return group;
-    }
-    job.done(outcome);
-  }
+absl::Status RankLoop::Ping() {
+  dist::ControlMessage ping;
+  ping.kind = v1::CONTROL_KIND_PING;
+  ping.ping.set_sequence(++ping_sequence_);
+  ping.ping.set_sent_unix_micros(absl::ToUnixMicros(absl::Now()));
+  return channel_.Send(ping).status();
 }
 
-absl::Status RankLoop::RunWorker() {
+absl::Status RankLoop::Shutdown(const std::string& reason) {
+  dist::ControlMessage shutdown;
+  shutdown.kind = v1::CONTROL_KIND_SHUTDOWN;
+  shutdown.shutdown.set_reason(reason);
+  RETURN_IF_ERROR(channel_.Send(shutdown).status());
+  spdlog::info("rank 0: group shut down: {}", reason);
+  return absl::OkStatus();
+}
+
+absl::Status RankLoop::Follow() {
   while (true) {
     ASSIGN_OR_RETURN(dist::ControlMessage message, channel_.Receive());
     switch (message.kind) {
@@ -150,7 +115,9 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
       local = output.status();
       if (output.ok()) outcome.output = *std::move(output);
     }
-    timings.Add(Stage::kTotal, SecondsSince(started));
+    // Rank 0's total is the whole request (freeze, queue and respond
+    // included), measured once by the thread that drives it.
+    if (channel_.rank() != 0) timings.Add(Stage::kTotal, SecondsSince(started));
     ASSIGN_OR_RETURN(std::vector<RankReport> reports,
                      GatherReports(absl::StrCat("rank reports of request ",
                                                 config.request_id()),

@@ -1,9 +1,9 @@
 #ifndef DITSERVE_CORE_ENGINE_RANK_LOOP_H_
 #define DITSERVE_CORE_ENGINE_RANK_LOOP_H_
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -11,40 +11,45 @@
 #include "absl/strings/string_view.h"
 #include "core/dist/control_channel.h"
 #include "core/engine/engine.h"
-#include "core/engine/job_queue.h"
 #include "core/engine/rank_report.h"
 #include "core/engine/request_outcome.h"
 
 namespace ditserve::engine {
 
 struct RankLoopOptions {
-  // Rank 0 pings when no job arrived for this long; must be well below the
-  // control channel's timeout, which idle workers wait under.
-  std::chrono::milliseconds ping_interval{5000};
-  // Called on every rank after each RunConfig, once all ranks agreed on its
-  // outcome (on rank 0 before the job's own `done`). May be empty.
+  // Called on every rank after each run, once all ranks agreed on its
+  // outcome. May be empty.
   std::function<void(const RequestOutcome&)> on_outcome;
 };
 
-// The loop every rank runs: receive a control message -> check the digest
-// consensus -> Prepare (and agree that every rank prepared) -> Run ->
-// all-gather every rank's report. Rank 0
-// takes configs from a JobQueue, pings while idle and sends Shutdown once
-// the queue is closed and empty; workers follow rank 0's messages.
+// The loop every rank runs over the control channel: receive a control
+// message -> check the digest consensus -> Prepare (and agree that every rank
+// prepared) -> Run -> all-gather every rank's report. Rank 0 drives it from
+// the one thread that serves requests (RunOnAllRanks, Ping, Shutdown); the
+// workers Follow it.
 class RankLoop {
  public:
   RankLoop(dist::ControlChannel& channel, Engine& engine,
            RankLoopOptions options);
 
-  // Rank 0: serves `queue` (required) until it is closed. Workers: pass
-  // nullptr. Returns OK after a clean shutdown, or the error that broke the
-  // group (a lost rank names it); on rank 0 every job still queued then
-  // completes with that error.
-  absl::Status Run(JobQueue* queue);
+  // Rank 0. Each returns an error only when the group broke (a lost rank
+  // names it); a failed request is the outcome's status.
+  //
+  // Broadcasts `config`, then prepares, runs and reports it on every rank,
+  // consulting `observer` (may be null) at every step boundary.
+  absl::StatusOr<RequestOutcome> RunOnAllRanks(const v1::InputConfig& config,
+                                               RunObserver* observer);
+  // Tells idle workers that rank 0 lives; call more often than their control
+  // channel timeout while no request runs.
+  absl::Status Ping();
+  // Ends every worker's Follow with OK, logging `reason`.
+  absl::Status Shutdown(const std::string& reason);
+
+  // Ranks > 0: follows rank 0's messages until it shuts the group down (OK)
+  // or the group breaks (the error, naming the lost rank).
+  absl::Status Follow();
 
  private:
-  absl::Status RunHost(JobQueue& queue);
-  absl::Status RunWorker();
   // Prepares, runs and reports one RunConfig on this rank. Returns an error
   // only when the group broke; request failures go into `outcome`.
   absl::Status Serve(const dist::ControlMessage& message, RunObserver* observer,

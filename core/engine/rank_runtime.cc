@@ -40,20 +40,21 @@ parallel::SequenceParallelOptions RankRuntime::sequence_parallel_options()
           }};
 }
 
-absl::Status RankRuntime::Serve(RankProgram& program,
-                                const ModelDimensions& dimensions,
-                                JobQueue* jobs, RankLoopOptions loop_options) {
+RankLoop& RankRuntime::StartLoop(RankProgram& program,
+                                 const ModelDimensions& dimensions,
+                                 RankLoopOptions loop_options) {
   EngineOptions engine_options;
   engine_options.dimensions = dimensions;
   engine_options.tensor_options = torch::TensorOptions().dtype(torch::kFloat32);
   engine_options.collective_timeout = rendezvous_->options().collective_timeout;
   dist::Rendezvous* rendezvous = rendezvous_.get();
-  Engine engine(
+  engine_ = std::make_unique<Engine>(
       env().rank, *mesh_, *groups_, *channel_,
       [rendezvous] { return rendezvous->watchdog().FindLostRanks(); }, program,
       engine_options);
-  RankLoop loop(*channel_, engine, std::move(loop_options));
-  return loop.Run(jobs);
+  loop_ =
+      std::make_unique<RankLoop>(*channel_, *engine_, std::move(loop_options));
+  return *loop_;
 }
 
 }  // namespace ditserve::engine

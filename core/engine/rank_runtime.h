@@ -12,7 +12,6 @@
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
 #include "core/engine/engine.h"
-#include "core/engine/job_queue.h"
 #include "core/engine/rank_loop.h"
 #include "core/parallel/make_attention.h"
 #include "ditserve/v1/input_config.pb.h"
@@ -20,8 +19,8 @@
 namespace ditserve::engine {
 
 // One rank's membership of the group: the store and groups of the
-// rendezvous, the mesh sub-groups and the control channel. Serve runs the
-// rank loop every rank runs (rank 0 fed by its job queue).
+// rendezvous, the mesh sub-groups, the control channel, and the engine and
+// rank loop that run requests over them.
 class RankRuntime {
  public:
   // Blocks until every rank joined (bounded by options.connect_timeout).
@@ -36,11 +35,11 @@ class RankRuntime {
   // the rendezvous' collective timeout and the ranks its watchdog lost.
   parallel::SequenceParallelOptions sequence_parallel_options() const;
 
-  // Runs the rank loop with `program` until rank 0 shuts the group down
-  // (OK) or the group breaks (the error, naming the lost rank). Rank 0 passes
-  // the queue it serves; workers pass nullptr.
-  absl::Status Serve(RankProgram& program, const ModelDimensions& dimensions,
-                     JobQueue* jobs, RankLoopOptions loop_options);
+  // Builds this rank's engine and rank loop for `program` (which must
+  // outlive the runtime); call once. Rank 0 drives the loop, the workers
+  // Follow it.
+  RankLoop& StartLoop(RankProgram& program, const ModelDimensions& dimensions,
+                      RankLoopOptions loop_options);
 
  private:
   RankRuntime() = default;
@@ -49,6 +48,8 @@ class RankRuntime {
   std::optional<dist::Mesh> mesh_;
   std::optional<dist::MeshGroups> groups_;
   std::unique_ptr<dist::ControlChannel> channel_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<RankLoop> loop_;
 };
 
 }  // namespace ditserve::engine

@@ -11,23 +11,22 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <future>
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/base/status_macros.h"
 #include "core/config/config_digest.h"
 #include "core/dist/control_channel.h"
 #include "core/dist/mesh.h"
@@ -35,7 +34,6 @@
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
 #include "core/engine/engine.h"
-#include "core/engine/job_queue.h"
 #include "core/engine/rank_loop.h"
 #include "tests/integration/scenarios.h"
 #include "tests/integration/shard_gather_program.h"
@@ -58,7 +56,6 @@ namespace {
 constexpr int kStartupFailed = 2;
 constexpr int kLoopFailed = 3;
 // Longest wait for one submitted config to complete.
-constexpr std::chrono::seconds kJobLimit{60};
 
 void PrintLine(const std::string& line) {
   // One write per line, flushed at once: the test reads the output while
@@ -109,10 +106,10 @@ class CancelAfterStep : public engine::RunObserver {
   int step_;
 };
 
-// Rank 0's client: submits the scenario's configs one after another, idles
-// (unless the loop ended), then closes the queue, which shuts the group down.
-void SubmitScenario(engine::JobQueue& queue, const v1::ParallelConfig& parallel,
-                    absl::Notification& loop_ended) {
+// Rank 0: runs the scenario's configs one after another, idles (pinging),
+// then shuts the group down. An error means the group broke.
+absl::Status RunScenario(engine::RankLoop& loop,
+                         const v1::ParallelConfig& parallel) {
   for (const ScenarioStep& step :
        ScenarioSteps(absl::GetFlag(FLAGS_scenario))) {
     absl::StatusOr<v1::InputConfig> config =
@@ -122,29 +119,21 @@ void SubmitScenario(engine::JobQueue& queue, const v1::ParallelConfig& parallel,
           absl::StrCat("FREEZE_FAILED ", OneLine(config.status().ToString())));
       break;
     }
-    // Shared with the job, which may complete after this wait gave up.
-    auto canceller = std::make_shared<CancelAfterStep>(step.cancel_after_step);
-    auto done = std::make_shared<std::promise<void>>();
-    std::future<void> finished = done->get_future();
-    engine::Job job;
-    job.config = *config;
-    if (step.cancel_after_step >= 0) job.observer = canceller.get();
-    job.done = [done, canceller](const engine::RequestOutcome&) {
-      done->set_value();
-    };
-    absl::Status pushed = queue.Push(std::move(job));
-    if (!pushed.ok()) {
-      PrintLine(absl::StrCat("PUSH_FAILED ", OneLine(pushed.ToString())));
-      return;
-    }
-    if (finished.wait_for(kJobLimit) != std::future_status::ready) {
-      PrintLine(absl::StrCat("JOB_TIMEOUT request=", config->request_id()));
-      break;
-    }
+    CancelAfterStep canceller(step.cancel_after_step);
+    RETURN_IF_ERROR(loop.RunOnAllRanks(*config, step.cancel_after_step >= 0
+                                                    ? &canceller
+                                                    : nullptr)
+                        .status());
   }
-  loop_ended.WaitForNotificationWithTimeout(
-      absl::Milliseconds(absl::GetFlag(FLAGS_idle_ms)));
-  queue.Close("scenario finished");
+  const absl::Duration ping_interval =
+      absl::Milliseconds(absl::GetFlag(FLAGS_ping_interval_ms));
+  const absl::Time idle_end =
+      absl::Now() + absl::Milliseconds(absl::GetFlag(FLAGS_idle_ms));
+  while (absl::Now() < idle_end) {
+    absl::SleepFor(std::min(ping_interval, idle_end - absl::Now()));
+    RETURN_IF_ERROR(loop.Ping());
+  }
+  return loop.Shutdown("scenario finished");
 }
 
 int Main() {
@@ -213,29 +202,13 @@ int Main() {
        .collective_timeout = timeout});
   engine::RankLoop loop(
       channel, engine,
-      {.ping_interval =
-           std::chrono::milliseconds(absl::GetFlag(FLAGS_ping_interval_ms)),
-       .on_outcome = [rank, &engine](const engine::RequestOutcome& outcome) {
-         PrintOutcome(rank, engine, outcome);
-       }});
+      {.on_outcome = [rank, &engine](const engine::RequestOutcome& outcome) {
+        PrintOutcome(rank, engine, outcome);
+      }});
   PrintLine(absl::StrCat("READY rank=", rank));
 
-  absl::Status status;
-  if (rank == 0) {
-    engine::JobQueue queue(4);
-    absl::Notification loop_ended;
-    std::thread submitter([&queue, &parallel, &loop_ended] {
-      SubmitScenario(queue, *parallel, loop_ended);
-    });
-    status = loop.Run(&queue);
-    // A broken group fails the jobs still queued, which ends the
-    // submitter's wait; closing keeps it from pushing more.
-    queue.Close("rank loop ended");
-    loop_ended.Notify();
-    submitter.join();
-  } else {
-    status = loop.Run(nullptr);
-  }
+  const absl::Status status =
+      rank == 0 ? RunScenario(loop, *parallel) : loop.Follow();
   PrintLine(absl::StrCat("LOOP_END rank=", rank,
                          " code=", absl::StatusCodeToString(status.code()),
                          " message=", OneLine(status.message())));
