@@ -621,6 +621,46 @@ TEST(ServingFailureTest, KilledWorkerFailsTheRequestNamingItAndHealthDrops) {
             grpc::StatusCode::UNAVAILABLE);
 }
 
+// Rank 0 decodes alone after the gather while the workers wait for its next
+// message; a decode far longer than their control timeout must not look like
+// a lost host (rank 0 keeps pinging them meanwhile).
+TEST(ServingFailureTest, DecodeLongerThanTheCollectiveTimeoutKeepsTheGroup) {
+  constexpr double kCollectiveTimeoutSeconds = 2;
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 2,
+           .rank_flags = {absl::StrCat("--collective_timeout_s=",
+                                       kCollectiveTimeoutSeconds),
+                          "--ping_interval_s=0.5"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // Two 1024x1024 images: the tiny model's VAE takes several seconds each on
+  // one thread, while denoising a single step stays short.
+  v1::GenerateRequest request = SmallRequest("a long decode");
+  request.add_prompt("and another one");
+  request.set_height(1024);
+  request.set_width(1024);
+  request.set_num_inference_steps(1);
+  v1::GenerateResponse response;
+  const grpc::Status status = Generate(**cluster, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  double decode_seconds = 0;
+  for (const v1::StageTiming& timing : response.timings()) {
+    if (timing.stage() == "vae_decode" && timing.rank() == 0) {
+      decode_seconds = timing.seconds();
+    }
+  }
+  EXPECT_GT(decode_seconds, kCollectiveTimeoutSeconds)
+      << "the decode was too short to test the workers' wait";
+  v1::GenerateResponse next;
+  const grpc::Status next_status =
+      Generate(**cluster, SmallRequest("the group is still whole"), &next);
+  EXPECT_TRUE(next_status.ok()) << next_status.error_message();
+  absl::StatusOr<HealthStatus::ServingStatus> health =
+      (*cluster)->HealthStatus();
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthStatus::SERVING);
+}
+
 TEST(ServingFailureTest, SigtermLetsTheRunningRequestFinishThenAllExitZero) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start({.world_size = 2, .rank_flags = {"--dp_degree=2"}});
