@@ -11,11 +11,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -46,42 +48,57 @@ absl::Status ErrnoError(const std::string& what) {
   return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
 }
 
-// A port bound to 127.0.0.1:0 and released.
-absl::StatusOr<int> BindAndReleasePort() {
+// The lowest port the kernel gives outgoing connections their local end from
+// (net.ipv4.ip_local_port_range), or Linux's default when unreadable.
+int FirstEphemeralPort() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int first = 0;
+  if (range >> first && first > 0) return first;
+  return 32768;
+}
+
+// Whether 127.0.0.1:`port` can be bound now (it is bound and released).
+absl::StatusOr<bool> CanBind(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return ErrnoError("socket");
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    absl::Status status = ErrnoError("binding 127.0.0.1:0");
-    close(fd);
-    return status;
-  }
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  const bool bound =
+      bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
   close(fd);
-  return static_cast<int>(ntohs(address.sin_port));
+  return bound;
 }
 
 }  // namespace
 
 absl::StatusOr<int> PickFreePort() {
-  // The kernel may hand a just-released port out again at once; a cluster
-  // that got one port for two servers (its store and its gRPC server, seen
-  // in CI) cannot start, so no port is returned twice per process.
+  // Ports are drawn at random below the ephemeral range: a port the kernel
+  // picks for bind(:0) lies in the range it also gives outgoing connections,
+  // and a Gloo pair or gRPC channel of a test running beside this one took
+  // such a port before our server bound it (seen in CI). The kernel may also
+  // hand a released port out again at once, so no port is returned twice per
+  // process (a cluster's store and its gRPC server once got the same one).
   static std::mutex mutex;
   static std::set<int>* const handed_out = new std::set<int>();
-  constexpr int kAttempts = 100;
+  static std::mt19937* const random = new std::mt19937(std::random_device{}());
+  std::lock_guard<std::mutex> lock(mutex);
+  const int end = FirstEphemeralPort();
+  std::uniform_int_distribution<int> draw(std::max(1024, end - 12000),
+                                          std::max(1025, end) - 1);
+  constexpr int kAttempts = 200;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    ASSIGN_OR_RETURN(int port, BindAndReleasePort());
-    std::lock_guard<std::mutex> lock(mutex);
-    if (handed_out->insert(port).second) return port;
+    const int port = draw(*random);
+    if (handed_out->count(port) > 0) continue;
+    ASSIGN_OR_RETURN(bool free, CanBind(port));
+    if (free) {
+      handed_out->insert(port);
+      return port;
+    }
   }
   return absl::ResourceExhaustedError(absl::StrCat(
-      "no port on 127.0.0.1 that this process was not given already in ",
-      kAttempts, " attempts"));
+      "no free port on 127.0.0.1 below ", end, " in ", kAttempts, " attempts"));
 }
 
 absl::StatusOr<std::unique_ptr<RankLauncher>> RankLauncher::Start(

@@ -12,9 +12,10 @@
 
 namespace ditserve::local_cluster {
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0 and
-// released), for a rendezvous or a server under test; never one this
-// process was given before.
+// A TCP port on 127.0.0.1 that was free a moment ago (bound and released),
+// below the kernel's ephemeral range so that no outgoing connection takes it
+// meanwhile, for a rendezvous or a server under test; never one this process
+// was given before.
 absl::StatusOr<int> PickFreePort();
 
 // How one rank process ended.
