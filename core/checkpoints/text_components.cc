@@ -124,14 +124,12 @@ absl::StatusOr<SlotVocabulary> WriteTokenizer(
     const std::filesystem::path& dir) {
   SlotVocabulary vocabulary;
   if (slot.kind == TextEncoderSlot::Kind::kT5) {
-    ASSIGN_OR_RETURN(T5Vocabulary t5,
+    ASSIGN_OR_RETURN(vocabulary.t5,
                      WriteT5Tokenizer(corpus, kT5Pieces, dir.string()));
-    vocabulary.t5 = t5;
   } else {
-    ASSIGN_OR_RETURN(ClipVocabulary clip,
+    ASSIGN_OR_RETURN(vocabulary.clip,
                      WriteClipTokenizer(corpus, kClipMerges,
                                         slot.clip_pad_token, dir.string()));
-    vocabulary.clip = clip;
   }
   return vocabulary;
 }

@@ -86,9 +86,8 @@ absl::StatusOr<ModelSpec> ReadCheckpointSpec(const std::string& model_dir) {
 
   if (spec.family == ModelFamily::kPixArtAlpha ||
       spec.family == ModelFamily::kPixArtSigma) {
-    ASSIGN_OR_RETURN(int sample_size,
+    ASSIGN_OR_RETURN(spec.sample_size,
                      PositiveInt(transformer, "sample_size", transformer_path));
-    spec.sample_size = sample_size;
   }
 
   const auto blocks = vae.find("block_out_channels");

@@ -72,9 +72,8 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
         " the store at MASTER_ADDR:PORT ", where, " within ",
         options.connect_timeout.count(), " ms: ", FirstLine(error)));
   }
-  ASSIGN_OR_RETURN(ProcessGroupPtr world,
+  ASSIGN_OR_RETURN(rendezvous->world_,
                    rendezvous->NewGlooGroup("world", env.rank, env.world_size));
-  rendezvous->world_ = world;
   ASSIGN_OR_RETURN(
       ProcessGroupPtr control,
       rendezvous->NewGlooGroup("control", env.rank, env.world_size));

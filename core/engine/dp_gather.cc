@@ -36,9 +36,8 @@ absl::StatusOr<at::Tensor> GatherDpLatents(RankContext& context,
   std::vector<std::vector<at::Tensor>> outputs;
   at::Tensor gathered;
   if (context.rank == 0) {
-    ASSIGN_OR_RETURN(at::Tensor planned, context.buffers.ForIncoming(
-                                             kDpLatentsGather, gathered_shape));
-    gathered = planned;
+    ASSIGN_OR_RETURN(gathered, context.buffers.ForIncoming(kDpLatentsGather,
+                                                           gathered_shape));
     outputs.resize(1);
     for (int group = 0; group < dp; ++group) {
       outputs[0].push_back(gathered[group]);

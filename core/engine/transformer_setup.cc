@@ -22,10 +22,9 @@ absl::StatusOr<TransformerSetup> SetUpTransformer(
     return setup;
   }
   // config::ValidateParallelForModel has checked pp <= the blocks.
-  ASSIGN_OR_RETURN(models::BlockRange blocks,
+  ASSIGN_OR_RETURN(setup.blocks,
                    stage_blocks(mesh.CoordinatesOf(runtime.env().rank).pp,
                                 mesh.Degree(dist::Axis::kPp)));
-  setup.blocks = blocks;
   parallel::PipeFusionAttention attention = parallel::MakePipeFusionAttention(
       mesh, runtime.groups(), runtime.sequence_parallel_options());
   setup.stale_kv = std::move(attention.stale_kv);

@@ -43,9 +43,8 @@ absl::StatusOr<Tolerance> ParseTolerance(const nlohmann::json& json) {
   tolerance.atol = atol;
   tolerance.rtol = rtol;
   if (json.contains("max_fraction_differing")) {
-    ASSIGN_OR_RETURN(double fraction,
+    ASSIGN_OR_RETURN(tolerance.max_fraction_differing,
                      NonNegative(json, "max_fraction_differing"));
-    tolerance.max_fraction_differing = fraction;
   }
   return tolerance;
 }

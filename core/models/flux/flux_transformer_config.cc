@@ -54,11 +54,9 @@ absl::StatusOr<FluxTransformerConfig> ParseFluxTransformerConfig(
   ASSIGN_OR_RETURN(std::optional<int64_t> out_channels,
                    fields.OptionalPositiveInt("out_channels"));
   config.out_channels = out_channels.value_or(config.in_channels);
-  ASSIGN_OR_RETURN(bool guidance_embeds, fields.Bool("guidance_embeds"));
-  config.guidance_embeds = guidance_embeds;
-  ASSIGN_OR_RETURN(std::vector<int64_t> axes,
+  ASSIGN_OR_RETURN(config.guidance_embeds, fields.Bool("guidance_embeds"));
+  ASSIGN_OR_RETURN(config.axes_dims_rope,
                    fields.PositiveIntList("axes_dims_rope"));
-  config.axes_dims_rope = axes;
   RETURN_IF_ERROR(CheckRopeAxes(config, source));
   return config;
 }

@@ -58,12 +58,9 @@ absl::StatusOr<CLIPTextConfig> CLIPTextConfig::FromJson(
   config.layer_norm_eps = eps.value_or(kDefaultLayerNormEps);
   std::string act_name = kDefaultHiddenAct;
   if (json.contains("hidden_act")) {
-    ASSIGN_OR_RETURN(std::string value, fields.String("hidden_act"));
-    act_name = value;
+    ASSIGN_OR_RETURN(act_name, fields.String("hidden_act"));
   }
-  ASSIGN_OR_RETURN(TextActivation activation,
-                   ParseTextActivation(act_name, source));
-  config.hidden_act = activation;
+  ASSIGN_OR_RETURN(config.hidden_act, ParseTextActivation(act_name, source));
   if (config.hidden_size % config.num_attention_heads != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": hidden_size ", config.hidden_size,

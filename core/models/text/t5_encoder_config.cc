@@ -72,15 +72,12 @@ absl::StatusOr<T5EncoderConfig> T5EncoderConfig::FromJson(
   // Values saved in config.json override the derived ones, as they do when
   // PretrainedConfig sets its remaining kwargs.
   if (json.contains("dense_act_fn")) {
-    ASSIGN_OR_RETURN(std::string value, fields.String("dense_act_fn"));
-    act_name = value;
+    ASSIGN_OR_RETURN(act_name, fields.String("dense_act_fn"));
   }
   ASSIGN_OR_RETURN(std::optional<bool> gated,
                    fields.OptionalBool("is_gated_act"));
   config.is_gated_act = gated.value_or(config.is_gated_act);
-  ASSIGN_OR_RETURN(TextActivation activation,
-                   ParseTextActivation(act_name, source));
-  config.dense_act_fn = activation;
+  ASSIGN_OR_RETURN(config.dense_act_fn, ParseTextActivation(act_name, source));
   return config;
 }
 

@@ -62,15 +62,11 @@ absl::StatusOr<AutoencoderKLConfig> ParseAutoencoderKLConfig(
     ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
     *field.target = value;
   }
-  ASSIGN_OR_RETURN(std::vector<int64_t> channels,
+  ASSIGN_OR_RETURN(config.block_out_channels,
                    fields.PositiveIntList("block_out_channels"));
-  config.block_out_channels = channels;
-  ASSIGN_OR_RETURN(std::vector<std::string> down,
+  ASSIGN_OR_RETURN(config.down_block_types,
                    fields.StringList("down_block_types"));
-  config.down_block_types = down;
-  ASSIGN_OR_RETURN(std::vector<std::string> up,
-                   fields.StringList("up_block_types"));
-  config.up_block_types = up;
+  ASSIGN_OR_RETURN(config.up_block_types, fields.StringList("up_block_types"));
   ASSIGN_OR_RETURN(std::string act, fields.String("act_fn"));
   if (act != "silu") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -83,9 +79,7 @@ absl::StatusOr<AutoencoderKLConfig> ParseAutoencoderKLConfig(
         absl::StrCat(source, ": field \"scaling_factor\" is missing or null"));
   }
   config.scaling_factor = *scaling;
-  ASSIGN_OR_RETURN(std::optional<double> shift,
-                   fields.OptionalNumber("shift_factor"));
-  config.shift_factor = shift;
+  ASSIGN_OR_RETURN(config.shift_factor, fields.OptionalNumber("shift_factor"));
   struct BoolField {
     const char* name;
     bool* target;

@@ -62,8 +62,7 @@ absl::StatusOr<FluxPromptEmbeddings> FluxPromptEncoder::Encode(
   torch::NoGradGuard no_grad;
   ASSIGN_OR_RETURN(models::CLIPTextOutput clip, clip_->Forward(clip_ids));
   out.pooled_prompt_embeds = clip.pooler_output;
-  ASSIGN_OR_RETURN(at::Tensor t5, t5_->Forward(t5_ids));
-  out.prompt_embeds = t5;
+  ASSIGN_OR_RETURN(out.prompt_embeds, t5_->Forward(t5_ids));
   return out;
 }
 
