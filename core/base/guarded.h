@@ -5,7 +5,9 @@
 // StatusError) become Status.
 
 #include <exception>
+#include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -35,12 +37,21 @@ struct Result<absl::StatusOr<T>> {
 
 }  // namespace guarded_internal
 
-// Runs `body`. A StatusError gives back the Status it carries; any other
-// exception becomes INTERNAL "<context>: <what>". A body returning T gives
-// StatusOr<T>; one returning Status, StatusOr<T> or void gives that (void:
-// Status).
+// The first line of an exception's message (c10::Error appends a C++
+// backtrace after it).
+inline absl::string_view FirstLine(const std::exception& error) {
+  const absl::string_view what = error.what();
+  return what.substr(0, what.find('\n'));
+}
+
+// Runs `body`. A StatusError gives back the Status it carries; a
+// std::invalid_argument becomes INVALID_ARGUMENT and any other exception
+// `code` (UNAVAILABLE where a group could not form, RESOURCE_EXHAUSTED where
+// an allocation failed), both "<context>: <first line of what()>". A body
+// returning T gives StatusOr<T>; one returning Status, StatusOr<T> or void
+// gives that (void: Status).
 template <typename Body>
-auto Guarded(absl::string_view context, Body&& body) ->
+auto GuardedAs(absl::StatusCode code, absl::string_view context, Body&& body) ->
     typename guarded_internal::Result<std::invoke_result_t<Body>>::type {
   try {
     if constexpr (std::is_void_v<std::invoke_result_t<Body>>) {
@@ -51,9 +62,19 @@ auto Guarded(absl::string_view context, Body&& body) ->
     }
   } catch (const StatusError& error) {
     return error.status();
+  } catch (const std::invalid_argument& error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(context, ": ", FirstLine(error)));
   } catch (const std::exception& error) {
-    return absl::InternalError(absl::StrCat(context, ": ", error.what()));
+    return absl::Status(code, absl::StrCat(context, ": ", FirstLine(error)));
   }
+}
+
+// GuardedAs with INTERNAL: an exception the code did not expect.
+template <typename Body>
+auto Guarded(absl::string_view context, Body&& body) {
+  return GuardedAs(absl::StatusCode::kInternal, context,
+                   std::forward<Body>(body));
 }
 
 }  // namespace ditserve::base

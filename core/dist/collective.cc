@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/guarded.h"
 
 namespace ditserve::dist {
 namespace {
@@ -17,9 +18,7 @@ std::string DescribeCurrentException() {
   try {
     throw;
   } catch (const std::exception& error) {
-    // c10::Error appends a C++ backtrace after the first line.
-    std::string what = error.what();
-    return what.substr(0, what.find('\n'));
+    return std::string(base::FirstLine(error));
   } catch (...) {
     return "unknown exception";
   }

@@ -16,16 +16,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::dist {
 namespace {
-
-std::string FirstLine(const std::exception& error) {
-  std::string what = error.what();
-  return what.substr(0, what.find('\n'));
-}
 
 bool IsLoopback(const std::string& address) {
   return address == "localhost" || absl::StartsWith(address, "127.") ||
@@ -63,15 +59,16 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
     const RankEnv& env, const RendezvousOptions& options) {
   std::unique_ptr<Rendezvous> rendezvous(new Rendezvous(env, options));
   const std::string where = absl::StrCat(env.master_addr, ":", env.master_port);
-  try {
-    rendezvous->store_ =
-        ConnectStore(env, /*is_server=*/env.rank == 0, options.connect_timeout);
-  } catch (const std::exception& error) {
-    return absl::UnavailableError(absl::StrCat(
-        "rank ", env.rank, " could not ", env.rank == 0 ? "serve" : "reach",
-        " the store at MASTER_ADDR:PORT ", where, " within ",
-        options.connect_timeout.count(), " ms: ", FirstLine(error)));
-  }
+  RETURN_IF_ERROR(base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("rank ", env.rank, " could not ",
+                   env.rank == 0 ? "serve" : "reach",
+                   " the store at MASTER_ADDR:PORT ", where, " within ",
+                   options.connect_timeout.count(), " ms"),
+      [&] {
+        rendezvous->store_ = ConnectStore(env, /*is_server=*/env.rank == 0,
+                                          options.connect_timeout);
+      }));
   ASSIGN_OR_RETURN(rendezvous->world_,
                    rendezvous->NewGlooGroup("world", env.rank, env.world_size));
   ASSIGN_OR_RETURN(
@@ -80,31 +77,29 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
   rendezvous->control_ = control;
   rendezvous->data_ = rendezvous->world_;
 #ifdef DITSERVE_WITH_NCCL
-  try {
-    auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
-    nccl_options->timeout = options.collective_timeout;
-    rendezvous->data_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-        c10::make_intrusive<c10d::PrefixStore>("data", rendezvous->store_),
-        env.rank, env.world_size, nccl_options);
-  } catch (const std::exception& error) {
-    return absl::UnavailableError(absl::StrCat(
-        "rank ", env.rank,
-        " could not form the NCCL data group: ", FirstLine(error)));
-  }
+  RETURN_IF_ERROR(base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("rank ", env.rank, " could not form the NCCL data group"),
+      [&] {
+        auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+        nccl_options->timeout = options.collective_timeout;
+        rendezvous->data_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+            c10::make_intrusive<c10d::PrefixStore>("data", rendezvous->store_),
+            env.rank, env.world_size, nccl_options);
+      }));
 #endif
-  try {
-    // A connection of its own, so heartbeats never queue behind a collective's
-    // store traffic.
-    rendezvous->watchdog_ = std::make_unique<Watchdog>(
-        ConnectStore(env, /*is_server=*/false, options.connect_timeout),
-        env.rank, env.world_size, options.watchdog);
-  } catch (const std::exception& error) {
-    return absl::UnavailableError(
-        absl::StrCat("rank ", env.rank,
-                     " could not open the watchdog's store "
-                     "connection to ",
-                     where, ": ", FirstLine(error)));
-  }
+  // A connection of its own, so heartbeats never queue behind a collective's
+  // store traffic.
+  RETURN_IF_ERROR(base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("rank ", env.rank,
+                   " could not open the watchdog's store connection to ",
+                   where),
+      [&] {
+        rendezvous->watchdog_ = std::make_unique<Watchdog>(
+            ConnectStore(env, /*is_server=*/false, options.connect_timeout),
+            env.rank, env.world_size, options.watchdog);
+      }));
   spdlog::info("rank {}: joined a group of {} ranks via {}", env.rank,
                env.world_size, where);
   return rendezvous;
@@ -120,22 +115,22 @@ void Rendezvous::KeepStoreForSurvivors() {
 
 absl::StatusOr<ProcessGroupPtr> Rendezvous::NewGlooGroup(
     absl::string_view prefix, int rank_in_group, int size) {
-  try {
-    auto gloo_options =
-        c10d::ProcessGroupGloo::Options::create(options_.collective_timeout);
-    gloo_options->devices.push_back(CreateGlooDevice(env_.master_addr));
-    // Control messages and the gathers here are small; one thread per group
-    // keeps a rank's thread count low.
-    gloo_options->threads = 1;
-    return ProcessGroupPtr(c10::make_intrusive<c10d::ProcessGroupGloo>(
-        c10::make_intrusive<c10d::PrefixStore>(std::string(prefix), store_),
-        rank_in_group, size, gloo_options));
-  } catch (const std::exception& error) {
-    return absl::UnavailableError(absl::StrCat(
-        "rank ", env_.rank, " could not form the Gloo group \"", prefix,
-        "\" (rank ", rank_in_group, " of ", size, ") within ",
-        options_.connect_timeout.count(), " ms: ", FirstLine(error)));
-  }
+  return base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("rank ", env_.rank, " could not form the Gloo group \"",
+                   prefix, "\" (rank ", rank_in_group, " of ", size,
+                   ") within ", options_.connect_timeout.count(), " ms"),
+      [&] {
+        auto gloo_options = c10d::ProcessGroupGloo::Options::create(
+            options_.collective_timeout);
+        gloo_options->devices.push_back(CreateGlooDevice(env_.master_addr));
+        // Control messages and the gathers here are small; one thread per
+        // group keeps a rank's thread count low.
+        gloo_options->threads = 1;
+        return ProcessGroupPtr(c10::make_intrusive<c10d::ProcessGroupGloo>(
+            c10::make_intrusive<c10d::PrefixStore>(std::string(prefix), store_),
+            rank_in_group, size, gloo_options));
+      });
 }
 
 }  // namespace ditserve::dist

@@ -8,6 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::engine {
 
@@ -16,14 +18,11 @@ absl::StatusOr<ReceiveBuffers> ReceiveBuffers::Allocate(
   ReceiveBuffers buffers;
   buffers.plan_ = plan;
   for (const BufferSpec& spec : plan.buffers) {
-    try {
-      buffers.tensors_[spec.name] = at::zeros(spec.shape, options);
-    } catch (const std::exception& error) {
-      std::string what = error.what();
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "allocating ", spec.name, " ", ShapeString(spec.shape), " (sized by ",
-          spec.sized_by, ") failed: ", what.substr(0, what.find('\n'))));
-    }
+    RETURN_IF_ERROR(base::GuardedAs(
+        absl::StatusCode::kResourceExhausted,
+        absl::StrCat("allocating ", spec.name, " ", ShapeString(spec.shape),
+                     " (sized by ", spec.sized_by, ") failed"),
+        [&] { buffers.tensors_[spec.name] = at::zeros(spec.shape, options); }));
   }
   return buffers;
 }

@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/guarded.h"
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
 
@@ -358,23 +359,24 @@ absl::StatusOr<at::Tensor> SafetensorsFile::Tensor(
     return absl::NotFoundError(absl::StrCat("safetensors file ", path_,
                                             " has no tensor \"", name, "\""));
   }
-  try {
-    uint8_t* data = mapping_->data() + data_start_ + info->begin;
-    const auto options = at::TensorOptions().dtype(ToScalarType(info->dtype));
-    const auto element_size = static_cast<uintptr_t>(DTypeSize(info->dtype));
-    if (info->begin == info->end) return torch::empty(info->shape, options);
-    if (reinterpret_cast<uintptr_t>(data) % element_size == 0) {
-      std::shared_ptr<Mapping> keep_alive = mapping_;
-      return torch::from_blob(
-          data, info->shape, [keep_alive](void*) {}, options);
-    }
-    at::Tensor copy = torch::empty(info->shape, options);
-    std::memcpy(copy.data_ptr(), data, info->end - info->begin);
-    return copy;
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(
-        "safetensors file ", path_, ", tensor \"", name, "\": ", e.what()));
-  }
+  return base::Guarded(
+      absl::StrCat("safetensors file ", path_, ", tensor \"", name, "\""),
+      [&]() -> at::Tensor {
+        uint8_t* data = mapping_->data() + data_start_ + info->begin;
+        const auto options =
+            at::TensorOptions().dtype(ToScalarType(info->dtype));
+        const auto element_size =
+            static_cast<uintptr_t>(DTypeSize(info->dtype));
+        if (info->begin == info->end) return torch::empty(info->shape, options);
+        if (reinterpret_cast<uintptr_t>(data) % element_size == 0) {
+          std::shared_ptr<Mapping> keep_alive = mapping_;
+          return torch::from_blob(
+              data, info->shape, [keep_alive](void*) {}, options);
+        }
+        at::Tensor copy = torch::empty(info->shape, options);
+        std::memcpy(copy.data_ptr(), data, info->end - info->begin);
+        return copy;
+      });
 }
 
 uint64_t SafetensorsFile::mapped_bytes() const { return mapping_->size(); }
@@ -540,12 +542,10 @@ absl::StatusOr<TensorMap> ReadAllTensors(const std::string& path) {
   TensorMap tensors;
   for (const TensorInfo& info : file->tensors()) {
     ASSIGN_OR_RETURN(at::Tensor tensor, file->Tensor(info.name));
-    try {
-      tensors[info.name] = tensor.clone();
-    } catch (const std::exception& e) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "copying tensor \"", info.name, "\" of ", path, ": ", e.what()));
-    }
+    RETURN_IF_ERROR(base::GuardedAs(
+        absl::StatusCode::kResourceExhausted,
+        absl::StrCat("copying tensor \"", info.name, "\" of ", path),
+        [&] { tensors[info.name] = tensor.clone(); }));
   }
   return tensors;
 }
@@ -559,30 +559,29 @@ absl::Status WriteSafetensors(
     at::Tensor data;  // Contiguous, on the CPU.
   };
   std::vector<Entry> entries;
-  try {
-    for (const auto& [name, tensor] : tensors) {
-      if (name == "__metadata__") {
-        return absl::InvalidArgumentError(
-            absl::StrCat("cannot write ", path,
-                         ": \"__metadata__\" is reserved, not a tensor name"));
-      }
-      if (!tensor.defined()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "cannot write ", path, ": tensor \"", name, "\" is undefined"));
-      }
-      absl::StatusOr<DType> dtype = FromScalarType(tensor.scalar_type());
-      if (!dtype.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("cannot write ", path, ": tensor \"", name,
-                         "\": ", dtype.status().message()));
-      }
-      entries.push_back(
-          {name, *dtype, tensor.detach().to(at::kCPU).contiguous()});
-    }
-  } catch (const std::exception& e) {
-    return absl::InternalError(
-        absl::StrCat("cannot write ", path, ": ", e.what()));
-  }
+  RETURN_IF_ERROR(
+      base::Guarded(absl::StrCat("cannot write ", path), [&]() -> absl::Status {
+        for (const auto& [name, tensor] : tensors) {
+          if (name == "__metadata__") {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "cannot write ", path,
+                ": \"__metadata__\" is reserved, not a tensor name"));
+          }
+          if (!tensor.defined()) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "cannot write ", path, ": tensor \"", name, "\" is undefined"));
+          }
+          absl::StatusOr<DType> dtype = FromScalarType(tensor.scalar_type());
+          if (!dtype.ok()) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("cannot write ", path, ": tensor \"", name,
+                             "\": ", dtype.status().message()));
+          }
+          entries.push_back(
+              {name, *dtype, tensor.detach().to(at::kCPU).contiguous()});
+        }
+        return absl::OkStatus();
+      }));
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) {
                      return DTypeSize(a.dtype) > DTypeSize(b.dtype);

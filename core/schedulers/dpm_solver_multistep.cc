@@ -118,19 +118,19 @@ absl::Status DPMSolverMultistepScheduler::SetTimesteps(
                       1);
     }
   }
-  try {
-    timesteps_ = torch::tensor(steps, torch::kInt64);
-    at::Tensor last =
-        config_.final_sigmas_type == "zero"
-            ? torch::zeros({1}, torch::kFloat32)
-            : ((1 - alphas_cumprod_[0]) / alphas_cumprod_[0]).pow(0.5).view(1);
-    sigmas_ = torch::cat({train_sigmas_.index_select(0, timesteps_), last});
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("DPMSolverMultistepScheduler: timesteps out of range "
-                     "for ",
-                     num_inference_steps, " steps: ", e.what()));
-  }
+  RETURN_IF_ERROR(base::GuardedAs(
+      absl::StatusCode::kInvalidArgument,
+      absl::StrCat("DPMSolverMultistepScheduler: timesteps out of range for ",
+                   num_inference_steps, " steps"),
+      [&] {
+        timesteps_ = torch::tensor(steps, torch::kInt64);
+        at::Tensor last = config_.final_sigmas_type == "zero"
+                              ? torch::zeros({1}, torch::kFloat32)
+                              : ((1 - alphas_cumprod_[0]) / alphas_cumprod_[0])
+                                    .pow(0.5)
+                                    .view(1);
+        sigmas_ = torch::cat({train_sigmas_.index_select(0, timesteps_), last});
+      }));
   step_index_ = 0;
   lower_order_nums_ = 0;
   previous_x0_ = at::Tensor();

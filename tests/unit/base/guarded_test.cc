@@ -43,5 +43,22 @@ TEST(GuardedTest, StatusOrBodiesAreNotWrappedTwice) {
   EXPECT_TRUE(void_body.ok());
 }
 
+TEST(GuardedTest, GuardedAsGivesOtherExceptionsTheCodeAndOneLine) {
+  absl::Status status =
+      GuardedAs(absl::StatusCode::kUnavailable, "forming the Gloo group", [] {
+        throw std::runtime_error("connection refused\nException raised from");
+      });
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(), "forming the Gloo group: connection refused");
+}
+
+TEST(GuardedTest, InvalidArgumentExceptionsAreInvalidArgument) {
+  absl::Status status =
+      GuardedAs(absl::StatusCode::kResourceExhausted, "building the model",
+                [] { throw std::invalid_argument("blocks [3, 9) of 6"); });
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "building the model: blocks [3, 9) of 6");
+}
+
 }  // namespace
 }  // namespace ditserve::base
