@@ -22,10 +22,12 @@
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
-#include "core/checkpoints/flux_checkpoint.h"
 #include "core/engine/compute_threads.h"
+#include "core/engine/denoise_loop.h"
+#include "core/families/flux/flux_checkpoint.h"
+#include "core/families/flux/flux_family.h"
+#include "core/families/flux/flux_transformer_config.h"
 #include "core/parallel/local_attention.h"
-#include "core/pipelines/flux/flux_pipeline.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -81,14 +83,13 @@ absl::StatusOr<nlohmann::json> Time(int repeats,
                         {"runs", milliseconds.size()}};
 }
 
-pipelines::FluxRequest Request(pipelines::FluxPipeline& pipeline,
-                               int64_t size) {
-  const models::FluxTransformerConfig& config = pipeline.transformer().config();
-  pipelines::FluxRequest request;
-  request.prompt_embeds =
+families::GenerationRequest Request(families::FamilyModel& model,
+                                    const models::FluxTransformerConfig& config,
+                                    int64_t size) {
+  families::GenerationRequest request;
+  request.prompt.states =
       torch::randn({1, kTextTokens, config.joint_attention_dim});
-  request.pooled_prompt_embeds =
-      torch::randn({1, config.pooled_projection_dim});
+  request.prompt.pooled = torch::randn({1, config.pooled_projection_dim});
   request.height = size;
   request.width = size;
   request.num_inference_steps = kGenerationSteps;
@@ -98,24 +99,15 @@ pipelines::FluxRequest Request(pipelines::FluxPipeline& pipeline,
 }
 
 // One transformer forward on the generation's first-step inputs.
-absl::Status TransformerForward(pipelines::FluxPipeline& pipeline,
-                                const pipelines::FluxRequest& request,
+absl::Status TransformerForward(families::FamilyModel& model,
+                                const families::GenerationRequest& request,
                                 const at::Tensor& latents) {
   torch::NoGradGuard no_grad;
-  const int64_t vae_scale = pipeline.vae().config().scale_factor();
-  const pipelines::FluxLatentGrid grid{request.height / vae_scale,
-                                       request.width / vae_scale};
-  models::FluxTransformerInputs inputs;
-  inputs.hidden_states = latents;
-  inputs.encoder_hidden_states = request.prompt_embeds;
-  inputs.pooled_projections = request.pooled_prompt_embeds;
-  inputs.timestep = torch::ones({1});
-  inputs.img_ids = pipelines::LatentImageIds(grid, latents.options());
-  inputs.txt_ids = pipelines::TextIds(kTextTokens, latents.options());
-  if (pipeline.transformer().config().guidance_embeds) {
-    inputs.guidance = torch::full({1}, request.guidance_scale);
-  }
-  return pipeline.transformer().Forward(inputs).status();
+  absl::StatusOr<std::unique_ptr<families::BoundForward>> forward =
+      model.BindForward(request, latents, torch::scalar_tensor(1000.0),
+                        request.prompt);
+  if (!forward.ok()) return forward.status();
+  return (*forward)->Whole().status();
 }
 
 absl::StatusOr<nlohmann::json> Run() {
@@ -139,22 +131,24 @@ absl::StatusOr<nlohmann::json> Run() {
       return status;
     }
   }
-  absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> pipeline =
-      pipelines::FluxPipeline::Load(
-          dir, std::make_shared<parallel::LocalAttention>(), {});
+  absl::StatusOr<models::FluxTransformerConfig> config =
+      models::ReadFluxTransformerConfig(dir + "/transformer/config.json");
+  families::LoadOptions options;
+  options.attention = std::make_shared<parallel::LocalAttention>();
+  absl::StatusOr<std::unique_ptr<families::FamilyModel>> model =
+      families::FluxFamily().Load(dir, options);
   if (!scratch.empty()) std::filesystem::remove_all(scratch);
-  if (!pipeline.ok()) return pipeline.status();
+  if (!config.ok()) return config.status();
+  if (!model.ok()) return model.status();
 
-  const models::FluxTransformerConfig& config =
-      (*pipeline)->transformer().config();
   nlohmann::json report = {
       {"checkpoint", absl::GetFlag(FLAGS_checkpoint).empty()
                          ? "random flux-dev small (seed 0)"
                          : dir},
       {"transformer",
-       {{"blocks", config.total_blocks()},
-        {"heads", config.num_attention_heads},
-        {"inner_dim", config.inner_dim()}}},
+       {{"blocks", config->total_blocks()},
+        {"heads", config->num_attention_heads},
+        {"inner_dim", config->inner_dim()}}},
       {"text_tokens", kTextTokens},
       {"generation_steps", kGenerationSteps},
       {"results", nlohmann::json::array()},
@@ -163,15 +157,18 @@ absl::StatusOr<nlohmann::json> Run() {
   for (int64_t size : *sizes) {
     for (int64_t threads : *thread_counts) {
       engine::SetComputeThreads(static_cast<int>(threads));
-      const pipelines::FluxRequest request = Request(**pipeline, size);
-      absl::StatusOr<at::Tensor> latents = (*pipeline)->InitialLatents(request);
+      const families::GenerationRequest request =
+          Request(**model, *config, size);
+      absl::StatusOr<at::Tensor> latents =
+          engine::InitialLatents(**model, request);
       if (!latents.ok()) return latents.status();
       absl::StatusOr<nlohmann::json> forward = Time(repeats, [&] {
-        return TransformerForward(**pipeline, request, *latents);
+        return TransformerForward(**model, request, *latents);
       });
       if (!forward.ok()) return forward.status();
-      absl::StatusOr<nlohmann::json> generation = Time(
-          repeats, [&] { return (*pipeline)->Generate(request, {}).status(); });
+      absl::StatusOr<nlohmann::json> generation = Time(repeats, [&] {
+        return engine::Generate(**model, request, {}).status();
+      });
       if (!generation.ok()) return generation.status();
       report["results"].push_back({{"height", size},
                                    {"width", size},

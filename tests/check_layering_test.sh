@@ -36,7 +36,8 @@ expect() {  # expect PASS|FAIL NEEDLE DIR
 }
 
 clean=$(make_checkout clean \
-  core/models/flux/a.h '#include "core/models/layers/b.h"' \
+  core/models/vae/a.h '#include "core/models/layers/b.h"' \
+  core/families/flux/f.cc '#include "core/families/family.h"' \
   core/parallel/p.cc '#include "core/models/layers/b.h"' \
   server/s.cc '#include "core/engine/e.h"' \
   bench/x.cc '#include "tools/local_cluster/c.h"' \
@@ -45,6 +46,14 @@ expect PASS "every include follows" "$clean"
 
 upward=$(make_checkout upward core/models/a.h '#include "core/parallel/p.h"')
 expect FAIL "core/models may not depend on core/parallel" "$upward"
+
+families=$(make_checkout families \
+  core/families/sd3/s.cc '#include "core/families/pixart/p.h"')
+expect FAIL "core/families/sd3 may not depend on core/families/pixart" "$families"
+
+interface=$(make_checkout interface \
+  core/families/family.h '#include "core/families/flux/f.h"')
+expect FAIL "core/families may not depend on core/families/flux" "$interface"
 
 peers=$(make_checkout peers server/s.cc '#include "worker/w.h"')
 expect FAIL "server may not depend on worker" "$peers"
@@ -60,4 +69,4 @@ link=$(make_checkout link \
   worker/CMakeLists.txt 'target_link_libraries(w PRIVATE ditserve_serving_cluster)')
 expect FAIL "names ditserve_serving_cluster" "$link"
 
-echo "check_layering_test: 6 checkouts judged as expected"
+echo "check_layering_test: 8 checkouts judged as expected"

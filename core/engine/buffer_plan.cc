@@ -26,9 +26,9 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
-absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
-                                       const dist::MeshCoordinates& coordinates,
-                                       const ModelDimensions& dimensions) {
+absl::StatusOr<BufferPlan> PlanBuffers(
+    const v1::InputConfig& config, const dist::MeshCoordinates& coordinates,
+    const families::ModelDimensions& dimensions) {
   const v1::DerivedShapes& shapes = config.shapes();
   const v1::ParallelConfig& parallel = config.parallel();
   if (dimensions.hidden_size <= 0) {

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/dist/mesh.h"
+#include "core/families/model_dimensions.h"
 #include "ditserve/v1/input_config.pb.h"
 
 namespace ditserve::engine {
@@ -49,23 +50,6 @@ inline constexpr absl::string_view kDpLatentsGather = "dp_latents_gather";
 // [prompts, channels, latent_height, latent_width].
 inline constexpr absl::string_view kOutputLatents = "output_latents";
 
-// Model dimensions that size buffers but are not part of the config (they
-// are fixed by the loaded checkpoint).
-struct ModelDimensions {
-  // Width of the transformer's hidden states.
-  int hidden_size = 0;
-  // Channels of the transformer's output (twice the latent channels with
-  // PixArt's learned sigma); needed only with cfg_degree 2.
-  int transformer_out_channels = 0;
-  // Channels of the transformer's output per image token (patch_size² ×
-  // out_channels), what the last PipeFusion stage sends; needed only with
-  // pipefusion_degree > 1.
-  int token_output_channels = 0;
-  // Whether PipeFusion stages pass a text stream on (models whose blocks
-  // update the text tokens: FLUX, SD3; not PixArt).
-  bool stages_pass_text_stream = true;
-};
-
 // One buffer a rank receives into.
 struct BufferSpec {
   std::string name;
@@ -87,9 +71,9 @@ struct BufferPlan {
 // INVALID_ARGUMENT when the config's derived shapes are inconsistent with
 // the mesh (e.g. a dp offset table of the wrong length) or a dimension is
 // not positive.
-absl::StatusOr<BufferPlan> PlanBuffers(const v1::InputConfig& config,
-                                       const dist::MeshCoordinates& coordinates,
-                                       const ModelDimensions& dimensions);
+absl::StatusOr<BufferPlan> PlanBuffers(
+    const v1::InputConfig& config, const dist::MeshCoordinates& coordinates,
+    const families::ModelDimensions& dimensions);
 
 // "[2, 144, 8]".
 std::string ShapeString(const std::vector<int64_t>& shape);

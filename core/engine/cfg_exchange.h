@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "core/engine/rank_program.h"
-#include "core/pipelines/cfg_split.h"
+#include "core/parallel/cfg_split.h"
 
 namespace ditserve::engine {
 

@@ -34,7 +34,7 @@ class RunObserver {
 };
 
 struct EngineOptions {
-  ModelDimensions dimensions;
+  families::ModelDimensions dimensions;
   // dtype and device of the receive buffers.
   c10::TensorOptions tensor_options;
   // Longest wait of a data-plane collective.

@@ -20,7 +20,7 @@ namespace ditserve::engine {
 struct LoadedModel {
   config::ModelSpec spec;
   std::string model_dir;
-  ModelDimensions dimensions;
+  families::ModelDimensions dimensions;
   std::unique_ptr<RankProgram> program;
 };
 

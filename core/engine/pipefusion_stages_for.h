@@ -6,8 +6,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/engine/rank_program.h"
+#include "core/parallel/pipefusion.h"
 #include "core/parallel/stale_kv_attention.h"
-#include "core/pipelines/pipefusion.h"
 
 namespace ditserve::engine {
 

@@ -41,7 +41,7 @@ parallel::SequenceParallelOptions RankRuntime::sequence_parallel_options()
 }
 
 RankLoop& RankRuntime::StartLoop(RankProgram& program,
-                                 const ModelDimensions& dimensions,
+                                 const families::ModelDimensions& dimensions,
                                  RankLoopOptions loop_options) {
   EngineOptions engine_options;
   engine_options.dimensions = dimensions;

@@ -38,7 +38,8 @@ class RankRuntime {
   // Builds this rank's engine and rank loop for `program` (which must
   // outlive the runtime); call once. Rank 0 drives the loop, the workers
   // Follow it.
-  RankLoop& StartLoop(RankProgram& program, const ModelDimensions& dimensions,
+  RankLoop& StartLoop(RankProgram& program,
+                      const families::ModelDimensions& dimensions,
                       RankLoopOptions loop_options);
 
  private:

@@ -5,7 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/engine/rank_program.h"
-#include "core/pipelines/sequence_parallel.h"
+#include "core/parallel/sequence_parallel.h"
 
 namespace ditserve::engine {
 

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "core/models/flux/flux_transformer_loader.h"
+#include "core/families/flux/flux_transformer_loader.h"
 #include "core/parallel/local_attention.h"
 #include "tools/golden_check/runners.h"
 

@@ -6,6 +6,7 @@
 // every stored output (see tolerance_check.h). To add one: define it in its
 // own file, declare it here and add one line to the table in runners.cc.
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -41,26 +42,25 @@ absl::StatusOr<std::vector<OutputComparison>> RunT5TokenizerCase(
 absl::StatusOr<std::vector<OutputComparison>> RunCLIPTokenizerCase(
     const GoldenCase& golden_case);
 
-// diffusers FLUX transformer, VAE decoder and FLUX pipeline
-// (flux_transformer_runner.cc, autoencoder_kl_runner.cc,
-// flux_pipeline_runner.cc).
+// diffusers FLUX transformer and VAE decoder (flux_transformer_runner.cc,
+// autoencoder_kl_runner.cc).
 absl::StatusOr<std::vector<OutputComparison>> RunFluxTransformerCase(
     const GoldenCase& golden_case);
 absl::StatusOr<std::vector<OutputComparison>> RunAutoencoderKLCase(
     const GoldenCase& golden_case);
-absl::StatusOr<std::vector<OutputComparison>> RunFluxPipelineCase(
-    const GoldenCase& golden_case);
 
-// diffusers PixArt and SD3 transformers and pipelines (pixart_runner.cc,
-// sd3_runner.cc).
+// diffusers PixArt and SD3 transformers (pixart_runner.cc, sd3_runner.cc).
 absl::StatusOr<std::vector<OutputComparison>> RunPixArtTransformerCase(
-    const GoldenCase& golden_case);
-absl::StatusOr<std::vector<OutputComparison>> RunPixArtPipelineCase(
     const GoldenCase& golden_case);
 absl::StatusOr<std::vector<OutputComparison>> RunSD3TransformerCase(
     const GoldenCase& golden_case);
-absl::StatusOr<std::vector<OutputComparison>> RunSD3PipelineCase(
+
+// Kinds "diffusers.<pipeline class>" of the registered families' pipelines
+// run through the family and the engine's denoise loop (pipeline_runner.cc).
+inline constexpr char kPipelineKindPrefix[] = "diffusers.";
+absl::StatusOr<std::vector<OutputComparison>> RunPipelineCase(
     const GoldenCase& golden_case);
+std::vector<std::string> RegisteredPipelineKinds();
 
 // nullptr for a kind no runner handles.
 const RunnerEntry* FindRunner(absl::string_view kind);

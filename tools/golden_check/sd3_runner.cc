@@ -1,6 +1,5 @@
-// Golden cases of diffusers' SD3Transformer2DModel (SD3-medium and SD3.5) and
-// StableDiffusion3Pipeline from prompt embeddings (schedule, every denoise
-// step with guidance, the decoded image in each output form), CPU float32.
+// Golden cases of diffusers' SD3Transformer2DModel (SD3-medium and SD3.5),
+// CPU float32.
 
 #include <torch/torch.h>
 
@@ -10,9 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "core/models/sd3/sd3_transformer_2d_model.h"
+#include "core/families/sd3/sd3_transformer_2d_model.h"
 #include "core/parallel/local_attention.h"
-#include "core/pipelines/sd3/sd3_pipeline.h"
 #include "tools/golden_check/runners.h"
 
 namespace ditserve::golden {
@@ -27,33 +25,6 @@ absl::StatusOr<at::Tensor> RequireInput(const GoldenCase& golden_case,
         golden_case.dir, ": the inputs file has no \"", name, "\""));
   }
   return it->second;
-}
-
-absl::StatusOr<pipelines::SD3Request> ReadRequest(const GoldenCase& golden_case,
-                                                  const io::TensorMap& inputs) {
-  pipelines::SD3Request request;
-  for (auto [name, target] :
-       {std::pair{"prompt_embeds", &request.prompt_embeds},
-        std::pair{"pooled_prompt_embeds", &request.pooled_prompt_embeds},
-        std::pair{"negative_prompt_embeds", &request.negative_prompt_embeds},
-        std::pair{"negative_pooled_prompt_embeds",
-                  &request.negative_pooled_prompt_embeds}}) {
-    ASSIGN_OR_RETURN(at::Tensor tensor,
-                     RequireInput(golden_case, inputs, name));
-    *target = tensor;
-  }
-  try {
-    request.height = golden_case.spec.at("height").get<int64_t>();
-    request.width = golden_case.spec.at("width").get<int64_t>();
-    request.num_inference_steps =
-        golden_case.spec.at("num_inference_steps").get<int>();
-    request.guidance_scale = golden_case.spec.at("guidance_scale").get<float>();
-    request.seeds = {golden_case.spec.at("generator_seed").get<uint64_t>()};
-  } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(golden_case.dir, "/case.json: ", e.what()));
-  }
-  return request;
 }
 
 }  // namespace
@@ -82,46 +53,6 @@ absl::StatusOr<std::vector<OutputComparison>> RunSD3TransformerCase(
   torch::NoGradGuard no_grad;
   ASSIGN_OR_RETURN(at::Tensor sample, model->Forward(forward_inputs));
   return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});
-}
-
-absl::StatusOr<std::vector<OutputComparison>> RunSD3PipelineCase(
-    const GoldenCase& golden_case) {
-  ASSIGN_OR_RETURN(
-      io::TensorMap inputs,
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
-  ASSIGN_OR_RETURN(pipelines::SD3Request request,
-                   ReadRequest(golden_case, inputs));
-  ASSIGN_OR_RETURN(at::Tensor latents,
-                   RequireInput(golden_case, inputs, "latents"));
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<pipelines::SD3Pipeline> pipeline,
-      pipelines::SD3Pipeline::Load(golden_case.dir,
-                                   std::make_shared<parallel::LocalAttention>(),
-                                   models::Placement{}));
-
-  io::TensorMap outputs;
-  ASSIGN_OR_RETURN(schedulers::FlowMatchEulerDiscreteScheduler schedule,
-                   pipeline->Schedule(request.height, request.width,
-                                      request.num_inference_steps));
-  outputs["timesteps"] = schedule.timesteps();
-  outputs["sigmas"] = schedule.sigmas();
-  ASSIGN_OR_RETURN(
-      at::Tensor final_latents,
-      pipeline->Denoise(
-          request, latents, [&outputs](const pipelines::SD3StepEvent& event) {
-            const std::string step = absl::StrCat("step.", event.step, ".");
-            outputs[step + "noise_pred"] = event.noise_pred;
-            outputs[step + "latents"] = event.latents;
-            return absl::OkStatus();
-          }));
-  outputs["latents_final"] = final_latents;
-  ASSIGN_OR_RETURN(pipelines::SD3DecodeOutput decoded,
-                   pipeline->Decode(final_latents));
-  outputs["vae_input"] = decoded.vae_input;
-  outputs["image_raw"] = decoded.images.raw;
-  outputs["image"] = decoded.images.image;
-  outputs["image_uint8"] = decoded.images.rgb;
-  return CompareWithReferenceOutputs(golden_case, outputs);
 }
 
 }  // namespace ditserve::golden

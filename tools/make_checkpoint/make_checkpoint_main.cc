@@ -10,8 +10,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "core/checkpoints/write_checkpoint.h"
 #include "core/config/model_defaults.h"
+#include "core/engine/write_checkpoint.h"
 
 ABSL_FLAG(std::string, family, "",
           "model family: flux-dev, flux-schnell, pixart-alpha, pixart-sigma "
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     std::cerr << "--preset: " << preset.status().message() << "\n";
     return 2;
   }
-  const absl::Status status = ditserve::checkpoints::WriteCheckpoint(
+  const absl::Status status = ditserve::engine::WriteCheckpoint(
       *family, *preset, absl::GetFlag(FLAGS_seed), out);
   if (!status.ok()) {
     std::cerr << status << "\n";

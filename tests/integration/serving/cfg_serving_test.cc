@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/checkpoints/write_checkpoint.h"
 #include "core/config/model_defaults.h"
+#include "core/engine/write_checkpoint.h"
 #include "core/io/image.h"
 #include "gtest/gtest.h"
 #include "tools/local_cluster/serving_cluster.h"
@@ -73,9 +73,9 @@ float MaxAbsDifference(const std::vector<float>& a,
 
 // The tiny random checkpoint of `family` (written once into the test cache).
 std::string TinyCheckpoint(config::ModelFamily family) {
-  absl::StatusOr<std::string> model_dir = checkpoints::CachedCheckpoint(
-      family, checkpoints::CheckpointPreset::kTiny,
-      /*seed=*/0, DITSERVE_TEST_MODEL_CACHE);
+  absl::StatusOr<std::string> model_dir =
+      engine::CachedCheckpoint(family, checkpoints::CheckpointPreset::kTiny,
+                               /*seed=*/0, DITSERVE_TEST_MODEL_CACHE);
   EXPECT_TRUE(model_dir.ok()) << model_dir.status();
   return model_dir.ok() ? *model_dir : "";
 }

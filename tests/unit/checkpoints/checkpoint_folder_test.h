@@ -2,14 +2,19 @@
 #define DITSERVE_TESTS_UNIT_CHECKPOINTS_CHECKPOINT_FOLDER_TEST_H_
 
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 
-#include "core/checkpoints/write_checkpoint.h"
+#include "core/engine/denoise_loop.h"
+#include "core/engine/family_registry.h"
+#include "core/engine/write_checkpoint.h"
+#include "core/parallel/local_attention.h"
 
 namespace ditserve::checkpoints {
 
@@ -17,9 +22,13 @@ namespace ditserve::checkpoints {
 class CheckpointFolderTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Suite and test name: ctest runs tests of equal names in different
+    // suites at the same time.
+    const ::testing::TestInfo* test =
+        ::testing::UnitTest::GetInstance()->current_test_info();
     root_ = std::filesystem::path(::testing::TempDir()) /
-            (std::string("checkpoint_test_") +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+            (std::string("checkpoint_test_") + test->test_suite_name() + "_" +
+             test->name());
     std::filesystem::remove_all(root_);
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
@@ -29,9 +38,46 @@ class CheckpointFolderTest : public ::testing::Test {
                         const std::string& name) {
     const std::string dir = (root_ / name).string();
     const absl::Status status =
-        WriteCheckpoint(family, CheckpointPreset::kTiny, seed, dir);
+        engine::WriteCheckpoint(family, CheckpointPreset::kTiny, seed, dir);
     EXPECT_TRUE(status.ok()) << status;
     return dir;
+  }
+
+  // The checkpoint in `dir` of `family`, loaded through the registry,
+  // generates one 64x48 image of "a fox in the snow" (with the empty negative
+  // prompt where the family guides by classifier-free guidance) in two steps.
+  static void ExpectGeneratesFromPrompts(config::ModelFamily family,
+                                         const std::string& dir,
+                                         float guidance_scale) {
+    absl::StatusOr<const families::Family*> registered =
+        engine::FamilyFor(family);
+    ASSERT_TRUE(registered.ok()) << registered.status();
+    families::LoadOptions options;
+    options.attention = std::make_shared<parallel::LocalAttention>();
+    absl::StatusOr<std::unique_ptr<families::FamilyModel>> model =
+        (*registered)->Load(dir, options);
+    ASSERT_TRUE(model.ok()) << model.status();
+    families::GenerationRequest request;
+    absl::StatusOr<families::Conditioning> prompt =
+        (*model)->EncodePrompts({"a fox in the snow"}, 16);
+    ASSERT_TRUE(prompt.ok()) << prompt.status();
+    request.prompt = *prompt;
+    if ((*model)->guidance_rule() == families::GuidanceRule::kClassifierFree) {
+      absl::StatusOr<families::Conditioning> negative =
+          (*model)->EncodePrompts({""}, 16);
+      ASSERT_TRUE(negative.ok()) << negative.status();
+      request.negative_prompt = *negative;
+    }
+    request.height = 64;
+    request.width = 48;
+    request.num_inference_steps = 2;
+    request.guidance_scale = guidance_scale;
+    request.seeds = {3};
+    absl::StatusOr<families::DecodeOutput> out =
+        engine::Generate(**model, request, nullptr);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(out->images.rgb.sizes(), (at::IntArrayRef{1, 64, 48, 3}));
+    EXPECT_TRUE(out->images.image.isfinite().all().item<bool>());
   }
 
   static std::string Bytes(const std::filesystem::path& path) {

@@ -1,4 +1,4 @@
-#include "core/checkpoints/flux_checkpoint.h"
+#include "core/families/flux/flux_checkpoint.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,8 +9,6 @@
 
 #include "core/base/json.h"
 #include "core/config/checkpoint_spec.h"
-#include "core/parallel/local_attention.h"
-#include "core/pipelines/flux/flux_pipeline.h"
 #include "tests/unit/checkpoints/checkpoint_folder_test.h"
 
 namespace ditserve::checkpoints {
@@ -22,23 +20,7 @@ using FluxCheckpointTest = CheckpointFolderTest;
 
 TEST_F(FluxCheckpointTest, TinyDevCheckpointLoadsAndGenerates) {
   const std::string dir = WriteTiny(config::ModelFamily::kFluxDev, 0, "dev");
-  absl::StatusOr<std::unique_ptr<pipelines::FluxPipeline>> pipeline =
-      pipelines::FluxPipeline::Load(
-          dir, std::make_shared<parallel::LocalAttention>(), {});
-  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
-  pipelines::FluxRequest request;
-  request.prompt_embeds = torch::randn({1, 8, 32});
-  request.pooled_prompt_embeds = torch::randn({1, 32});
-  request.height = 64;
-  request.width = 48;
-  request.num_inference_steps = 2;
-  request.guidance_scale = 3.5F;
-  request.seeds = {5};
-  absl::StatusOr<pipelines::FluxDecodeOutput> out =
-      (*pipeline)->Generate(request, {});
-  ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(out->images.rgb.sizes(), (at::IntArrayRef{1, 64, 48, 3}));
-  EXPECT_TRUE(out->images.image.isfinite().all().item<bool>());
+  ExpectGeneratesFromPrompts(config::ModelFamily::kFluxDev, dir, 3.5F);
 }
 
 TEST_F(FluxCheckpointTest, TinyAdmitsEveryParallelConfigurationUpToFourRanks) {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/base/json.h"
-#include "core/checkpoints/flux_checkpoint.h"
-#include "core/pipelines/text/flux_prompt_encoder.h"
+#include "core/families/flux/flux_checkpoint.h"
+#include "core/families/flux/flux_prompt_encoder.h"
 #include "core/tokenizers/clip_tokenizer.h"
 #include "core/tokenizers/t5_tokenizer.h"
 #include "nlohmann/json.hpp"

@@ -22,8 +22,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // FLUX-like: 2x2-packed tokens of 16 latent channels, a text stream.
-constexpr ModelDimensions kDimensions{.hidden_size = 8,
-                                      .token_output_channels = 4 * 16};
+constexpr families::ModelDimensions kDimensions{
+    .hidden_size = 8, .token_output_channels = 4 * 16};
 
 v1::InputConfig Frozen(int world, int prompts, int max_sequence_length) {
   absl::StatusOr<v1::ParallelConfig> parallel = TestParallelConfig(world);
@@ -213,10 +213,11 @@ v1::InputConfig FrozenPixArt(int dp, int cfg, int prompts, int pp = 1) {
   return *config;
 }
 
-constexpr ModelDimensions kPixArtDimensions{.hidden_size = 8,
-                                            .transformer_out_channels = 8,
-                                            .token_output_channels = 2 * 2 * 8,
-                                            .stages_pass_text_stream = false};
+constexpr families::ModelDimensions kPixArtDimensions{
+    .hidden_size = 8,
+    .transformer_out_channels = 8,
+    .token_output_channels = 2 * 2 * 8,
+    .stages_pass_text_stream = false};
 
 TEST(BufferPlanTest, PixArtStagesPassNoTextAndBothGuidanceBranches) {
   // One prompt, both guidance branches on each rank: 2 rows.

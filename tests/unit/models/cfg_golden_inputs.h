@@ -1,8 +1,8 @@
 #ifndef DITSERVE_TESTS_UNIT_MODELS_CFG_GOLDEN_INPUTS_H_
 #define DITSERVE_TESTS_UNIT_MODELS_CFG_GOLDEN_INPUTS_H_
 
-#include "core/models/pixart/pixart_transformer_2d_model.h"
-#include "core/models/sd3/sd3_transformer_2d_model.h"
+#include "core/families/pixart/pixart_transformer_2d_model.h"
+#include "core/families/sd3/sd3_transformer_2d_model.h"
 #include "tests/unit/models/golden_case.h"
 
 namespace ditserve::testing {

@@ -1,0 +1,164 @@
+#include "core/engine/denoise_loop.h"
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
+#include "core/models/initial_noise.h"
+#include "core/models/tensor_checks.h"
+
+namespace ditserve::engine {
+namespace {
+
+using families::Conditioning;
+using families::FamilyModel;
+using families::GenerationRequest;
+
+bool ClassifierFreeGuidance(const FamilyModel& model,
+                            const GenerationRequest& request) {
+  return model.guidance_rule() == families::GuidanceRule::kClassifierFree &&
+         request.guidance_scale > 1.0F;
+}
+
+// What every family's request must satisfy, then the model's own checks.
+absl::Status CheckRequest(const FamilyModel& model,
+                          const GenerationRequest& request) {
+  if (request.seeds.empty()) {
+    return absl::InvalidArgumentError("seeds is empty; expected one per image");
+  }
+  if (request.num_inference_steps <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("num_inference_steps ",
+                                                   request.num_inference_steps,
+                                                   " must be positive"));
+  }
+  if (request.frames <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("frames ", request.frames, " must be positive"));
+  }
+  RETURN_IF_ERROR(
+      pipelines::CheckCfgSplit(request.cfg_split, request.guidance_scale));
+  if (request.cfg_split.has_value() &&
+      model.guidance_rule() != families::GuidanceRule::kClassifierFree) {
+    return absl::InvalidArgumentError(
+        "the request has a CFG split, but this family has no classifier-free "
+        "guidance to split");
+  }
+  if (request.sequence_parallel.has_value() && request.stages.has_value()) {
+    return absl::InvalidArgumentError(
+        "the request has both sequence_parallel and stages; a denoise runs at "
+        "most one of them (PipeFusion stages split the sequence themselves: "
+        "PipeFusionStages::sp)");
+  }
+  return model.CheckRequest(request);
+}
+
+// The transformer's raw output for one step, split as the request says.
+absl::StatusOr<at::Tensor> Forward(FamilyModel& model,
+                                   const GenerationRequest& request,
+                                   const at::Tensor& latents,
+                                   const at::Tensor& timestep, int step) {
+  const bool guided = ClassifierFreeGuidance(model, request);
+  at::Tensor model_latents = latents;
+  Conditioning text = request.prompt;
+  if (guided && !request.cfg_split.has_value()) {
+    model_latents = at::cat({latents, latents}, /*dim=*/0);
+    text = families::ConcatBatches(request.negative_prompt, request.prompt);
+  } else if (request.cfg_split.has_value() &&
+             request.cfg_split->branch == pipelines::kNegativeBranch) {
+    text = request.negative_prompt;
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<families::BoundForward> forward,
+                   model.BindForward(request, model_latents, timestep, text));
+  absl::StatusOr<at::Tensor> output;
+  if (request.sequence_parallel.has_value()) {
+    output = forward->Sharded(*request.sequence_parallel);
+  } else if (request.stages.has_value()) {
+    output = forward->Staged(*request.stages, step);
+  } else {
+    output = forward->Whole();
+  }
+  if (!output.ok() || !request.cfg_split.has_value()) return output;
+  return pipelines::ExchangeBranches(*request.cfg_split, *output);
+}
+
+// The noise prediction the scheduler steps with, from the raw output.
+at::Tensor GuidedNoise(const FamilyModel& model,
+                       const GenerationRequest& request,
+                       const at::Tensor& raw) {
+  at::Tensor noise = raw;
+  if (ClassifierFreeGuidance(model, request)) {
+    const std::vector<at::Tensor> halves = noise.chunk(2, /*dim=*/0);
+    noise = halves[0] + request.guidance_scale * (halves[1] - halves[0]);
+  }
+  return model.NoiseOf(noise);
+}
+
+}  // namespace
+
+absl::StatusOr<at::Tensor> InitialLatents(FamilyModel& model,
+                                          const GenerationRequest& request) {
+  RETURN_IF_ERROR(CheckRequest(model, request));
+  ASSIGN_OR_RETURN(std::unique_ptr<schedulers::Scheduler> scheduler,
+                   model.Schedule(request));
+  const std::vector<int64_t> shape = model.NoiseShape(request);
+  return base::Guarded("initial latents", [&]() -> absl::StatusOr<at::Tensor> {
+    std::vector<at::Tensor> images;
+    for (uint64_t seed : request.seeds) {
+      images.push_back(pipelines::InitialNoise(seed, shape));
+    }
+    return model.PackLatents(at::cat(images, /*dim=*/0) *
+                             scheduler->init_noise_sigma());
+  });
+}
+
+absl::StatusOr<at::Tensor> Denoise(FamilyModel& model,
+                                   const GenerationRequest& request,
+                                   at::Tensor latents,
+                                   const StepObserver& observer) {
+  RETURN_IF_ERROR(CheckRequest(model, request));
+  ASSIGN_OR_RETURN(std::unique_ptr<schedulers::Scheduler> scheduler,
+                   model.Schedule(request));
+  torch::NoGradGuard no_grad;
+  return base::Guarded("denoise", [&]() -> absl::StatusOr<at::Tensor> {
+    std::vector<int64_t> noise_shape = model.NoiseShape(request);
+    noise_shape[0] = request.batch();
+    const std::vector<int64_t> expected =
+        model.PackLatents(at::empty(noise_shape)).sizes().vec();
+    RETURN_IF_ERROR(models::CheckShape("latents", latents, expected));
+    const int steps = request.num_inference_steps;
+    const bool clean_sample = steps == 1 && model.one_step_takes_clean_sample();
+    for (int step = 0; step < steps; ++step) {
+      const at::Tensor timestep = scheduler->timesteps()[step];
+      ASSIGN_OR_RETURN(at::Tensor raw,
+                       Forward(model, request, latents, timestep, step));
+      ASSIGN_OR_RETURN(
+          schedulers::StepOutput stepped,
+          scheduler->Step(GuidedNoise(model, request, raw), latents));
+      latents =
+          (clean_sample ? stepped.pred_original_sample : stepped.prev_sample)
+              .to(latents.scalar_type());
+      if (observer) {
+        RETURN_IF_ERROR(
+            observer(StepEvent{step, steps, timestep, raw, latents}));
+      }
+    }
+    return latents;
+  });
+}
+
+absl::StatusOr<families::DecodeOutput> Generate(
+    FamilyModel& model, const GenerationRequest& request,
+    const StepObserver& observer) {
+  ASSIGN_OR_RETURN(at::Tensor latents, InitialLatents(model, request));
+  ASSIGN_OR_RETURN(at::Tensor denoised,
+                   Denoise(model, request, std::move(latents), observer));
+  return model.Decode(model.UnpackLatents(denoised, request),
+                      config::ImageSize{request.height, request.width});
+}
+
+}  // namespace ditserve::engine

@@ -1,0 +1,75 @@
+#include "core/engine/family_rank_program.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+
+#include "core/base/status_macros.h"
+#include "core/engine/cfg_exchange.h"
+#include "core/engine/denoise_loop.h"
+#include "core/engine/dp_gather.h"
+#include "core/engine/pipefusion_stages_for.h"
+#include "core/engine/sequence_parallel_for.h"
+
+namespace ditserve::engine {
+
+FamilyRankProgram::FamilyRankProgram(
+    std::unique_ptr<families::FamilyModel> model,
+    std::shared_ptr<parallel::StaleKvAttention> stale_kv)
+    : model_(std::move(model)), stale_kv_(std::move(stale_kv)) {}
+
+absl::StatusOr<at::Tensor> FamilyRankProgram::Generate(RankContext& context,
+                                                       int first, int end) {
+  const v1::InputConfig& config = context.config;
+  families::GenerationRequest request;
+  {
+    ScopedStageTimer timer(context.timings, Stage::kTextEncode);
+    ASSIGN_OR_RETURN(
+        request.prompt,
+        model_->EncodePrompts(PromptRange(config.prompt(), first, end),
+                              config.max_sequence_length()));
+    if (config.do_classifier_free_guidance()) {
+      ASSIGN_OR_RETURN(request.negative_prompt,
+                       model_->EncodePrompts(
+                           PromptRange(config.negative_prompt(), first, end),
+                           config.max_sequence_length()));
+    }
+  }
+  request.height = config.shapes().generated_height();
+  request.width = config.shapes().generated_width();
+  request.num_inference_steps = config.num_inference_steps();
+  request.guidance_scale = config.guidance_scale();
+  request.seeds.assign(config.seeds().begin() + first,
+                       config.seeds().begin() + end);
+  request.cfg_split = CfgSplitFor(context, end - first);
+  ASSIGN_OR_RETURN(request.sequence_parallel, SequenceParallelFor(context));
+  ASSIGN_OR_RETURN(request.stages, StagesFor(context, stale_kv_));
+
+  ScopedStageTimer timer(context.timings, Stage::kDenoise);
+  ASSIGN_OR_RETURN(at::Tensor latents, InitialLatents(*model_, request));
+  ASSIGN_OR_RETURN(at::Tensor denoised,
+                   Denoise(*model_, request, std::move(latents),
+                           [&context](const StepEvent& event) {
+                             return context.step_boundary(event.step);
+                           }));
+  return model_->UnpackLatents(denoised, request);
+}
+
+absl::StatusOr<at::Tensor> FamilyRankProgram::Run(RankContext& context) {
+  return RunDpGroup(context, [this, &context](int first, int end) {
+    return Generate(context, first, end);
+  });
+}
+
+absl::StatusOr<at::Tensor> FamilyRankProgram::Decode(
+    const v1::InputConfig& config, const at::Tensor& latents,
+    StageTimings& timings) {
+  ScopedStageTimer timer(timings, Stage::kVaeDecode);
+  torch::NoGradGuard no_grad;
+  ASSIGN_OR_RETURN(families::DecodeOutput decoded,
+                   model_->Decode(latents, config::ImageSize{config.height(),
+                                                             config.width()}));
+  return decoded.images.rgb;
+}
+
+}  // namespace ditserve::engine

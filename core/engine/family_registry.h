@@ -1,0 +1,20 @@
+#ifndef DITSERVE_CORE_ENGINE_FAMILY_REGISTRY_H_
+#define DITSERVE_CORE_ENGINE_FAMILY_REGISTRY_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/config/model_defaults.h"
+#include "core/families/family.h"
+
+namespace ditserve::engine {
+
+// Every registered family, in registration order.
+const std::vector<const families::Family*>& RegisteredFamilies();
+
+// The family that serves `family`; NOT_FOUND when none is registered for it.
+absl::StatusOr<const families::Family*> FamilyFor(config::ModelFamily family);
+
+}  // namespace ditserve::engine
+
+#endif  // DITSERVE_CORE_ENGINE_FAMILY_REGISTRY_H_

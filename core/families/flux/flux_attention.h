@@ -1,0 +1,86 @@
+#ifndef DITSERVE_CORE_FAMILIES_FLUX_FLUX_ATTENTION_H_
+#define DITSERVE_CORE_FAMILIES_FLUX_FLUX_ATTENTION_H_
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "core/models/layers/attention.h"
+#include "core/models/layers/rms_norm.h"
+#include "core/models/layers/rotary_embedding.h"
+
+namespace ditserve::models {
+
+// The tokens one forward runs on, as every attention layer sees them: the
+// whole joint sequence, or one rank's shard of it under sequence
+// parallelism.
+struct FluxSequence {
+  // RoPE rows of the tokens, in their order ([text, image], then padding).
+  RotaryTables rotary;
+  // Bool [B, S]: false for keys no query may attend to (padding); nullopt
+  // when every key is visible.
+  std::optional<at::Tensor> key_mask;
+};
+
+struct FluxJointAttentionOutput {
+  // [B, S_img, dim] after to_out.0.
+  at::Tensor image;
+  // [B, S_txt, dim] after to_add_out.
+  at::Tensor text;
+};
+
+// diffusers FluxAttention with FluxAttnProcessor: q/k/v projections with a
+// per-head RMSNorm (eps 1e-6) on q and k, RoPE, attention through
+// Attention. Two forms:
+//  - joint (double-stream blocks): add_{q,k,v}_proj and norm_added_{q,k} for
+//    the text stream, attention over [text, image], outputs through to_out.0
+//    and to_add_out;
+//  - pre_only (single-stream blocks): one stream, no output projection.
+class FluxAttentionImpl : public torch::nn::Module {
+ public:
+  enum class Kind { kJoint, kPreOnly };
+
+  FluxAttentionImpl(Kind kind, int64_t dim, int64_t heads, int64_t head_dim,
+                    std::shared_ptr<Attention> attention);
+
+  // Joint form. `sequence` covers the tokens of [text, image].
+  FluxJointAttentionOutput ForwardJoint(const at::Tensor& image,
+                                        const at::Tensor& text,
+                                        const FluxSequence& sequence);
+
+  // Pre-only form: x [B, S, dim] -> [B, S, heads * head_dim].
+  at::Tensor ForwardPreOnly(const at::Tensor& x, const FluxSequence& sequence);
+
+ private:
+  // x [B, S, dim] -> normalised heads [B, H, S, D].
+  at::Tensor Heads(const at::Tensor& x, torch::nn::Linear& projection,
+                   RMSNorm* norm) const;
+  // [B, H, S, D] -> [B, S, H * D].
+  static at::Tensor MergeHeads(const at::Tensor& x);
+
+  int64_t heads_;
+  int64_t head_dim_;
+  std::shared_ptr<Attention> attention_;
+  torch::nn::Linear to_q_{nullptr};
+  torch::nn::Linear to_k_{nullptr};
+  torch::nn::Linear to_v_{nullptr};
+  RMSNorm norm_q_{nullptr};
+  RMSNorm norm_k_{nullptr};
+  torch::nn::Linear to_out_{nullptr};
+  torch::nn::Linear add_q_proj_{nullptr};
+  torch::nn::Linear add_k_proj_{nullptr};
+  torch::nn::Linear add_v_proj_{nullptr};
+  RMSNorm norm_added_q_{nullptr};
+  RMSNorm norm_added_k_{nullptr};
+  torch::nn::Linear to_add_out_{nullptr};
+};
+TORCH_MODULE(FluxAttention);
+
+}  // namespace ditserve::models
+
+#endif  // DITSERVE_CORE_FAMILIES_FLUX_FLUX_ATTENTION_H_

@@ -1,0 +1,247 @@
+#include "core/families/flux/flux_family.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
+#include "core/families/flux/flux_checkpoint.h"
+#include "core/families/flux/flux_latents.h"
+#include "core/families/flux/flux_pipeline_stages.h"
+#include "core/families/flux/flux_prompt_encoder.h"
+#include "core/families/flux/flux_sequence_parallel.h"
+#include "core/families/flux/flux_transformer_loader.h"
+#include "core/families/latent_grid.h"
+#include "core/models/vae/autoencoder_kl.h"
+#include "core/schedulers/flow_match_euler.h"
+#include "core/schedulers/numpy_compat.h"
+
+namespace ditserve::families {
+namespace {
+
+// The transformer takes timesteps and guidance divided by this.
+constexpr double kTimestepScale = 1000.0;
+
+class FluxForward final : public BoundForward {
+ public:
+  FluxForward(models::FluxTransformer2DModel& transformer,
+              models::FluxTransformerInputs inputs)
+      : transformer_(transformer), inputs_(std::move(inputs)) {}
+
+  absl::StatusOr<at::Tensor> Whole() override {
+    return transformer_.Forward(inputs_);
+  }
+  absl::StatusOr<at::Tensor> Sharded(
+      const pipelines::SequenceParallel& sequence_parallel) override {
+    return pipelines::ShardedFluxForward(transformer_, inputs_,
+                                         sequence_parallel);
+  }
+  absl::StatusOr<at::Tensor> Staged(const pipelines::PipeFusionStages& stages,
+                                    int step) override {
+    if (stages.IsWholeSequenceStep(step)) {
+      return pipelines::StagedFluxForward(transformer_, inputs_, stages);
+    }
+    return pipelines::PatchedFluxForward(transformer_, inputs_, stages);
+  }
+
+ private:
+  models::FluxTransformer2DModel& transformer_;
+  models::FluxTransformerInputs inputs_;
+};
+
+class FluxModel final : public FamilyModel {
+ public:
+  FluxModel(std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
+            std::shared_ptr<models::FluxTransformer2DModel> transformer,
+            std::shared_ptr<models::AutoencoderKL> vae,
+            schedulers::FlowMatchEulerConfig scheduler_config,
+            models::Placement placement)
+      : encoder_(std::move(encoder)),
+        transformer_(std::move(transformer)),
+        vae_(std::move(vae)),
+        scheduler_config_(std::move(scheduler_config)),
+        placement_(placement) {}
+
+  GuidanceRule guidance_rule() const override {
+    return GuidanceRule::kEmbedded;
+  }
+
+  absl::StatusOr<Conditioning> EncodePrompts(
+      const std::vector<std::string>& prompts,
+      int max_sequence_length) override {
+    if (encoder_ == nullptr) return NoPromptEncoders();
+    ASSIGN_OR_RETURN(pipelines::FluxPromptEmbeddings embeddings,
+                     encoder_->Encode(prompts, max_sequence_length));
+    return Conditioning{
+        .states = embeddings.prompt_embeds,
+        .pooled = embeddings.pooled_prompt_embeds,
+        .token_ids = {{"clip_input_ids", embeddings.clip_input_ids},
+                      {"t5_input_ids", embeddings.t5_input_ids}}};
+  }
+
+  absl::Status CheckRequest(const GenerationRequest& request) const override {
+    const models::FluxTransformerConfig& config = transformer_->config();
+    absl::Status status =
+        CheckConditioning(request, guidance_rule(),
+                          {.states = config.joint_attention_dim,
+                           .pooled = config.pooled_projection_dim});
+    status.Update(Grid(request).status());
+    return status;
+  }
+
+  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> Schedule(
+      const GenerationRequest& request) const override {
+    ASSIGN_OR_RETURN(pipelines::FluxLatentGrid grid, Grid(request));
+    const int steps = request.num_inference_steps;
+    auto scheduler =
+        std::make_unique<schedulers::FlowMatchEulerDiscreteScheduler>(
+            scheduler_config_);
+    schedulers::TimestepOptions options;
+    options.sigmas = schedulers::Linspace(1.0, 1.0 / steps, steps);
+    options.mu = schedulers::CalculateShift(grid.tokens(), scheduler_config_);
+    RETURN_IF_ERROR(scheduler->SetTimesteps(steps, options));
+    return scheduler;
+  }
+
+  std::vector<int64_t> NoiseShape(
+      const GenerationRequest& request) const override {
+    return LatentNoiseShape(request, *vae_);
+  }
+
+  at::Tensor PackLatents(const at::Tensor& noise) const override {
+    return pipelines::PackLatents(noise).to(options());
+  }
+
+  at::Tensor UnpackLatents(const at::Tensor& packed,
+                           const GenerationRequest& request) const override {
+    return pipelines::UnpackLatents(packed, *Grid(request));
+  }
+
+  absl::StatusOr<std::unique_ptr<BoundForward>> BindForward(
+      const GenerationRequest& request, const at::Tensor& latents,
+      const at::Tensor& timestep, const Conditioning& text) override {
+    ASSIGN_OR_RETURN(pipelines::FluxLatentGrid grid, Grid(request));
+    const int64_t batch = latents.size(0);
+    models::FluxTransformerInputs inputs;
+    inputs.hidden_states = latents;
+    inputs.encoder_hidden_states = text.states.to(options());
+    inputs.pooled_projections = text.pooled.to(options());
+    inputs.img_ids = pipelines::LatentImageIds(grid, options());
+    inputs.txt_ids = pipelines::TextIds(text.states.size(1), options());
+    inputs.timestep =
+        timestep.expand({batch}).to(latents.scalar_type()) / kTimestepScale;
+    if (transformer_->config().guidance_embeds) {
+      inputs.guidance =
+          at::full(
+              {1}, request.guidance_scale,
+              at::TensorOptions().device(placement_.device).dtype(at::kFloat))
+              .expand({batch});
+    }
+    return std::make_unique<FluxForward>(*transformer_, std::move(inputs));
+  }
+
+  absl::StatusOr<DecodeOutput> Decode(
+      const at::Tensor& latents, config::ImageSize /*output_size*/) override {
+    return DecodeLatents(*vae_, latents);
+  }
+
+  ModelDimensions dimensions() const override {
+    const models::FluxTransformerConfig& config = transformer_->config();
+    return ModelDimensions{
+        .hidden_size = static_cast<int>(config.inner_dim()),
+        .token_output_channels = static_cast<int>(config.output_channels())};
+  }
+  torch::nn::Module& transformer() override { return *transformer_; }
+  int64_t total_blocks() const override {
+    return transformer_->config().total_blocks();
+  }
+
+ private:
+  absl::StatusOr<pipelines::FluxLatentGrid> Grid(
+      const GenerationRequest& request) const {
+    return pipelines::LatentGridFor(request.height, request.width,
+                                    vae_->config().scale_factor());
+  }
+  c10::TensorOptions options() const {
+    return c10::TensorOptions()
+        .device(placement_.device)
+        .dtype(placement_.dtype);
+  }
+
+  std::unique_ptr<pipelines::FluxPromptEncoder> encoder_;
+  std::shared_ptr<models::FluxTransformer2DModel> transformer_;
+  std::shared_ptr<models::AutoencoderKL> vae_;
+  schedulers::FlowMatchEulerConfig scheduler_config_;
+  models::Placement placement_;
+};
+
+class Flux final : public Family {
+ public:
+  std::vector<config::ModelFamily> serves() const override {
+    return {config::ModelFamily::kFluxDev, config::ModelFamily::kFluxSchnell};
+  }
+  std::vector<std::string> pipeline_classes() const override {
+    return {"FluxPipeline"};
+  }
+
+  absl::StatusOr<models::BlockRange> StageBlocks(const std::string& model_dir,
+                                                 int stage,
+                                                 int stages) const override {
+    ASSIGN_OR_RETURN(models::FluxTransformerConfig config,
+                     models::ReadFluxTransformerConfig(
+                         model_dir + "/transformer/config.json"));
+    return models::FluxStageBlocks(config, stage, stages);
+  }
+
+  absl::Status WriteRandomCheckpoint(
+      config::ModelFamily variant, checkpoints::CheckpointPreset preset,
+      uint64_t seed, const std::string& out_dir) const override {
+    return checkpoints::WriteFluxCheckpoint(variant, preset, seed, out_dir);
+  }
+
+  absl::StatusOr<std::unique_ptr<FamilyModel>> Load(
+      const std::string& model_dir, const LoadOptions& options) const override {
+    std::unique_ptr<pipelines::FluxPromptEncoder> encoder;
+    if (options.prompt_encoders) {
+      ASSIGN_OR_RETURN(encoder, pipelines::FluxPromptEncoder::Load(
+                                    model_dir, options.placement));
+    }
+    ASSIGN_OR_RETURN(
+        std::shared_ptr<models::FluxTransformer2DModel> transformer,
+        models::LoadFluxTransformer2DModel(model_dir + "/transformer",
+                                           options.attention, options.placement,
+                                           options.blocks));
+    ASSIGN_OR_RETURN(
+        std::shared_ptr<models::AutoencoderKL> vae,
+        models::LoadAutoencoderKL(model_dir + "/vae", options.placement));
+    const std::string scheduler_path =
+        model_dir + "/scheduler/scheduler_config.json";
+    ASSIGN_OR_RETURN(nlohmann::json scheduler_json,
+                     base::ReadJsonObjectFile(scheduler_path));
+    ASSIGN_OR_RETURN(
+        schedulers::FlowMatchEulerConfig scheduler_config,
+        schedulers::ParseFlowMatchEulerConfig(scheduler_json, scheduler_path));
+    const int64_t latent_channels = vae->config().latent_channels;
+    if (transformer->config().in_channels != 4 * latent_channels) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(model_dir, ": transformer in_channels ",
+                       transformer->config().in_channels,
+                       " must be 4 x the VAE's latent_channels ",
+                       latent_channels, " (2x2 packing)"));
+    }
+    return std::make_unique<FluxModel>(
+        std::move(encoder), std::move(transformer), std::move(vae),
+        std::move(scheduler_config), options.placement);
+  }
+};
+
+}  // namespace
+
+const Family& FluxFamily() {
+  static const Flux* const family = new Flux();
+  return *family;
+}
+
+}  // namespace ditserve::families

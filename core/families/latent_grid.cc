@@ -1,0 +1,90 @@
+#include "core/families/latent_grid.h"
+
+#include <torch/torch.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
+#include "core/models/tensor_checks.h"
+
+namespace ditserve::families {
+
+std::vector<int64_t> LatentNoiseShape(const GenerationRequest& request,
+                                      const models::AutoencoderKL& vae) {
+  const int64_t scale = vae.config().scale_factor();
+  return {1, vae.config().latent_channels, request.height / scale,
+          request.width / scale};
+}
+
+absl::Status CheckLatentGridSize(const GenerationRequest& request,
+                                 const models::AutoencoderKL& vae,
+                                 int64_t patch_size) {
+  const int64_t scale = vae.config().scale_factor();
+  const int64_t multiple = scale * patch_size;
+  if (request.height <= 0 || request.width <= 0 ||
+      request.height % multiple != 0 || request.width % multiple != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("image size ", request.height, "x", request.width,
+                     " must be positive multiples of ", multiple,
+                     " (VAE scale ", scale, " x patch ", patch_size, ")"));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status CheckOneConditioning(absl::string_view prefix,
+                                  const Conditioning& conditioning,
+                                  int64_t batch, int64_t text_tokens,
+                                  const ConditioningWidths& widths) {
+  RETURN_IF_ERROR(models::CheckShape(absl::StrCat(prefix, "prompt_embeds"),
+                                     conditioning.states,
+                                     {batch, text_tokens, widths.states}));
+  absl::Status status;
+  if (widths.pooled > 0) {
+    status.Update(
+        models::CheckShape(absl::StrCat(prefix, "pooled_prompt_embeds"),
+                           conditioning.pooled, {batch, widths.pooled}));
+  }
+  if (widths.mask) {
+    status.Update(models::CheckShape(
+        absl::StrCat(prefix, "prompt_attention_mask"), conditioning.mask,
+        {batch, conditioning.states.size(1)}));
+  }
+  return status;
+}
+
+}  // namespace
+
+absl::Status CheckConditioning(const GenerationRequest& request,
+                               GuidanceRule rule,
+                               const ConditioningWidths& widths) {
+  RETURN_IF_ERROR(CheckOneConditioning("", request.prompt, request.batch(),
+                                       models::kAnySize, widths));
+  if (rule != GuidanceRule::kClassifierFree || request.guidance_scale <= 1.0F) {
+    return absl::OkStatus();
+  }
+  return CheckOneConditioning("negative_", request.negative_prompt,
+                              request.batch(), request.prompt.states.size(1),
+                              widths);
+}
+
+absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,
+                                           const at::Tensor& latents) {
+  const models::AutoencoderKLConfig& config = vae.config();
+  RETURN_IF_ERROR(models::CheckShape("latents", latents,
+                                     {models::kAnySize, config.latent_channels,
+                                      models::kAnySize, models::kAnySize}));
+  torch::NoGradGuard no_grad;
+  return base::Guarded("VAE decode", [&]() -> absl::StatusOr<DecodeOutput> {
+    DecodeOutput out;
+    out.vae_input =
+        latents / config.scaling_factor + config.shift_factor.value_or(0.0);
+    ASSIGN_OR_RETURN(at::Tensor raw, vae.Decode(out.vae_input));
+    out.images = pipelines::PostprocessDecoded(raw);
+    return out;
+  });
+}
+
+}  // namespace ditserve::families

@@ -1,0 +1,86 @@
+#ifndef DITSERVE_CORE_FAMILIES_LATENT_GRID_H_
+#define DITSERVE_CORE_FAMILIES_LATENT_GRID_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/families/family.h"
+#include "core/models/vae/autoencoder_kl.h"
+#include "core/parallel/sequence_parallel.h"
+
+// What the families over a VAE latent grid share: the latent noise shape,
+// the size rule, the conditioning checks and the VAE decode.
+namespace ditserve::families {
+
+// [1, latent_channels, height / scale, width / scale] of `request`.
+std::vector<int64_t> LatentNoiseShape(const GenerationRequest& request,
+                                      const models::AutoencoderKL& vae);
+
+// INVALID_ARGUMENT unless the request's height and width are positive
+// multiples of the VAE scale times `patch_size`, naming the multiple.
+absl::Status CheckLatentGridSize(const GenerationRequest& request,
+                                 const models::AutoencoderKL& vae,
+                                 int64_t patch_size);
+
+// The widths a family's conditioning has; 0 = the family leaves the tensor
+// undefined.
+struct ConditioningWidths {
+  int64_t states = 0;
+  int64_t pooled = 0;
+  bool mask = false;
+};
+
+// INVALID_ARGUMENT naming the tensor when the prompt's conditioning (and
+// with classifier-free guidance the negative prompt's, which must have the
+// prompt's text length) does not have `widths` and one row per seed.
+absl::Status CheckConditioning(const GenerationRequest& request,
+                               GuidanceRule rule,
+                               const ConditioningWidths& widths);
+
+// `latents` [B, C, h, w] / scaling_factor + shift_factor through the VAE,
+// post-processed.
+absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,
+                                           const at::Tensor& latents);
+
+// A BoundForward of a transformer over latents [B, C, H, W] cut into
+// patch_size × patch_size tokens (PixArt, SD3). `Transformer` has Forward,
+// ForwardShard, config().patch_size and Unpatchify (see
+// pipelines::ShardedLatentForward); `StageModel` is the family's
+// pipelines::LatentStageModel. `trailing_tokens`: the attention-sequence
+// tokens after the image tokens (SD3's text; 0 for PixArt).
+template <typename Transformer, typename Inputs, typename StageModel>
+class LatentGridForward final : public BoundForward {
+ public:
+  LatentGridForward(Transformer& transformer, Inputs inputs,
+                    int64_t trailing_tokens)
+      : transformer_(transformer),
+        inputs_(std::move(inputs)),
+        trailing_tokens_(trailing_tokens) {}
+
+  absl::StatusOr<at::Tensor> Whole() override {
+    return transformer_.Forward(inputs_);
+  }
+  absl::StatusOr<at::Tensor> Sharded(
+      const pipelines::SequenceParallel& sequence_parallel) override {
+    return pipelines::ShardedLatentForward(transformer_, inputs_,
+                                           sequence_parallel, trailing_tokens_);
+  }
+  absl::StatusOr<at::Tensor> Staged(const pipelines::PipeFusionStages& stages,
+                                    int step) override {
+    return StageModel(transformer_, inputs_).Run(stages, step);
+  }
+
+ private:
+  Transformer& transformer_;
+  Inputs inputs_;
+  int64_t trailing_tokens_;
+};
+
+}  // namespace ditserve::families
+
+#endif  // DITSERVE_CORE_FAMILIES_LATENT_GRID_H_

@@ -1,0 +1,254 @@
+#include "core/families/pixart/pixart_family.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
+#include "core/families/latent_grid.h"
+#include "core/families/pixart/pixart_checkpoint.h"
+#include "core/families/pixart/pixart_prompt_encoder.h"
+#include "core/families/pixart/pixart_transformer_2d_model.h"
+#include "core/families/pixart/resolution_binning.h"
+#include "core/parallel/latent_stage_model.h"
+#include "core/schedulers/load_scheduler.h"
+
+namespace ditserve::families {
+namespace {
+
+// A PixArt stage for one forward's inputs: only the image stream travels;
+// the attention sequence is the image tokens.
+class PixArtStageModel final
+    : public pipelines::LatentStageModel<models::PixArtTransformer2DModel,
+                                         models::PixArtTransformerInputs> {
+ public:
+  using LatentStageModel::LatentStageModel;
+
+  int64_t text_tokens() const override { return 0; }
+
+  at::Tensor AttentionRows(const models::TokenSpan& patch) const override {
+    return patch.begin + at::arange(patch.tokens, at::kLong);
+  }
+
+  absl::StatusOr<pipelines::StageStreams> Forward(
+      const models::TokenSpan& patch,
+      const std::optional<pipelines::StageStreams>& incoming) override {
+    std::optional<at::Tensor> image;
+    if (incoming.has_value()) image = incoming->image;
+    ASSIGN_OR_RETURN(at::Tensor out,
+                     transformer().ForwardStage(inputs(), patch, image));
+    return pipelines::StageStreams{.image = out};
+  }
+};
+
+class PixArtModel final : public FamilyModel {
+ public:
+  PixArtModel(std::unique_ptr<pipelines::PixArtPromptEncoder> encoder,
+              std::shared_ptr<models::PixArtTransformer2DModel> transformer,
+              std::shared_ptr<models::AutoencoderKL> vae,
+              nlohmann::json scheduler_config, models::Placement placement)
+      : encoder_(std::move(encoder)),
+        transformer_(std::move(transformer)),
+        vae_(std::move(vae)),
+        scheduler_config_(std::move(scheduler_config)),
+        placement_(placement) {}
+
+  GuidanceRule guidance_rule() const override {
+    return GuidanceRule::kClassifierFree;
+  }
+
+  absl::StatusOr<Conditioning> EncodePrompts(
+      const std::vector<std::string>& prompts,
+      int max_sequence_length) override {
+    if (encoder_ == nullptr) return NoPromptEncoders();
+    ASSIGN_OR_RETURN(pipelines::PixArtPromptEmbeddings embeddings,
+                     encoder_->Encode(prompts, max_sequence_length));
+    return Conditioning{.states = embeddings.prompt_embeds,
+                        .mask = embeddings.prompt_attention_mask};
+  }
+
+  absl::Status CheckRequest(const GenerationRequest& request) const override {
+    const models::PixArtTransformerConfig& config = transformer_->config();
+    RETURN_IF_ERROR(CheckLatentGridSize(request, *vae_, config.patch_size));
+    return CheckConditioning(request, guidance_rule(),
+                             {.states = config.caption_channels, .mask = true});
+  }
+
+  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> Schedule(
+      const GenerationRequest& request) const override {
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<schedulers::Scheduler> scheduler,
+        schedulers::MakeScheduler(scheduler_config_, "scheduler_config.json"));
+    RETURN_IF_ERROR(scheduler->SetTimesteps(request.num_inference_steps));
+    return scheduler;
+  }
+
+  std::vector<int64_t> NoiseShape(
+      const GenerationRequest& request) const override {
+    return LatentNoiseShape(request, *vae_);
+  }
+  at::Tensor PackLatents(const at::Tensor& noise) const override {
+    return noise.to(options());
+  }
+  at::Tensor UnpackLatents(
+      const at::Tensor& packed,
+      const GenerationRequest& /*request*/) const override {
+    return packed;
+  }
+
+  absl::StatusOr<std::unique_ptr<BoundForward>> BindForward(
+      const GenerationRequest& request, const at::Tensor& latents,
+      const at::Tensor& timestep, const Conditioning& text) override {
+    models::PixArtTransformerInputs inputs;
+    inputs.hidden_states = latents;
+    inputs.encoder_hidden_states = text.states.to(options());
+    inputs.encoder_attention_mask = text.mask.to(placement_.device);
+    const int64_t model_batch = latents.size(0);
+    inputs.timestep = timestep.to(placement_.device).expand({model_batch});
+    if (transformer_->config().use_additional_conditions) {
+      const double height = static_cast<double>(request.height);
+      const double width = static_cast<double>(request.width);
+      inputs.micro_conditions = models::PixArtMicroConditions{
+          at::tensor({height, width}, options()).repeat({model_batch, 1}),
+          at::tensor({height / width}, options()).repeat({model_batch, 1})};
+    }
+    return BindPixArtForward(*transformer_, std::move(inputs));
+  }
+
+  at::Tensor NoiseOf(const at::Tensor& output) const override {
+    if (transformer_->config().out_channels ==
+        2 * vae_->config().latent_channels) {
+      // Learned sigma: the first half of the channels is the noise.
+      return output.chunk(2, /*dim=*/1)[0];
+    }
+    return output;
+  }
+
+  bool one_step_takes_clean_sample() const override { return true; }
+
+  absl::StatusOr<DecodeOutput> Decode(const at::Tensor& latents,
+                                      config::ImageSize output_size) override {
+    ASSIGN_OR_RETURN(DecodeOutput decoded, DecodeLatents(*vae_, latents));
+    const at::Tensor& raw = decoded.images.raw;
+    if (raw.size(2) != output_size.height || raw.size(3) != output_size.width) {
+      decoded.images = pipelines::PostprocessDecoded(
+          pipelines::ResizeAndCenterCrop(raw, output_size));
+    }
+    return decoded;
+  }
+
+  ModelDimensions dimensions() const override {
+    const models::PixArtTransformerConfig& config = transformer_->config();
+    return ModelDimensions{
+        .hidden_size = static_cast<int>(config.inner_dim()),
+        .transformer_out_channels = static_cast<int>(config.out_channels),
+        .token_output_channels =
+            static_cast<int>(config.token_output_channels()),
+        .stages_pass_text_stream = false};
+  }
+  torch::nn::Module& transformer() override { return *transformer_; }
+  int64_t total_blocks() const override {
+    return transformer_->config().num_layers;
+  }
+
+ private:
+  c10::TensorOptions options() const {
+    return c10::TensorOptions()
+        .device(placement_.device)
+        .dtype(placement_.dtype);
+  }
+
+  std::unique_ptr<pipelines::PixArtPromptEncoder> encoder_;
+  std::shared_ptr<models::PixArtTransformer2DModel> transformer_;
+  std::shared_ptr<models::AutoencoderKL> vae_;
+  nlohmann::json scheduler_config_;
+  models::Placement placement_;
+};
+
+class PixArt final : public Family {
+ public:
+  std::vector<config::ModelFamily> serves() const override {
+    return {config::ModelFamily::kPixArtAlpha,
+            config::ModelFamily::kPixArtSigma};
+  }
+  std::vector<std::string> pipeline_classes() const override {
+    return {"PixArtAlphaPipeline", "PixArtSigmaPipeline"};
+  }
+
+  absl::StatusOr<models::BlockRange> StageBlocks(const std::string& model_dir,
+                                                 int stage,
+                                                 int stages) const override {
+    ASSIGN_OR_RETURN(models::PixArtTransformerConfig config,
+                     models::ReadPixArtTransformerConfig(
+                         model_dir + "/transformer/config.json"));
+    // PixArt's blocks are alike: equal weights, equal counts.
+    return models::SplitBlocksByWeight(
+        std::vector<int64_t>(config.num_layers, 1), stage, stages);
+  }
+
+  absl::Status WriteRandomCheckpoint(
+      config::ModelFamily variant, checkpoints::CheckpointPreset preset,
+      uint64_t seed, const std::string& out_dir) const override {
+    return checkpoints::WritePixArtCheckpoint(variant, preset, seed, out_dir);
+  }
+
+  absl::StatusOr<std::unique_ptr<FamilyModel>> Load(
+      const std::string& model_dir, const LoadOptions& options) const override {
+    std::unique_ptr<pipelines::PixArtPromptEncoder> encoder;
+    if (options.prompt_encoders) {
+      ASSIGN_OR_RETURN(encoder, pipelines::PixArtPromptEncoder::Load(
+                                    model_dir, options.placement));
+    }
+    ASSIGN_OR_RETURN(
+        std::shared_ptr<models::PixArtTransformer2DModel> transformer,
+        models::LoadPixArtTransformer2DModel(
+            model_dir + "/transformer", options.attention, options.placement,
+            options.blocks));
+    ASSIGN_OR_RETURN(
+        std::shared_ptr<models::AutoencoderKL> vae,
+        models::LoadAutoencoderKL(model_dir + "/vae", options.placement));
+    const std::string scheduler_path =
+        model_dir + "/scheduler/scheduler_config.json";
+    ASSIGN_OR_RETURN(nlohmann::json scheduler_json,
+                     base::ReadJsonFile(scheduler_path));
+    // Fail at load, not at the first request, on a scheduler we cannot build.
+    RETURN_IF_ERROR(
+        schedulers::MakeScheduler(scheduler_json, scheduler_path).status());
+    const models::PixArtTransformerConfig& config = transformer->config();
+    const int64_t latent_channels = vae->config().latent_channels;
+    if (config.in_channels != latent_channels ||
+        (config.out_channels != latent_channels &&
+         config.out_channels != 2 * latent_channels)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          model_dir, ": transformer in_channels ", config.in_channels,
+          " and out_channels ", config.out_channels,
+          " do not fit the VAE's latent_channels ", latent_channels,
+          " (expected in = latent, out = latent or 2 x latent for learned "
+          "sigma)"));
+    }
+    return std::make_unique<PixArtModel>(
+        std::move(encoder), std::move(transformer), std::move(vae),
+        std::move(scheduler_json), options.placement);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<BoundForward> BindPixArtForward(
+    models::PixArtTransformer2DModel& transformer,
+    models::PixArtTransformerInputs inputs) {
+  // The attention sequence is the image tokens alone.
+  return std::make_unique<
+      LatentGridForward<models::PixArtTransformer2DModel,
+                        models::PixArtTransformerInputs, PixArtStageModel>>(
+      transformer, std::move(inputs), /*trailing_tokens=*/0);
+}
+
+const Family& PixArtFamily() {
+  static const PixArt* const family = new PixArt();
+  return *family;
+}
+
+}  // namespace ditserve::families

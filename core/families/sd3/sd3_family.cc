@@ -1,0 +1,238 @@
+#include "core/families/sd3/sd3_family.h"
+
+#include <torch/torch.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/json.h"
+#include "core/base/status_macros.h"
+#include "core/families/latent_grid.h"
+#include "core/families/sd3/sd3_checkpoint.h"
+#include "core/families/sd3/sd3_prompt_encoder.h"
+#include "core/families/sd3/sd3_transformer_2d_model.h"
+#include "core/parallel/latent_stage_model.h"
+#include "core/schedulers/flow_match_euler.h"
+
+namespace ditserve::families {
+namespace {
+
+// An SD3 stage for one forward's inputs: the image and text streams travel;
+// the attention sequence is [image, text].
+class SD3StageModel final
+    : public pipelines::LatentStageModel<models::SD3Transformer2DModel,
+                                         models::SD3TransformerInputs> {
+ public:
+  using LatentStageModel::LatentStageModel;
+
+  int64_t text_tokens() const override {
+    return inputs().encoder_hidden_states.size(1);
+  }
+
+  at::Tensor AttentionRows(const models::TokenSpan& patch) const override {
+    return at::cat({patch.begin + at::arange(patch.tokens, at::kLong),
+                    image_tokens() + at::arange(text_tokens(), at::kLong)});
+  }
+
+  absl::StatusOr<pipelines::StageStreams> Forward(
+      const models::TokenSpan& patch,
+      const std::optional<pipelines::StageStreams>& incoming) override {
+    std::optional<models::SD3Streams> streams;
+    if (incoming.has_value()) {
+      streams =
+          models::SD3Streams{.image = incoming->image, .text = incoming->text};
+    }
+    ASSIGN_OR_RETURN(models::SD3Streams out,
+                     transformer().ForwardStage(inputs(), patch, streams));
+    return pipelines::StageStreams{.image = out.image, .text = out.text};
+  }
+};
+
+class SD3Model final : public FamilyModel {
+ public:
+  SD3Model(std::unique_ptr<pipelines::SD3PromptEncoder> encoder,
+           std::shared_ptr<models::SD3Transformer2DModel> transformer,
+           std::shared_ptr<models::AutoencoderKL> vae,
+           schedulers::FlowMatchEulerConfig scheduler_config,
+           models::Placement placement)
+      : encoder_(std::move(encoder)),
+        transformer_(std::move(transformer)),
+        vae_(std::move(vae)),
+        scheduler_config_(std::move(scheduler_config)),
+        placement_(placement) {}
+
+  GuidanceRule guidance_rule() const override {
+    return GuidanceRule::kClassifierFree;
+  }
+
+  absl::StatusOr<Conditioning> EncodePrompts(
+      const std::vector<std::string>& prompts,
+      int max_sequence_length) override {
+    if (encoder_ == nullptr) return NoPromptEncoders();
+    ASSIGN_OR_RETURN(pipelines::SD3PromptEmbeds embeds,
+                     encoder_->Encode(prompts, max_sequence_length));
+    return Conditioning{.states = embeds.prompt_embeds,
+                        .pooled = embeds.pooled_prompt_embeds};
+  }
+
+  absl::Status CheckRequest(const GenerationRequest& request) const override {
+    const models::SD3TransformerConfig& config = transformer_->config();
+    RETURN_IF_ERROR(CheckLatentGridSize(request, *vae_, config.patch_size));
+    return CheckConditioning(request, guidance_rule(),
+                             {.states = config.joint_attention_dim,
+                              .pooled = config.pooled_projection_dim});
+  }
+
+  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> Schedule(
+      const GenerationRequest& request) const override {
+    auto scheduler =
+        std::make_unique<schedulers::FlowMatchEulerDiscreteScheduler>(
+            scheduler_config_);
+    schedulers::TimestepOptions options;
+    if (scheduler_config_.use_dynamic_shifting) {
+      const int64_t pixels_per_token =
+          vae_->config().scale_factor() * transformer_->config().patch_size;
+      const int64_t image_tokens = (request.height / pixels_per_token) *
+                                   (request.width / pixels_per_token);
+      options.mu = schedulers::CalculateShift(image_tokens, scheduler_config_);
+    }
+    RETURN_IF_ERROR(
+        scheduler->SetTimesteps(request.num_inference_steps, options));
+    return scheduler;
+  }
+
+  std::vector<int64_t> NoiseShape(
+      const GenerationRequest& request) const override {
+    return LatentNoiseShape(request, *vae_);
+  }
+  at::Tensor PackLatents(const at::Tensor& noise) const override {
+    return noise.to(options());
+  }
+  at::Tensor UnpackLatents(
+      const at::Tensor& packed,
+      const GenerationRequest& /*request*/) const override {
+    return packed;
+  }
+
+  absl::StatusOr<std::unique_ptr<BoundForward>> BindForward(
+      const GenerationRequest& /*request*/, const at::Tensor& latents,
+      const at::Tensor& timestep, const Conditioning& text) override {
+    models::SD3TransformerInputs inputs;
+    inputs.hidden_states = latents;
+    inputs.encoder_hidden_states = text.states.to(options());
+    inputs.pooled_projections = text.pooled.to(options());
+    inputs.timestep = timestep.to(options()).expand({latents.size(0)});
+    return BindSD3Forward(*transformer_, std::move(inputs));
+  }
+
+  absl::StatusOr<DecodeOutput> Decode(
+      const at::Tensor& latents, config::ImageSize /*output_size*/) override {
+    return DecodeLatents(*vae_, latents);
+  }
+
+  ModelDimensions dimensions() const override {
+    const models::SD3TransformerConfig& config = transformer_->config();
+    return ModelDimensions{
+        .hidden_size = static_cast<int>(config.inner_dim()),
+        .transformer_out_channels = static_cast<int>(config.out_channels),
+        .token_output_channels =
+            static_cast<int>(config.token_output_channels())};
+  }
+  torch::nn::Module& transformer() override { return *transformer_; }
+  int64_t total_blocks() const override {
+    return transformer_->config().num_layers;
+  }
+
+ private:
+  c10::TensorOptions options() const {
+    return c10::TensorOptions()
+        .device(placement_.device)
+        .dtype(placement_.dtype);
+  }
+
+  std::unique_ptr<pipelines::SD3PromptEncoder> encoder_;
+  std::shared_ptr<models::SD3Transformer2DModel> transformer_;
+  std::shared_ptr<models::AutoencoderKL> vae_;
+  schedulers::FlowMatchEulerConfig scheduler_config_;
+  models::Placement placement_;
+};
+
+class SD3 final : public Family {
+ public:
+  std::vector<config::ModelFamily> serves() const override {
+    return {config::ModelFamily::kSd3Medium};
+  }
+  std::vector<std::string> pipeline_classes() const override {
+    return {"StableDiffusion3Pipeline"};
+  }
+
+  absl::StatusOr<models::BlockRange> StageBlocks(const std::string& model_dir,
+                                                 int stage,
+                                                 int stages) const override {
+    ASSIGN_OR_RETURN(models::SD3TransformerConfig config,
+                     models::ReadSD3TransformerConfig(
+                         model_dir + "/transformer/config.json"));
+    return models::SD3Transformer2DModel::StageBlocks(config, stage, stages);
+  }
+
+  absl::Status WriteRandomCheckpoint(
+      config::ModelFamily /*variant*/, checkpoints::CheckpointPreset preset,
+      uint64_t seed, const std::string& out_dir) const override {
+    return checkpoints::WriteSD3Checkpoint(preset, seed, out_dir);
+  }
+
+  absl::StatusOr<std::unique_ptr<FamilyModel>> Load(
+      const std::string& model_dir, const LoadOptions& options) const override {
+    ASSIGN_OR_RETURN(std::shared_ptr<models::SD3Transformer2DModel> transformer,
+                     models::LoadSD3Transformer2DModel(
+                         model_dir + "/transformer", options.attention,
+                         options.placement, options.blocks));
+    ASSIGN_OR_RETURN(
+        std::shared_ptr<models::AutoencoderKL> vae,
+        models::LoadAutoencoderKL(model_dir + "/vae", options.placement));
+    const std::string scheduler_path =
+        model_dir + "/scheduler/scheduler_config.json";
+    ASSIGN_OR_RETURN(nlohmann::json scheduler_json,
+                     base::ReadJsonFile(scheduler_path));
+    ASSIGN_OR_RETURN(
+        schedulers::FlowMatchEulerConfig scheduler_config,
+        schedulers::ParseFlowMatchEulerConfig(scheduler_json, scheduler_path));
+    const int64_t latent_channels = vae->config().latent_channels;
+    if (transformer->config().in_channels != latent_channels) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          model_dir, ": transformer in_channels ",
+          transformer->config().in_channels,
+          " must equal the VAE's latent_channels ", latent_channels));
+    }
+    std::unique_ptr<pipelines::SD3PromptEncoder> encoder;
+    if (options.prompt_encoders) {
+      ASSIGN_OR_RETURN(encoder,
+                       pipelines::SD3PromptEncoder::Load(
+                           model_dir, transformer->config().joint_attention_dim,
+                           options.placement));
+    }
+    return std::make_unique<SD3Model>(
+        std::move(encoder), std::move(transformer), std::move(vae),
+        std::move(scheduler_config), options.placement);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<BoundForward> BindSD3Forward(
+    models::SD3Transformer2DModel& transformer,
+    models::SD3TransformerInputs inputs) {
+  // The attention sequence is [image, text].
+  const int64_t text_tokens = inputs.encoder_hidden_states.size(1);
+  return std::make_unique<
+      LatentGridForward<models::SD3Transformer2DModel,
+                        models::SD3TransformerInputs, SD3StageModel>>(
+      transformer, std::move(inputs), text_tokens);
+}
+
+const Family& SD3Family() {
+  static const SD3* const family = new SD3();
+  return *family;
+}
+
+}  // namespace ditserve::families

@@ -1,0 +1,24 @@
+#ifndef DITSERVE_CORE_MODELS_DECODED_IMAGES_H_
+#define DITSERVE_CORE_MODELS_DECODED_IMAGES_H_
+
+#include <ATen/core/Tensor.h>
+
+namespace ditserve::pipelines {
+
+// What a VAE decode turns into, as diffusers' VaeImageProcessor.postprocess
+// produces it.
+struct DecodedImages {
+  // Decoder output [B, 3, H, W], roughly [-1, 1].
+  at::Tensor raw;
+  // (raw / 2 + 0.5).clamp(0, 1), float32 [B, 3, H, W] (output_type="pt").
+  at::Tensor image;
+  // round(image * 255) as uint8 [B, H, W, 3] on the CPU (output_type="pil").
+  at::Tensor rgb;
+};
+
+// Post-processes decoder output (any device and dtype; computed in float32).
+DecodedImages PostprocessDecoded(const at::Tensor& raw);
+
+}  // namespace ditserve::pipelines
+
+#endif  // DITSERVE_CORE_MODELS_DECODED_IMAGES_H_

@@ -1,0 +1,112 @@
+#include "core/families/pixart/pixart_prompt_encoder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/engine/denoise_loop.h"
+#include "core/families/pixart/pixart_family.h"
+#include "core/parallel/local_attention.h"
+
+namespace ditserve::pipelines {
+namespace {
+
+using ::testing::HasSubstr;
+
+namespace fs = std::filesystem;
+
+// A PixArt checkpoint folder assembled from golden components: the tiny T5
+// tokenizer and encoder (d_model 32 = the transformer's caption_channels) and
+// the pixart_sigma pipeline's transformer, VAE and scheduler.
+class PixArtPromptEncoderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const fs::path golden = fs::path(DITSERVE_TEST_DATA_DIR) / "golden";
+    dir_ = fs::temp_directory_path() /
+           ("pixart_prompt_encoder_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    fs::create_directory_symlink(golden / "tokenizers/t5_sp",
+                                 dir_ / "tokenizer");
+    fs::create_directory_symlink(golden / "models/t5_encoder",
+                                 dir_ / "text_encoder");
+    for (const char* component : {"transformer", "vae", "scheduler"}) {
+      fs::create_directory_symlink(
+          golden / "pipelines/pixart_sigma" / component, dir_ / component);
+    }
+    absl::StatusOr<std::unique_ptr<PixArtPromptEncoder>> encoder =
+        PixArtPromptEncoder::Load(dir_.string(), models::Placement{});
+    ASSERT_TRUE(encoder.ok()) << encoder.status();
+    encoder_ = *std::move(encoder);
+  }
+
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path dir_;
+  std::unique_ptr<PixArtPromptEncoder> encoder_;
+};
+
+TEST_F(PixArtPromptEncoderTest, MaskMarksTheTokensAndEndOfSequence) {
+  absl::StatusOr<PixArtPromptEmbeddings> embeds =
+      encoder_->Encode({"a red fox", ""}, 12);
+  ASSERT_TRUE(embeds.ok()) << embeds.status();
+  EXPECT_EQ(embeds->prompt_embeds.sizes(), (std::vector<int64_t>{2, 12, 32}));
+  const at::Tensor tokens = embeds->prompt_attention_mask.sum(1);
+  EXPECT_GT(tokens[0].item<int64_t>(), 1);
+  // The empty negative prompt is `</s>` alone.
+  EXPECT_EQ(tokens[1].item<int64_t>(), 1);
+}
+
+TEST_F(PixArtPromptEncoderTest, TokenStatesDoNotDependOnThePaddingLength) {
+  absl::StatusOr<PixArtPromptEmbeddings> short_pad =
+      encoder_->Encode({"a red fox"}, 12);
+  absl::StatusOr<PixArtPromptEmbeddings> long_pad =
+      encoder_->Encode({"a red fox"}, 24);
+  ASSERT_TRUE(short_pad.ok()) << short_pad.status();
+  ASSERT_TRUE(long_pad.ok()) << long_pad.status();
+  const int64_t tokens = short_pad->prompt_attention_mask.sum().item<int64_t>();
+  EXPECT_TRUE(torch::allclose(short_pad->prompt_embeds.slice(1, 0, tokens),
+                              long_pad->prompt_embeds.slice(1, 0, tokens), 1e-5,
+                              1e-6));
+}
+
+TEST_F(PixArtPromptEncoderTest, NoPromptsIsAnError) {
+  absl::StatusOr<PixArtPromptEmbeddings> embeds = encoder_->Encode({}, 12);
+  EXPECT_EQ(embeds.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(embeds.status().message(), HasSubstr("prompts is empty"));
+}
+
+TEST_F(PixArtPromptEncoderTest, PromptStringsGenerateAnImage) {
+  families::LoadOptions options;
+  options.attention = std::make_shared<parallel::LocalAttention>();
+  absl::StatusOr<std::unique_ptr<families::FamilyModel>> model =
+      families::PixArtFamily().Load(dir_.string(), options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<families::Conditioning> positive =
+      (*model)->EncodePrompts({"a red fox"}, 12);
+  absl::StatusOr<families::Conditioning> negative =
+      (*model)->EncodePrompts({""}, 12);
+  ASSERT_TRUE(positive.ok()) << positive.status();
+  ASSERT_TRUE(negative.ok()) << negative.status();
+  families::GenerationRequest request;
+  request.prompt = *positive;
+  request.negative_prompt = *negative;
+  request.height = 32;
+  request.width = 32;
+  request.num_inference_steps = 2;
+  request.guidance_scale = 4.5F;
+  request.seeds = {7};
+  absl::StatusOr<families::DecodeOutput> image =
+      engine::Generate(**model, request, nullptr);
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(image->images.rgb.sizes(), (std::vector<int64_t>{1, 32, 32, 3}));
+  EXPECT_TRUE(torch::isfinite(image->images.raw).all().item<bool>());
+}
+
+}  // namespace
+}  // namespace ditserve::pipelines
