@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,67 @@ absl::Status CheckConditioning(const GenerationRequest& request,
 // post-processed.
 absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,
                                            const at::Tensor& latents);
+
+// The members and the latent-grid parts of a FamilyModel whose components
+// are a prompt encoder, a transformer, an AutoencoderKL and a scheduler
+// config: noise of LatentNoiseShape, latents the transformer takes as they
+// are (a family that packs them overrides PackLatents / UnpackLatents), the
+// VAE decode at the generated size.
+template <typename Encoder, typename Transformer, typename SchedulerConfig>
+class LatentGridModel : public FamilyModel {
+ public:
+  // `encoder` may be null (loaded without prompt encoders).
+  LatentGridModel(std::unique_ptr<Encoder> encoder,
+                  std::shared_ptr<Transformer> transformer,
+                  std::shared_ptr<models::AutoencoderKL> vae,
+                  SchedulerConfig scheduler_config, models::Placement placement)
+      : encoder_(std::move(encoder)),
+        transformer_(std::move(transformer)),
+        vae_(std::move(vae)),
+        scheduler_config_(std::move(scheduler_config)),
+        placement_(placement) {}
+
+  std::vector<int64_t> NoiseShape(
+      const GenerationRequest& request) const override {
+    return LatentNoiseShape(request, *vae_);
+  }
+  at::Tensor PackLatents(const at::Tensor& noise) const override {
+    return noise.to(options());
+  }
+  at::Tensor UnpackLatents(
+      const at::Tensor& packed,
+      const GenerationRequest& /*request*/) const override {
+    return packed;
+  }
+  absl::StatusOr<DecodeOutput> Decode(
+      const at::Tensor& latents, config::ImageSize /*output_size*/) override {
+    return DecodeLatents(*vae_, latents);
+  }
+  torch::nn::Module& transformer() override { return *transformer_; }
+
+ protected:
+  // The encoder, or FAILED_PRECONDITION when loaded without it.
+  absl::StatusOr<Encoder*> encoder() const {
+    if (encoder_ == nullptr) return NoPromptEncoders();
+    return encoder_.get();
+  }
+  Transformer& model() const { return *transformer_; }
+  models::AutoencoderKL& vae() const { return *vae_; }
+  const SchedulerConfig& scheduler_config() const { return scheduler_config_; }
+  const models::Placement& placement() const { return placement_; }
+  c10::TensorOptions options() const {
+    return c10::TensorOptions()
+        .device(placement_.device)
+        .dtype(placement_.dtype);
+  }
+
+ private:
+  std::unique_ptr<Encoder> encoder_;
+  std::shared_ptr<Transformer> transformer_;
+  std::shared_ptr<models::AutoencoderKL> vae_;
+  SchedulerConfig scheduler_config_;
+  models::Placement placement_;
+};
 
 // A BoundForward of a transformer over latents [B, C, H, W] cut into
 // patch_size × patch_size tokens (PixArt, SD3). `Transformer` has Forward,

@@ -51,18 +51,12 @@ class FluxForward final : public BoundForward {
   models::FluxTransformerInputs inputs_;
 };
 
-class FluxModel final : public FamilyModel {
+class FluxModel final
+    : public LatentGridModel<pipelines::FluxPromptEncoder,
+                             models::FluxTransformer2DModel,
+                             schedulers::FlowMatchEulerConfig> {
  public:
-  FluxModel(std::unique_ptr<pipelines::FluxPromptEncoder> encoder,
-            std::shared_ptr<models::FluxTransformer2DModel> transformer,
-            std::shared_ptr<models::AutoencoderKL> vae,
-            schedulers::FlowMatchEulerConfig scheduler_config,
-            models::Placement placement)
-      : encoder_(std::move(encoder)),
-        transformer_(std::move(transformer)),
-        vae_(std::move(vae)),
-        scheduler_config_(std::move(scheduler_config)),
-        placement_(placement) {}
+  using LatentGridModel::LatentGridModel;
 
   GuidanceRule guidance_rule() const override {
     return GuidanceRule::kEmbedded;
@@ -71,9 +65,9 @@ class FluxModel final : public FamilyModel {
   absl::StatusOr<Conditioning> EncodePrompts(
       const std::vector<std::string>& prompts,
       int max_sequence_length) override {
-    if (encoder_ == nullptr) return NoPromptEncoders();
+    ASSIGN_OR_RETURN(pipelines::FluxPromptEncoder * prompt_encoder, encoder());
     ASSIGN_OR_RETURN(pipelines::FluxPromptEmbeddings embeddings,
-                     encoder_->Encode(prompts, max_sequence_length));
+                     prompt_encoder->Encode(prompts, max_sequence_length));
     return Conditioning{
         .states = embeddings.prompt_embeds,
         .pooled = embeddings.pooled_prompt_embeds,
@@ -82,7 +76,7 @@ class FluxModel final : public FamilyModel {
   }
 
   absl::Status CheckRequest(const GenerationRequest& request) const override {
-    const models::FluxTransformerConfig& config = transformer_->config();
+    const models::FluxTransformerConfig& config = model().config();
     absl::Status status =
         CheckConditioning(request, guidance_rule(),
                           {.states = config.joint_attention_dim,
@@ -97,17 +91,12 @@ class FluxModel final : public FamilyModel {
     const int steps = request.num_inference_steps;
     auto scheduler =
         std::make_unique<schedulers::FlowMatchEulerDiscreteScheduler>(
-            scheduler_config_);
+            scheduler_config());
     schedulers::TimestepOptions options;
     options.sigmas = schedulers::Linspace(1.0, 1.0 / steps, steps);
-    options.mu = schedulers::CalculateShift(grid.tokens(), scheduler_config_);
+    options.mu = schedulers::CalculateShift(grid.tokens(), scheduler_config());
     RETURN_IF_ERROR(scheduler->SetTimesteps(steps, options));
     return scheduler;
-  }
-
-  std::vector<int64_t> NoiseShape(
-      const GenerationRequest& request) const override {
-    return LatentNoiseShape(request, *vae_);
   }
 
   at::Tensor PackLatents(const at::Tensor& noise) const override {
@@ -132,49 +121,32 @@ class FluxModel final : public FamilyModel {
     inputs.txt_ids = pipelines::TextIds(text.states.size(1), options());
     inputs.timestep =
         timestep.expand({batch}).to(latents.scalar_type()) / kTimestepScale;
-    if (transformer_->config().guidance_embeds) {
+    if (model().config().guidance_embeds) {
       inputs.guidance =
           at::full(
               {1}, request.guidance_scale,
-              at::TensorOptions().device(placement_.device).dtype(at::kFloat))
+              at::TensorOptions().device(placement().device).dtype(at::kFloat))
               .expand({batch});
     }
-    return std::make_unique<FluxForward>(*transformer_, std::move(inputs));
-  }
-
-  absl::StatusOr<DecodeOutput> Decode(
-      const at::Tensor& latents, config::ImageSize /*output_size*/) override {
-    return DecodeLatents(*vae_, latents);
+    return std::make_unique<FluxForward>(model(), std::move(inputs));
   }
 
   ModelDimensions dimensions() const override {
-    const models::FluxTransformerConfig& config = transformer_->config();
+    const models::FluxTransformerConfig& config = model().config();
     return ModelDimensions{
         .hidden_size = static_cast<int>(config.inner_dim()),
         .token_output_channels = static_cast<int>(config.output_channels())};
   }
-  torch::nn::Module& transformer() override { return *transformer_; }
   int64_t total_blocks() const override {
-    return transformer_->config().total_blocks();
+    return model().config().total_blocks();
   }
 
  private:
   absl::StatusOr<pipelines::FluxLatentGrid> Grid(
       const GenerationRequest& request) const {
     return pipelines::LatentGridFor(request.height, request.width,
-                                    vae_->config().scale_factor());
+                                    vae().config().scale_factor());
   }
-  c10::TensorOptions options() const {
-    return c10::TensorOptions()
-        .device(placement_.device)
-        .dtype(placement_.dtype);
-  }
-
-  std::unique_ptr<pipelines::FluxPromptEncoder> encoder_;
-  std::shared_ptr<models::FluxTransformer2DModel> transformer_;
-  std::shared_ptr<models::AutoencoderKL> vae_;
-  schedulers::FlowMatchEulerConfig scheduler_config_;
-  models::Placement placement_;
 };
 
 class Flux final : public Family {

@@ -43,17 +43,11 @@ class PixArtStageModel final
   }
 };
 
-class PixArtModel final : public FamilyModel {
+class PixArtModel final
+    : public LatentGridModel<pipelines::PixArtPromptEncoder,
+                             models::PixArtTransformer2DModel, nlohmann::json> {
  public:
-  PixArtModel(std::unique_ptr<pipelines::PixArtPromptEncoder> encoder,
-              std::shared_ptr<models::PixArtTransformer2DModel> transformer,
-              std::shared_ptr<models::AutoencoderKL> vae,
-              nlohmann::json scheduler_config, models::Placement placement)
-      : encoder_(std::move(encoder)),
-        transformer_(std::move(transformer)),
-        vae_(std::move(vae)),
-        scheduler_config_(std::move(scheduler_config)),
-        placement_(placement) {}
+  using LatentGridModel::LatentGridModel;
 
   GuidanceRule guidance_rule() const override {
     return GuidanceRule::kClassifierFree;
@@ -62,16 +56,17 @@ class PixArtModel final : public FamilyModel {
   absl::StatusOr<Conditioning> EncodePrompts(
       const std::vector<std::string>& prompts,
       int max_sequence_length) override {
-    if (encoder_ == nullptr) return NoPromptEncoders();
+    ASSIGN_OR_RETURN(pipelines::PixArtPromptEncoder * prompt_encoder,
+                     encoder());
     ASSIGN_OR_RETURN(pipelines::PixArtPromptEmbeddings embeddings,
-                     encoder_->Encode(prompts, max_sequence_length));
+                     prompt_encoder->Encode(prompts, max_sequence_length));
     return Conditioning{.states = embeddings.prompt_embeds,
                         .mask = embeddings.prompt_attention_mask};
   }
 
   absl::Status CheckRequest(const GenerationRequest& request) const override {
-    const models::PixArtTransformerConfig& config = transformer_->config();
-    RETURN_IF_ERROR(CheckLatentGridSize(request, *vae_, config.patch_size));
+    const models::PixArtTransformerConfig& config = model().config();
+    RETURN_IF_ERROR(CheckLatentGridSize(request, vae(), config.patch_size));
     return CheckConditioning(request, guidance_rule(),
                              {.states = config.caption_channels, .mask = true});
   }
@@ -80,22 +75,9 @@ class PixArtModel final : public FamilyModel {
       const GenerationRequest& request) const override {
     ASSIGN_OR_RETURN(
         std::unique_ptr<schedulers::Scheduler> scheduler,
-        schedulers::MakeScheduler(scheduler_config_, "scheduler_config.json"));
+        schedulers::MakeScheduler(scheduler_config(), "scheduler_config.json"));
     RETURN_IF_ERROR(scheduler->SetTimesteps(request.num_inference_steps));
     return scheduler;
-  }
-
-  std::vector<int64_t> NoiseShape(
-      const GenerationRequest& request) const override {
-    return LatentNoiseShape(request, *vae_);
-  }
-  at::Tensor PackLatents(const at::Tensor& noise) const override {
-    return noise.to(options());
-  }
-  at::Tensor UnpackLatents(
-      const at::Tensor& packed,
-      const GenerationRequest& /*request*/) const override {
-    return packed;
   }
 
   absl::StatusOr<std::unique_ptr<BoundForward>> BindForward(
@@ -104,22 +86,21 @@ class PixArtModel final : public FamilyModel {
     models::PixArtTransformerInputs inputs;
     inputs.hidden_states = latents;
     inputs.encoder_hidden_states = text.states.to(options());
-    inputs.encoder_attention_mask = text.mask.to(placement_.device);
+    inputs.encoder_attention_mask = text.mask.to(placement().device);
     const int64_t model_batch = latents.size(0);
-    inputs.timestep = timestep.to(placement_.device).expand({model_batch});
-    if (transformer_->config().use_additional_conditions) {
+    inputs.timestep = timestep.to(placement().device).expand({model_batch});
+    if (model().config().use_additional_conditions) {
       const double height = static_cast<double>(request.height);
       const double width = static_cast<double>(request.width);
       inputs.micro_conditions = models::PixArtMicroConditions{
           at::tensor({height, width}, options()).repeat({model_batch, 1}),
           at::tensor({height / width}, options()).repeat({model_batch, 1})};
     }
-    return BindPixArtForward(*transformer_, std::move(inputs));
+    return BindPixArtForward(model(), std::move(inputs));
   }
 
   at::Tensor NoiseOf(const at::Tensor& output) const override {
-    if (transformer_->config().out_channels ==
-        2 * vae_->config().latent_channels) {
+    if (model().config().out_channels == 2 * vae().config().latent_channels) {
       // Learned sigma: the first half of the channels is the noise.
       return output.chunk(2, /*dim=*/1)[0];
     }
@@ -130,7 +111,7 @@ class PixArtModel final : public FamilyModel {
 
   absl::StatusOr<DecodeOutput> Decode(const at::Tensor& latents,
                                       config::ImageSize output_size) override {
-    ASSIGN_OR_RETURN(DecodeOutput decoded, DecodeLatents(*vae_, latents));
+    ASSIGN_OR_RETURN(DecodeOutput decoded, DecodeLatents(vae(), latents));
     const at::Tensor& raw = decoded.images.raw;
     if (raw.size(2) != output_size.height || raw.size(3) != output_size.width) {
       decoded.images = pipelines::PostprocessDecoded(
@@ -140,7 +121,7 @@ class PixArtModel final : public FamilyModel {
   }
 
   ModelDimensions dimensions() const override {
-    const models::PixArtTransformerConfig& config = transformer_->config();
+    const models::PixArtTransformerConfig& config = model().config();
     return ModelDimensions{
         .hidden_size = static_cast<int>(config.inner_dim()),
         .transformer_out_channels = static_cast<int>(config.out_channels),
@@ -148,23 +129,7 @@ class PixArtModel final : public FamilyModel {
             static_cast<int>(config.token_output_channels()),
         .stages_pass_text_stream = false};
   }
-  torch::nn::Module& transformer() override { return *transformer_; }
-  int64_t total_blocks() const override {
-    return transformer_->config().num_layers;
-  }
-
- private:
-  c10::TensorOptions options() const {
-    return c10::TensorOptions()
-        .device(placement_.device)
-        .dtype(placement_.dtype);
-  }
-
-  std::unique_ptr<pipelines::PixArtPromptEncoder> encoder_;
-  std::shared_ptr<models::PixArtTransformer2DModel> transformer_;
-  std::shared_ptr<models::AutoencoderKL> vae_;
-  nlohmann::json scheduler_config_;
-  models::Placement placement_;
+  int64_t total_blocks() const override { return model().config().num_layers; }
 };
 
 class PixArt final : public Family {

@@ -48,18 +48,12 @@ class SD3StageModel final
   }
 };
 
-class SD3Model final : public FamilyModel {
+class SD3Model final
+    : public LatentGridModel<pipelines::SD3PromptEncoder,
+                             models::SD3Transformer2DModel,
+                             schedulers::FlowMatchEulerConfig> {
  public:
-  SD3Model(std::unique_ptr<pipelines::SD3PromptEncoder> encoder,
-           std::shared_ptr<models::SD3Transformer2DModel> transformer,
-           std::shared_ptr<models::AutoencoderKL> vae,
-           schedulers::FlowMatchEulerConfig scheduler_config,
-           models::Placement placement)
-      : encoder_(std::move(encoder)),
-        transformer_(std::move(transformer)),
-        vae_(std::move(vae)),
-        scheduler_config_(std::move(scheduler_config)),
-        placement_(placement) {}
+  using LatentGridModel::LatentGridModel;
 
   GuidanceRule guidance_rule() const override {
     return GuidanceRule::kClassifierFree;
@@ -68,16 +62,16 @@ class SD3Model final : public FamilyModel {
   absl::StatusOr<Conditioning> EncodePrompts(
       const std::vector<std::string>& prompts,
       int max_sequence_length) override {
-    if (encoder_ == nullptr) return NoPromptEncoders();
+    ASSIGN_OR_RETURN(pipelines::SD3PromptEncoder * prompt_encoder, encoder());
     ASSIGN_OR_RETURN(pipelines::SD3PromptEmbeds embeds,
-                     encoder_->Encode(prompts, max_sequence_length));
+                     prompt_encoder->Encode(prompts, max_sequence_length));
     return Conditioning{.states = embeds.prompt_embeds,
                         .pooled = embeds.pooled_prompt_embeds};
   }
 
   absl::Status CheckRequest(const GenerationRequest& request) const override {
-    const models::SD3TransformerConfig& config = transformer_->config();
-    RETURN_IF_ERROR(CheckLatentGridSize(request, *vae_, config.patch_size));
+    const models::SD3TransformerConfig& config = model().config();
+    RETURN_IF_ERROR(CheckLatentGridSize(request, vae(), config.patch_size));
     return CheckConditioning(request, guidance_rule(),
                              {.states = config.joint_attention_dim,
                               .pooled = config.pooled_projection_dim});
@@ -87,31 +81,18 @@ class SD3Model final : public FamilyModel {
       const GenerationRequest& request) const override {
     auto scheduler =
         std::make_unique<schedulers::FlowMatchEulerDiscreteScheduler>(
-            scheduler_config_);
+            scheduler_config());
     schedulers::TimestepOptions options;
-    if (scheduler_config_.use_dynamic_shifting) {
+    if (scheduler_config().use_dynamic_shifting) {
       const int64_t pixels_per_token =
-          vae_->config().scale_factor() * transformer_->config().patch_size;
+          vae().config().scale_factor() * model().config().patch_size;
       const int64_t image_tokens = (request.height / pixels_per_token) *
                                    (request.width / pixels_per_token);
-      options.mu = schedulers::CalculateShift(image_tokens, scheduler_config_);
+      options.mu = schedulers::CalculateShift(image_tokens, scheduler_config());
     }
     RETURN_IF_ERROR(
         scheduler->SetTimesteps(request.num_inference_steps, options));
     return scheduler;
-  }
-
-  std::vector<int64_t> NoiseShape(
-      const GenerationRequest& request) const override {
-    return LatentNoiseShape(request, *vae_);
-  }
-  at::Tensor PackLatents(const at::Tensor& noise) const override {
-    return noise.to(options());
-  }
-  at::Tensor UnpackLatents(
-      const at::Tensor& packed,
-      const GenerationRequest& /*request*/) const override {
-    return packed;
   }
 
   absl::StatusOr<std::unique_ptr<BoundForward>> BindForward(
@@ -122,39 +103,18 @@ class SD3Model final : public FamilyModel {
     inputs.encoder_hidden_states = text.states.to(options());
     inputs.pooled_projections = text.pooled.to(options());
     inputs.timestep = timestep.to(options()).expand({latents.size(0)});
-    return BindSD3Forward(*transformer_, std::move(inputs));
-  }
-
-  absl::StatusOr<DecodeOutput> Decode(
-      const at::Tensor& latents, config::ImageSize /*output_size*/) override {
-    return DecodeLatents(*vae_, latents);
+    return BindSD3Forward(model(), std::move(inputs));
   }
 
   ModelDimensions dimensions() const override {
-    const models::SD3TransformerConfig& config = transformer_->config();
+    const models::SD3TransformerConfig& config = model().config();
     return ModelDimensions{
         .hidden_size = static_cast<int>(config.inner_dim()),
         .transformer_out_channels = static_cast<int>(config.out_channels),
         .token_output_channels =
             static_cast<int>(config.token_output_channels())};
   }
-  torch::nn::Module& transformer() override { return *transformer_; }
-  int64_t total_blocks() const override {
-    return transformer_->config().num_layers;
-  }
-
- private:
-  c10::TensorOptions options() const {
-    return c10::TensorOptions()
-        .device(placement_.device)
-        .dtype(placement_.dtype);
-  }
-
-  std::unique_ptr<pipelines::SD3PromptEncoder> encoder_;
-  std::shared_ptr<models::SD3Transformer2DModel> transformer_;
-  std::shared_ptr<models::AutoencoderKL> vae_;
-  schedulers::FlowMatchEulerConfig scheduler_config_;
-  models::Placement placement_;
+  int64_t total_blocks() const override { return model().config().num_layers; }
 };
 
 class SD3 final : public Family {
