@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/base/guarded.h"
+#include "core/base/json.h"
 #include "core/base/status_macros.h"
 #include "core/models/tensor_checks.h"
 
@@ -68,6 +69,17 @@ absl::Status CheckConditioning(const GenerationRequest& request,
   return CheckOneConditioning("negative_", request.negative_prompt,
                               request.batch(), request.prompt.states.size(1),
                               widths);
+}
+
+absl::StatusOr<VaeAndScheduler> LoadVaeAndScheduler(
+    const std::string& model_dir, const models::Placement& placement) {
+  VaeAndScheduler loaded;
+  ASSIGN_OR_RETURN(loaded.vae,
+                   models::LoadAutoencoderKL(model_dir + "/vae", placement));
+  loaded.scheduler_path = model_dir + "/scheduler/scheduler_config.json";
+  ASSIGN_OR_RETURN(loaded.scheduler_json,
+                   base::ReadJsonObjectFile(loaded.scheduler_path));
+  return loaded;
 }
 
 absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,

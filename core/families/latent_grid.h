@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "core/families/family.h"
 #include "core/models/vae/autoencoder_kl.h"
 #include "core/parallel/sequence_parallel.h"
+#include "nlohmann/json.hpp"
 
 // What the families over a VAE latent grid share: the latent noise shape,
 // the size rule, the conditioning checks and the VAE decode.
@@ -42,6 +44,17 @@ struct ConditioningWidths {
 absl::Status CheckConditioning(const GenerationRequest& request,
                                GuidanceRule rule,
                                const ConditioningWidths& widths);
+
+// The VAE (vae/) and the scheduler config (scheduler/scheduler_config.json)
+// of a diffusers folder.
+struct VaeAndScheduler {
+  std::shared_ptr<models::AutoencoderKL> vae;
+  nlohmann::json scheduler_json;
+  // Where scheduler_json was read, for error messages.
+  std::string scheduler_path;
+};
+absl::StatusOr<VaeAndScheduler> LoadVaeAndScheduler(
+    const std::string& model_dir, const models::Placement& placement);
 
 // `latents` [B, C, h, w] / scaling_factor + shift_factor through the VAE,
 // post-processed.

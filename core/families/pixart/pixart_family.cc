@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/base/json.h"
 #include "core/base/status_macros.h"
 #include "core/families/latent_grid.h"
 #include "core/families/pixart/pixart_checkpoint.h"
@@ -171,18 +170,14 @@ class PixArt final : public Family {
         models::LoadPixArtTransformer2DModel(
             model_dir + "/transformer", options.attention, options.placement,
             options.blocks));
-    ASSIGN_OR_RETURN(
-        std::shared_ptr<models::AutoencoderKL> vae,
-        models::LoadAutoencoderKL(model_dir + "/vae", options.placement));
-    const std::string scheduler_path =
-        model_dir + "/scheduler/scheduler_config.json";
-    ASSIGN_OR_RETURN(nlohmann::json scheduler_json,
-                     base::ReadJsonFile(scheduler_path));
+    ASSIGN_OR_RETURN(VaeAndScheduler rest,
+                     LoadVaeAndScheduler(model_dir, options.placement));
     // Fail at load, not at the first request, on a scheduler we cannot build.
     RETURN_IF_ERROR(
-        schedulers::MakeScheduler(scheduler_json, scheduler_path).status());
+        schedulers::MakeScheduler(rest.scheduler_json, rest.scheduler_path)
+            .status());
     const models::PixArtTransformerConfig& config = transformer->config();
-    const int64_t latent_channels = vae->config().latent_channels;
+    const int64_t latent_channels = rest.vae->config().latent_channels;
     if (config.in_channels != latent_channels ||
         (config.out_channels != latent_channels &&
          config.out_channels != 2 * latent_channels)) {
@@ -194,8 +189,8 @@ class PixArt final : public Family {
           "sigma)"));
     }
     return std::make_unique<PixArtModel>(
-        std::move(encoder), std::move(transformer), std::move(vae),
-        std::move(scheduler_json), options.placement);
+        std::move(encoder), std::move(transformer), std::move(rest.vae),
+        std::move(rest.scheduler_json), options.placement);
   }
 };
 

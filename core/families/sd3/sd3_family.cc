@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/base/json.h"
 #include "core/base/status_macros.h"
 #include "core/families/latent_grid.h"
 #include "core/families/sd3/sd3_checkpoint.h"
@@ -147,17 +146,12 @@ class SD3 final : public Family {
                      models::LoadSD3Transformer2DModel(
                          model_dir + "/transformer", options.attention,
                          options.placement, options.blocks));
-    ASSIGN_OR_RETURN(
-        std::shared_ptr<models::AutoencoderKL> vae,
-        models::LoadAutoencoderKL(model_dir + "/vae", options.placement));
-    const std::string scheduler_path =
-        model_dir + "/scheduler/scheduler_config.json";
-    ASSIGN_OR_RETURN(nlohmann::json scheduler_json,
-                     base::ReadJsonFile(scheduler_path));
-    ASSIGN_OR_RETURN(
-        schedulers::FlowMatchEulerConfig scheduler_config,
-        schedulers::ParseFlowMatchEulerConfig(scheduler_json, scheduler_path));
-    const int64_t latent_channels = vae->config().latent_channels;
+    ASSIGN_OR_RETURN(VaeAndScheduler rest,
+                     LoadVaeAndScheduler(model_dir, options.placement));
+    ASSIGN_OR_RETURN(schedulers::FlowMatchEulerConfig scheduler_config,
+                     schedulers::ParseFlowMatchEulerConfig(
+                         rest.scheduler_json, rest.scheduler_path));
+    const int64_t latent_channels = rest.vae->config().latent_channels;
     if (transformer->config().in_channels != latent_channels) {
       return absl::InvalidArgumentError(absl::StrCat(
           model_dir, ": transformer in_channels ",
@@ -172,7 +166,7 @@ class SD3 final : public Family {
                            options.placement));
     }
     return std::make_unique<SD3Model>(
-        std::move(encoder), std::move(transformer), std::move(vae),
+        std::move(encoder), std::move(transformer), std::move(rest.vae),
         std::move(scheduler_config), options.placement);
   }
 };
