@@ -6,9 +6,11 @@
 #include <torch/nn/module.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace ditserve::models {
@@ -28,6 +30,21 @@ absl::Status LoadComponentWeights(
     torch::nn::Module& module, const std::string& component_dir,
     const Placement& placement,
     const std::function<bool(absl::string_view)>& include);
+
+// `model` (a module with HoldsTensor(name): the blocks it was built with)
+// with those of the component folder's weights loaded strictly, in eval
+// mode.
+template <typename Model>
+absl::StatusOr<std::shared_ptr<Model>> LoadHeldWeights(
+    std::shared_ptr<Model> model, const std::string& component_dir,
+    const Placement& placement) {
+  const absl::Status loaded = LoadComponentWeights(
+      *model, component_dir, placement,
+      [&model](absl::string_view name) { return model->HoldsTensor(name); });
+  if (!loaded.ok()) return loaded;
+  model->eval();
+  return model;
+}
 
 }  // namespace ditserve::models
 

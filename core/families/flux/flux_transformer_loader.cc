@@ -17,13 +17,7 @@ LoadFluxTransformer2DModel(const std::string& component_dir,
                    FluxTransformer2DModel::Create(
                        config, std::move(attention),
                        blocks.value_or(BlockRange{0, config.total_blocks()})));
-  FluxTransformer2DModel& module = *model;
-  absl::Status loaded = LoadComponentWeights(
-      module, component_dir, placement,
-      [&module](absl::string_view name) { return module.HoldsTensor(name); });
-  if (!loaded.ok()) return loaded;
-  module.eval();
-  return model;
+  return LoadHeldWeights(std::move(model), component_dir, placement);
 }
 
 }  // namespace ditserve::models

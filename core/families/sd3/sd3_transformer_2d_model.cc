@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/guarded.h"
 #include "core/base/status_macros.h"
+#include "core/models/layers/unpatchify.h"
 #include "core/models/tensor_checks.h"
 
 namespace ditserve::models {
@@ -258,15 +259,8 @@ at::Tensor SD3Transformer2DModel::ForwardShardUnchecked(
 at::Tensor SD3Transformer2DModel::Unpatchify(const at::Tensor& tokens,
                                              int64_t grid_height,
                                              int64_t grid_width) const {
-  const int64_t patch = config_.patch_size;
-  const int64_t channels = config_.out_channels;
-  // n h w p q c -> n c h p w q.
-  return tokens
-      .reshape(
-          {tokens.size(0), grid_height, grid_width, patch, patch, channels})
-      .permute({0, 5, 1, 3, 2, 4})
-      .reshape(
-          {tokens.size(0), channels, grid_height * patch, grid_width * patch});
+  return models::Unpatchify(tokens, grid_height, grid_width, config_.patch_size,
+                            config_.out_channels);
 }
 
 absl::StatusOr<std::shared_ptr<SD3Transformer2DModel>>
@@ -283,12 +277,7 @@ LoadSD3Transformer2DModel(const std::string& component_dir,
         model = std::make_shared<SD3Transformer2DModel>(
             config, std::move(attention), blocks);
       }));
-  absl::Status loaded = LoadComponentWeights(
-      *model, component_dir, placement,
-      [&model](absl::string_view name) { return model->HoldsTensor(name); });
-  if (!loaded.ok()) return loaded;
-  model->eval();
-  return model;
+  return LoadHeldWeights(std::move(model), component_dir, placement);
 }
 
 }  // namespace ditserve::models
