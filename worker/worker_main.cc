@@ -11,9 +11,9 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/logging.h"
-#include "core/config/checkpoint_spec.h"
 #include "core/config/parallel_config.h"
 #include "core/engine/compute_threads.h"
+#include "core/engine/family_registry.h"
 #include "core/engine/model_loading.h"
 #include "core/engine/rank_flags.h"
 #include "core/engine/rank_runtime.h"
@@ -50,8 +50,7 @@ int RunWorker() {
   absl::StatusOr<std::string> model_dir = engine::ResolveModelDir(
       absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
   if (!model_dir.ok()) return Fail(model_dir.status(), "model");
-  absl::StatusOr<config::ModelSpec> spec =
-      config::ReadCheckpointSpec(*model_dir);
+  absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(*model_dir);
   if (!spec.ok()) return Fail(spec.status(), "model");
   if (absl::Status s = config::ValidateParallelForModel(*parallel, *spec);
       !s.ok()) {

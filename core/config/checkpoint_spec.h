@@ -5,15 +5,33 @@
 
 #include "absl/status/statusor.h"
 #include "core/config/model_spec.h"
+#include "nlohmann/json.hpp"
 
 namespace ditserve::config {
 
-// Reads a diffusers checkpoint folder's model_index.json (pipeline class →
-// family; FluxPipeline is flux-dev when the transformer has guidance_embeds),
-// transformer/config.json (PixArt: its sample_size too) and vae/config.json
-// into the dimensions requests and parallel degrees are checked against.
+// What every family's diffusers checkpoint folder holds, read before the
+// family is known: its model_index.json pipeline class, transformer/config.json
+// and vae/config.json.
+struct CheckpointConfigs {
+  // model_index.json "_class_name", e.g. "FluxPipeline".
+  std::string pipeline_class;
+  // transformer/config.json and its path, for the family's own keys.
+  nlohmann::json transformer;
+  std::string transformer_path;
+  // The dimensions every family has: attention heads, num_layers,
+  // patch_size, the VAE's latent channels and scale factor. The family
+  // sets `family` and corrects what it counts differently.
+  ModelSpec spec;
+};
+
 // Errors name the file and key.
-absl::StatusOr<ModelSpec> ReadCheckpointSpec(const std::string& model_dir);
+absl::StatusOr<CheckpointConfigs> ReadCheckpointConfigs(
+    const std::string& model_dir);
+
+// `json`[key] as an int >= 1; INVALID_ARGUMENT naming `path` and the key
+// otherwise.
+absl::StatusOr<int> PositiveInt(const nlohmann::json& json, const char* key,
+                                const std::string& path);
 
 }  // namespace ditserve::config
 

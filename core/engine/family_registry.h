@@ -1,6 +1,7 @@
 #ifndef DITSERVE_CORE_ENGINE_FAMILY_REGISTRY_H_
 #define DITSERVE_CORE_ENGINE_FAMILY_REGISTRY_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -14,6 +15,11 @@ const std::vector<const families::Family*>& RegisteredFamilies();
 
 // The family that serves `family`; NOT_FOUND when none is registered for it.
 absl::StatusOr<const families::Family*> FamilyFor(config::ModelFamily family);
+
+// The spec of the diffusers checkpoint folder `model_dir`, by the registered
+// family that runs its pipeline class (INVALID_ARGUMENT naming the class and
+// the served ones otherwise). Errors name the file and key.
+absl::StatusOr<config::ModelSpec> ReadModelSpec(const std::string& model_dir);
 
 }  // namespace ditserve::engine
 

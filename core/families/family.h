@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "core/checkpoints/component_writer.h"
 #include "core/config/aspect_ratio_bins.h"
+#include "core/config/checkpoint_spec.h"
 #include "core/config/model_defaults.h"
 #include "core/families/model_dimensions.h"
 #include "core/models/block_range.h"
@@ -205,6 +206,10 @@ class Family {
   virtual std::vector<config::ModelFamily> serves() const = 0;
   // The diffusers pipeline classes (model_index.json "_class_name") it runs.
   virtual std::vector<std::string> pipeline_classes() const = 0;
+  // The spec of a checkpoint folder of one of pipeline_classes(): which of
+  // serves() it is, and the dimensions the family counts its own way.
+  virtual absl::StatusOr<config::ModelSpec> Detect(
+      const config::CheckpointConfigs& configs) const = 0;
   // The blocks PipeFusion stage `stage` of `stages` holds, from the
   // checkpoint folder's transformer config.
   virtual absl::StatusOr<models::BlockRange> StageBlocks(

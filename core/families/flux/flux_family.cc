@@ -157,6 +157,22 @@ class Flux final : public Family {
     return {"FluxPipeline"};
   }
 
+  absl::StatusOr<config::ModelSpec> Detect(
+      const config::CheckpointConfigs& configs) const override {
+    config::ModelSpec spec = configs.spec;
+    spec.family = configs.transformer.value("guidance_embeds", false)
+                      ? config::ModelFamily::kFluxDev
+                      : config::ModelFamily::kFluxSchnell;
+    ASSIGN_OR_RETURN(int single, config::PositiveInt(configs.transformer,
+                                                     "num_single_layers",
+                                                     configs.transformer_path));
+    spec.num_layers += single;
+    // The transformer sees 2×2-packed latents (patch_size 1 in its config);
+    // the packing is the effective patch.
+    spec.patch_size *= 2;
+    return spec;
+  }
+
   absl::StatusOr<models::BlockRange> StageBlocks(const std::string& model_dir,
                                                  int stage,
                                                  int stages) const override {

@@ -141,6 +141,19 @@ class PixArt final : public Family {
     return {"PixArtAlphaPipeline", "PixArtSigmaPipeline"};
   }
 
+  absl::StatusOr<config::ModelSpec> Detect(
+      const config::CheckpointConfigs& configs) const override {
+    config::ModelSpec spec = configs.spec;
+    spec.family = configs.pipeline_class == "PixArtAlphaPipeline"
+                      ? config::ModelFamily::kPixArtAlpha
+                      : config::ModelFamily::kPixArtSigma;
+    // It picks the resolution-binning table.
+    ASSIGN_OR_RETURN(spec.sample_size,
+                     config::PositiveInt(configs.transformer, "sample_size",
+                                         configs.transformer_path));
+    return spec;
+  }
+
   absl::StatusOr<models::BlockRange> StageBlocks(const std::string& model_dir,
                                                  int stage,
                                                  int stages) const override {

@@ -125,6 +125,13 @@ class SD3 final : public Family {
     return {"StableDiffusion3Pipeline"};
   }
 
+  absl::StatusOr<config::ModelSpec> Detect(
+      const config::CheckpointConfigs& configs) const override {
+    config::ModelSpec spec = configs.spec;
+    spec.family = config::ModelFamily::kSd3Medium;
+    return spec;
+  }
+
   absl::StatusOr<models::BlockRange> StageBlocks(const std::string& model_dir,
                                                  int stage,
                                                  int stages) const override {

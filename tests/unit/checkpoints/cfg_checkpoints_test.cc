@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/base/json.h"
-#include "core/config/checkpoint_spec.h"
+#include "core/engine/family_registry.h"
 #include "core/families/pixart/pixart_checkpoint.h"
 #include "core/families/sd3/sd3_prompt_encoder.h"
 #include "core/families/sd3/sd3_transformer_config.h"
@@ -27,7 +27,7 @@ using CfgCheckpointsTest = CheckpointFolderTest;
 TEST_F(CfgCheckpointsTest, TinyPixArtSigmaEncodesPromptsAndGenerates) {
   const std::string dir =
       WriteTiny(config::ModelFamily::kPixArtSigma, 0, "sigma");
-  absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
+  absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->family, config::ModelFamily::kPixArtSigma);
   EXPECT_EQ(spec->num_attention_heads % 4, 0);
@@ -54,7 +54,7 @@ TEST_F(CfgCheckpointsTest, PixArtAlphaTakesMicroConditions) {
 
 TEST_F(CfgCheckpointsTest, TinySd3EncodesPromptsAndGenerates) {
   const std::string dir = WriteTiny(config::ModelFamily::kSd3Medium, 0, "sd3");
-  absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
+  absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->family, config::ModelFamily::kSd3Medium);
   EXPECT_EQ(spec->num_attention_heads % 4, 0);

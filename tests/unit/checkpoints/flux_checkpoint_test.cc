@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/base/json.h"
-#include "core/config/checkpoint_spec.h"
+#include "core/engine/family_registry.h"
 #include "tests/unit/checkpoints/checkpoint_folder_test.h"
 
 namespace ditserve::checkpoints {
@@ -25,7 +25,7 @@ TEST_F(FluxCheckpointTest, TinyDevCheckpointLoadsAndGenerates) {
 
 TEST_F(FluxCheckpointTest, TinyAdmitsEveryParallelConfigurationUpToFourRanks) {
   const std::string dir = WriteTiny(config::ModelFamily::kFluxDev, 0, "dev");
-  absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
+  absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->family, config::ModelFamily::kFluxDev);
   EXPECT_EQ(spec->num_attention_heads % 4, 0);
@@ -37,7 +37,7 @@ TEST_F(FluxCheckpointTest, TinyAdmitsEveryParallelConfigurationUpToFourRanks) {
 TEST_F(FluxCheckpointTest, SchnellHasNoGuidanceEmbeddingAndStaticShift) {
   const std::string dir =
       WriteTiny(config::ModelFamily::kFluxSchnell, 0, "schnell");
-  absl::StatusOr<config::ModelSpec> spec = config::ReadCheckpointSpec(dir);
+  absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->family, config::ModelFamily::kFluxSchnell);
   absl::StatusOr<nlohmann::json> scheduler =

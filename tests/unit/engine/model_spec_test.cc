@@ -1,11 +1,10 @@
-#include "core/config/checkpoint_spec.h"
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/engine/family_registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -18,9 +17,9 @@ std::string GoldenPipeline(const std::string& name) {
   return std::string(DITSERVE_TEST_DATA_DIR) + "/golden/pipelines/" + name;
 }
 
-TEST(CheckpointSpecTest, FluxDevCountsBothBlockKindsAndThePacking) {
+TEST(ReadModelSpecTest, FluxDevCountsBothBlockKindsAndThePacking) {
   absl::StatusOr<ModelSpec> spec =
-      ReadCheckpointSpec(GoldenPipeline("flux_dev"));
+      engine::ReadModelSpec(GoldenPipeline("flux_dev"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->family, ModelFamily::kFluxDev);
   EXPECT_EQ(spec->num_layers, 3);  // 1 double-stream + 2 single-stream
@@ -30,21 +29,21 @@ TEST(CheckpointSpecTest, FluxDevCountsBothBlockKindsAndThePacking) {
   EXPECT_EQ(spec->vae_scale_factor, 4);  // three VAE blocks
 }
 
-TEST(CheckpointSpecTest, FluxWithoutGuidanceEmbedsIsSchnell) {
+TEST(ReadModelSpecTest, FluxWithoutGuidanceEmbedsIsSchnell) {
   absl::StatusOr<ModelSpec> spec =
-      ReadCheckpointSpec(GoldenPipeline("flux_schnell"));
+      engine::ReadModelSpec(GoldenPipeline("flux_schnell"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->family, ModelFamily::kFluxSchnell);
 }
 
-TEST(CheckpointSpecTest, Sd3AndPixArtSigmaAreDetected) {
-  absl::StatusOr<ModelSpec> sd3 = ReadCheckpointSpec(GoldenPipeline("sd3"));
+TEST(ReadModelSpecTest, Sd3AndPixArtSigmaAreDetected) {
+  absl::StatusOr<ModelSpec> sd3 = engine::ReadModelSpec(GoldenPipeline("sd3"));
   ASSERT_TRUE(sd3.ok()) << sd3.status();
   EXPECT_EQ(sd3->family, ModelFamily::kSd3Medium);
   EXPECT_EQ(sd3->num_layers, 2);
   EXPECT_EQ(sd3->patch_size, 2);
   absl::StatusOr<ModelSpec> pixart =
-      ReadCheckpointSpec(GoldenPipeline("pixart_sigma"));
+      engine::ReadModelSpec(GoldenPipeline("pixart_sigma"));
   ASSERT_TRUE(pixart.ok()) << pixart.status();
   EXPECT_EQ(pixart->family, ModelFamily::kPixArtSigma);
   EXPECT_EQ(pixart->latent_channels, 4);
@@ -75,28 +74,31 @@ class BrokenCheckpointTest : public ::testing::Test {
 };
 
 TEST_F(BrokenCheckpointTest, WellFormedFolderIsRead) {
-  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->vae_scale_factor, 8);
 }
 
 TEST_F(BrokenCheckpointTest, MissingFileIsNamed) {
   std::filesystem::remove(dir_ / "vae/config.json");
-  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(spec.status().message(), HasSubstr("vae/config.json"));
 }
 
 TEST_F(BrokenCheckpointTest, UnknownPipelineIsNamed) {
   Write("model_index.json", R"({"_class_name": "KandinskyPipeline"})");
-  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(), HasSubstr("\"KandinskyPipeline\""));
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("known: FluxPipeline, PixArtAlphaPipeline, "
+                        "PixArtSigmaPipeline, StableDiffusion3Pipeline"));
 }
 
 TEST_F(BrokenCheckpointTest, BadJsonIsNamed) {
   Write("transformer/config.json", "{not json");
-  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(),
               HasSubstr("transformer/config.json is not valid JSON"));
@@ -104,7 +106,7 @@ TEST_F(BrokenCheckpointTest, BadJsonIsNamed) {
 
 TEST_F(BrokenCheckpointTest, JsonThatIsNotAnObjectIsNamed) {
   Write("vae/config.json", "[8, 8]");
-  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(),
               HasSubstr("vae/config.json holds array; expected a JSON object"));
@@ -113,7 +115,7 @@ TEST_F(BrokenCheckpointTest, JsonThatIsNotAnObjectIsNamed) {
 TEST_F(BrokenCheckpointTest, NonPositiveDimensionIsNamed) {
   Write("transformer/config.json",
         R"({"num_layers": 0, "num_attention_heads": 2, "patch_size": 2})");
-  absl::StatusOr<ModelSpec> spec = ReadCheckpointSpec(dir_.string());
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(),
               HasSubstr("\"num_layers\" must be a positive integer, got 0"));
