@@ -4,7 +4,7 @@
 // PixArt's trained sizes, as diffusers' PixArt pipelines bin resolutions by
 // default: generate at the trained size whose aspect ratio is nearest the
 // requested one, then resize and centre-crop the image back to the request
-// (pipelines/pixart/resolution_binning.h). Here, not in the pipeline, because
+// (families/pixart/resolution_binning.h). Here, not in the family, because
 // the generated size decides the derived shapes every rank sizes buffers by.
 
 #include <cstdint>

@@ -8,10 +8,14 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::models {
 
@@ -44,6 +48,21 @@ absl::StatusOr<std::shared_ptr<Model>> LoadHeldWeights(
   if (!loaded.ok()) return loaded;
   model->eval();
   return model;
+}
+
+// A `Model(args...)` (INVALID_ARGUMENT for arguments it rejects with
+// std::invalid_argument) with the weights of the component folder it holds:
+// LoadHeldWeights.
+template <typename Model, typename... Args>
+absl::StatusOr<std::shared_ptr<Model>> BuildAndLoad(
+    absl::string_view model_name, const std::string& component_dir,
+    const Placement& placement, Args&&... args) {
+  std::shared_ptr<Model> model;
+  RETURN_IF_ERROR(base::GuardedAs(
+      absl::StatusCode::kInternal,
+      absl::StrCat("building ", model_name, " from ", component_dir),
+      [&] { model = std::make_shared<Model>(std::forward<Args>(args)...); }));
+  return LoadHeldWeights(std::move(model), component_dir, placement);
 }
 
 }  // namespace ditserve::models

@@ -252,15 +252,9 @@ LoadPixArtTransformer2DModel(const std::string& component_dir,
                              std::optional<BlockRange> blocks) {
   ASSIGN_OR_RETURN(PixArtTransformerConfig config,
                    ReadPixArtTransformerConfig(component_dir + "/config.json"));
-  std::shared_ptr<PixArtTransformer2DModel> model;
-  RETURN_IF_ERROR(base::GuardedAs(
-      absl::StatusCode::kInternal,
-      absl::StrCat("building PixArtTransformer2DModel from ", component_dir),
-      [&] {
-        model = std::make_shared<PixArtTransformer2DModel>(
-            config, std::move(attention), blocks);
-      }));
-  return LoadHeldWeights(std::move(model), component_dir, placement);
+  return BuildAndLoad<PixArtTransformer2DModel>(
+      "PixArtTransformer2DModel", component_dir, placement, config,
+      std::move(attention), blocks);
 }
 
 }  // namespace ditserve::models

@@ -270,14 +270,9 @@ LoadSD3Transformer2DModel(const std::string& component_dir,
                           std::optional<BlockRange> blocks) {
   ASSIGN_OR_RETURN(SD3TransformerConfig config,
                    ReadSD3TransformerConfig(component_dir + "/config.json"));
-  std::shared_ptr<SD3Transformer2DModel> model;
-  RETURN_IF_ERROR(base::GuardedAs(
-      absl::StatusCode::kInternal,
-      absl::StrCat("building SD3Transformer2DModel from ", component_dir), [&] {
-        model = std::make_shared<SD3Transformer2DModel>(
-            config, std::move(attention), blocks);
-      }));
-  return LoadHeldWeights(std::move(model), component_dir, placement);
+  return BuildAndLoad<SD3Transformer2DModel>("SD3Transformer2DModel",
+                                             component_dir, placement, config,
+                                             std::move(attention), blocks);
 }
 
 }  // namespace ditserve::models
