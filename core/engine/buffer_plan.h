@@ -13,7 +13,8 @@
 
 namespace ditserve::engine {
 
-// Buffer names, shared by the plan and the pipelines that receive into them.
+// Buffer names, shared by the plan and the rank programs that receive into
+// them.
 // Sequence-parallel shard: [rows, shard_tokens, hidden] with rows =
 // max_batch_per_dp_group × branches_per_cfg_rank.
 inline constexpr absl::string_view kSequenceShard = "sequence_shard";

@@ -48,10 +48,10 @@ absl::StatusOr<at::Tensor> AllGatherBranches(RankContext& context, int prompts,
 
 }  // namespace
 
-std::optional<pipelines::CfgSplit> CfgSplitFor(RankContext& context,
-                                               int prompts) {
+std::optional<parallel::CfgSplit> CfgSplitFor(RankContext& context,
+                                              int prompts) {
   if (context.mesh.Degree(dist::Axis::kCfg) == 1) return std::nullopt;
-  return pipelines::CfgSplit{
+  return parallel::CfgSplit{
       .branch = context.mesh.CoordinatesOf(context.rank).cfg,
       .exchange = [&context, prompts](const at::Tensor& own) {
         return AllGatherBranches(context, prompts, own);

@@ -15,8 +15,8 @@ namespace ditserve::engine {
 // dp group's prompt count; outputs travel padded to max_batch_per_dp_group
 // rows, so every group's gather has the planned size. `context` must outlive
 // the split.
-std::optional<pipelines::CfgSplit> CfgSplitFor(RankContext& context,
-                                               int prompts);
+std::optional<parallel::CfgSplit> CfgSplitFor(RankContext& context,
+                                              int prompts);
 
 }  // namespace ditserve::engine
 

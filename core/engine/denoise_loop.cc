@@ -41,7 +41,7 @@ absl::Status CheckRequest(const FamilyModel& model,
         absl::StrCat("frames ", request.frames, " must be positive"));
   }
   RETURN_IF_ERROR(
-      pipelines::CheckCfgSplit(request.cfg_split, request.guidance_scale));
+      parallel::CheckCfgSplit(request.cfg_split, request.guidance_scale));
   if (request.cfg_split.has_value() &&
       model.guidance_rule() != families::GuidanceRule::kClassifierFree) {
     return absl::InvalidArgumentError(
@@ -69,7 +69,7 @@ absl::StatusOr<at::Tensor> Forward(FamilyModel& model,
     model_latents = at::cat({latents, latents}, /*dim=*/0);
     text = families::ConcatBatches(request.negative_prompt, request.prompt);
   } else if (request.cfg_split.has_value() &&
-             request.cfg_split->branch == pipelines::kNegativeBranch) {
+             request.cfg_split->branch == parallel::kNegativeBranch) {
     text = request.negative_prompt;
   }
   ASSIGN_OR_RETURN(std::unique_ptr<families::BoundForward> forward,
@@ -83,7 +83,7 @@ absl::StatusOr<at::Tensor> Forward(FamilyModel& model,
     output = forward->Whole();
   }
   if (!output.ok() || !request.cfg_split.has_value()) return output;
-  return pipelines::ExchangeBranches(*request.cfg_split, *output);
+  return parallel::ExchangeBranches(*request.cfg_split, *output);
 }
 
 // The noise prediction the scheduler steps with, from the raw output.
@@ -109,7 +109,7 @@ absl::StatusOr<at::Tensor> InitialLatents(FamilyModel& model,
   return base::Guarded("initial latents", [&]() -> absl::StatusOr<at::Tensor> {
     std::vector<at::Tensor> images;
     for (uint64_t seed : request.seeds) {
-      images.push_back(pipelines::InitialNoise(seed, shape));
+      images.push_back(models::InitialNoise(seed, shape));
     }
     return model.PackLatents(at::cat(images, /*dim=*/0) *
                              scheduler->init_noise_sigma());

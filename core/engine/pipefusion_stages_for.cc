@@ -13,13 +13,13 @@
 namespace ditserve::engine {
 namespace {
 
-absl::string_view BufferOf(pipelines::StageTensor tensor) {
+absl::string_view BufferOf(parallel::StageTensor tensor) {
   switch (tensor) {
-    case pipelines::StageTensor::kTextStream:
+    case parallel::StageTensor::kTextStream:
       return kStageTextStream;
-    case pipelines::StageTensor::kImageStream:
+    case parallel::StageTensor::kImageStream:
       return kStageImageStream;
-    case pipelines::StageTensor::kNoisePrediction:
+    case parallel::StageTensor::kNoisePrediction:
       return kStageNoisePrediction;
   }
   return "";
@@ -27,7 +27,7 @@ absl::string_view BufferOf(pipelines::StageTensor tensor) {
 
 }  // namespace
 
-absl::StatusOr<std::optional<pipelines::PipeFusionStages>> StagesFor(
+absl::StatusOr<std::optional<parallel::PipeFusionStages>> StagesFor(
     RankContext& context,
     const std::shared_ptr<parallel::StaleKvAttention>& stale_kv) {
   if (context.mesh.Degree(dist::Axis::kPp) == 1) return std::nullopt;
@@ -36,7 +36,7 @@ absl::StatusOr<std::optional<pipelines::PipeFusionStages>> StagesFor(
         "pipefusion_degree > 1 but this rank's transformer was loaded without "
         "PipeFusion's StaleKvAttention");
   }
-  pipelines::PipeFusionStages stages;
+  parallel::PipeFusionStages stages;
   stages.group = {.group = context.groups.group(dist::Axis::kPp),
                   .context = context.collective_on(dist::Axis::kPp)};
   const v1::DerivedShapes& shapes = context.config.shapes();
@@ -45,9 +45,9 @@ absl::StatusOr<std::optional<pipelines::PipeFusionStages>> StagesFor(
   ReceiveBuffers& buffers = context.buffers;
   stages.receive_buffer =
       [&buffers, max_rows](
-          pipelines::StageTensor tensor, int patch,
+          parallel::StageTensor tensor, int patch,
           const std::vector<int64_t>& shape) -> absl::StatusOr<at::Tensor> {
-    const std::string name = patch == pipelines::kWholeSequence
+    const std::string name = patch == parallel::kWholeSequence
                                  ? std::string(BufferOf(tensor))
                                  : PatchBuffer(BufferOf(tensor), patch);
     if (shape.empty() || shape[0] > max_rows) {

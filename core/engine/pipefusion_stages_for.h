@@ -19,7 +19,7 @@ namespace ditserve::engine {
 // rank running one guidance branch, uses the leading rows of buffers planned
 // for max_batch_per_dp_group × branches_per_cfg_rank rows. `context` must
 // outlive the stages.
-absl::StatusOr<std::optional<pipelines::PipeFusionStages>> StagesFor(
+absl::StatusOr<std::optional<parallel::PipeFusionStages>> StagesFor(
     RankContext& context,
     const std::shared_ptr<parallel::StaleKvAttention>& stale_kv);
 

@@ -5,7 +5,7 @@
 
 namespace ditserve::engine {
 
-absl::StatusOr<std::optional<pipelines::SequenceParallel>> SequenceParallelFor(
+absl::StatusOr<std::optional<parallel::SequenceParallel>> SequenceParallelFor(
     const RankContext& context) {
   const int degree = context.mesh.Degree(dist::Axis::kSp);
   // Under PipeFusion the stages split each forward themselves (StagesFor).
@@ -17,7 +17,7 @@ absl::StatusOr<std::optional<pipelines::SequenceParallel>> SequenceParallelFor(
       parallel::SequenceSharding::Create(
           context.config.shapes(), degree,
           context.mesh.IndexInGroup(dist::Axis::kSp, context.rank)));
-  return pipelines::SequenceParallel{
+  return parallel::SequenceParallel{
       .sharding = sharding,
       .group = {.group = context.groups.group(dist::Axis::kSp),
                 .context = context.collective_on(dist::Axis::kSp)}};

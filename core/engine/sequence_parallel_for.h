@@ -14,7 +14,7 @@ namespace ditserve::engine {
 // sequence on every rank, or PipeFusion stages that split it themselves:
 // StagesFor). INVALID_ARGUMENT when the config's derived shapes do not split
 // over the mesh's sp degree.
-absl::StatusOr<std::optional<pipelines::SequenceParallel>> SequenceParallelFor(
+absl::StatusOr<std::optional<parallel::SequenceParallel>> SequenceParallelFor(
     const RankContext& context);
 
 }  // namespace ditserve::engine

@@ -83,14 +83,14 @@ struct GenerationRequest {
   std::vector<uint64_t> seeds;
   // With classifier-free guidance: run only this rank's branch and exchange
   // the outputs (CFG parallel). Unset: both branches in one batch.
-  std::optional<pipelines::CfgSplit> cfg_split;
+  std::optional<parallel::CfgSplit> cfg_split;
   // Every transformer forward on this rank's shard of the sequence, gathered
   // over the sp group. Unset: the whole sequence.
-  std::optional<pipelines::SequenceParallel> sequence_parallel;
+  std::optional<parallel::SequenceParallel> sequence_parallel;
   // Every transformer forward through this rank's PipeFusion stage (the
   // transformer holds the stage's blocks). At most one of sequence_parallel
   // and stages.
-  std::optional<pipelines::PipeFusionStages> stages;
+  std::optional<parallel::PipeFusionStages> stages;
 
   int64_t batch() const { return static_cast<int64_t>(seeds.size()); }
 };
@@ -107,18 +107,18 @@ class BoundForward {
   // over the sp group (the transformer attends through a sequence-parallel
   // Attention).
   virtual absl::StatusOr<at::Tensor> Sharded(
-      const pipelines::SequenceParallel& sequence_parallel) = 0;
+      const parallel::SequenceParallel& sequence_parallel) = 0;
   // Through this rank's PipeFusion stage at denoising step `step`: the whole
   // sequence stage after stage in warm-up steps, the patch pipeline after
   // them.
   virtual absl::StatusOr<at::Tensor> Staged(
-      const pipelines::PipeFusionStages& stages, int step) = 0;
+      const parallel::PipeFusionStages& stages, int step) = 0;
 };
 
 struct DecodeOutput {
   // The latents as handed to the VAE (unscaled, shifted).
   at::Tensor vae_input;
-  pipelines::DecodedImages images;
+  models::DecodedImages images;
 };
 
 // A family's components loaded on one rank: prompt encoders, this rank's

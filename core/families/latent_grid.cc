@@ -94,7 +94,7 @@ absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,
     out.vae_input =
         latents / config.scaling_factor + config.shift_factor.value_or(0.0);
     ASSIGN_OR_RETURN(at::Tensor raw, vae.Decode(out.vae_input));
-    out.images = pipelines::PostprocessDecoded(raw);
+    out.images = models::PostprocessDecoded(raw);
     return out;
   });
 }

@@ -125,8 +125,8 @@ class LatentGridModel : public FamilyModel {
 // A BoundForward of a transformer over latents [B, C, H, W] cut into
 // patch_size × patch_size tokens (PixArt, SD3). `Transformer` has Forward,
 // ForwardShard, config().patch_size and Unpatchify (see
-// pipelines::ShardedLatentForward); `StageModel` is the family's
-// pipelines::LatentStageModel. `trailing_tokens`: the attention-sequence
+// parallel::ShardedLatentForward); `StageModel` is the family's
+// parallel::LatentStageModel. `trailing_tokens`: the attention-sequence
 // tokens after the image tokens (SD3's text; 0 for PixArt).
 template <typename Transformer, typename Inputs, typename StageModel>
 class LatentGridForward final : public BoundForward {
@@ -141,11 +141,11 @@ class LatentGridForward final : public BoundForward {
     return transformer_.Forward(inputs_);
   }
   absl::StatusOr<at::Tensor> Sharded(
-      const pipelines::SequenceParallel& sequence_parallel) override {
-    return pipelines::ShardedLatentForward(transformer_, inputs_,
-                                           sequence_parallel, trailing_tokens_);
+      const parallel::SequenceParallel& sequence_parallel) override {
+    return parallel::ShardedLatentForward(transformer_, inputs_,
+                                          sequence_parallel, trailing_tokens_);
   }
-  absl::StatusOr<at::Tensor> Staged(const pipelines::PipeFusionStages& stages,
+  absl::StatusOr<at::Tensor> Staged(const parallel::PipeFusionStages& stages,
                                     int step) override {
     return StageModel(transformer_, inputs_).Run(stages, step);
   }

@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-namespace ditserve::pipelines {
+namespace ditserve::models {
 
 DecodedImages PostprocessDecoded(const at::Tensor& raw) {
   DecodedImages out;
@@ -15,4 +15,4 @@ DecodedImages PostprocessDecoded(const at::Tensor& raw) {
   return out;
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::models

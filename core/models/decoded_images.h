@@ -3,7 +3,7 @@
 
 #include <ATen/core/Tensor.h>
 
-namespace ditserve::pipelines {
+namespace ditserve::models {
 
 // What a VAE decode turns into, as diffusers' VaeImageProcessor.postprocess
 // produces it.
@@ -19,6 +19,6 @@ struct DecodedImages {
 // Post-processes decoder output (any device and dtype; computed in float32).
 DecodedImages PostprocessDecoded(const at::Tensor& raw);
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::models
 
 #endif  // DITSERVE_CORE_MODELS_DECODED_IMAGES_H_

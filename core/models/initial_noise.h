@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace ditserve::pipelines {
+namespace ditserve::models {
 
 // The starting noise of one image: float32 standard normal values of `shape`
 // drawn on the CPU from a generator seeded with `seed`, the same stream as
@@ -14,6 +14,6 @@ namespace ditserve::pipelines {
 // Drawing on the CPU makes an image independent of device, batch and rank.
 at::Tensor InitialNoise(uint64_t seed, c10::IntArrayRef shape);
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::models
 
 #endif  // DITSERVE_CORE_MODELS_INITIAL_NOISE_H_

@@ -7,7 +7,7 @@
 #include "core/base/status_macros.h"
 #include "core/models/tensor_checks.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::parallel {
 
 absl::Status CheckCfgSplit(const std::optional<CfgSplit>& split,
                            float guidance_scale) {
@@ -39,4 +39,4 @@ absl::StatusOr<at::Tensor> ExchangeBranches(const CfgSplit& split,
   return both;
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::parallel

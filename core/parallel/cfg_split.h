@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::parallel {
 
 // The branches of a classifier-free-guidance batch, in batch order.
 inline constexpr int kNegativeBranch = 0;
@@ -39,6 +39,6 @@ absl::Status CheckCfgSplit(const std::optional<CfgSplit>& split,
 absl::StatusOr<at::Tensor> ExchangeBranches(const CfgSplit& split,
                                             const at::Tensor& own);
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::parallel
 
 #endif  // DITSERVE_CORE_PARALLEL_CFG_SPLIT_H_

@@ -10,7 +10,7 @@
 #include "core/models/sequence_shard.h"
 #include "core/parallel/pipefusion.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::parallel {
 
 // What the StageModel of a transformer over latents [B, C, H, W] cut into
 // patch_size x patch_size tokens (PixArt, SD3) shares. `Transformer` has
@@ -63,6 +63,6 @@ class LatentStageModel : public StageModel {
   const Inputs& inputs_;
 };
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::parallel
 
 #endif  // DITSERVE_CORE_PARALLEL_LATENT_STAGE_MODEL_H_

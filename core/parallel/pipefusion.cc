@@ -14,7 +14,7 @@
 #include "core/base/status_macros.h"
 #include "core/config/derived_shapes.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::parallel {
 namespace {
 
 // Tags keep the two streams and the prediction (of each patch) apart on one
@@ -268,4 +268,4 @@ absl::StatusOr<at::Tensor> PatchedForward(StageModel& model,
                        [&] { return Patched(model, stages); });
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::parallel

@@ -18,7 +18,7 @@
 #include "core/parallel/group_collectives.h"
 #include "core/parallel/stale_kv_attention.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::parallel {
 
 // The patch argument of receive_buffer for a tensor with the whole
 // sequence's shape, which includes the text stream of every patch.
@@ -42,7 +42,8 @@ struct PipeFusionStages {
   parallel::Group group;
   // Where a received tensor of `shape` goes (for image patch `patch`, or
   // kWholeSequence): the planned buffer, or an error when the shape is not
-  // the planned one (pipelines sit below the engine that owns the buffers).
+  // the planned one (the parallel methods sit below the engine that owns the
+  // buffers).
   std::function<absl::StatusOr<at::Tensor>(StageTensor tensor, int patch,
                                            const std::vector<int64_t>& shape)>
       receive_buffer;
@@ -131,6 +132,6 @@ absl::StatusOr<at::Tensor> StagedForward(StageModel& model,
 absl::StatusOr<at::Tensor> PatchedForward(StageModel& model,
                                           const PipeFusionStages& stages);
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::parallel
 
 #endif  // DITSERVE_CORE_PARALLEL_PIPEFUSION_H_

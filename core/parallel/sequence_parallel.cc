@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::parallel {
 
 absl::StatusOr<at::Tensor> GatherShardedForward(
     const SequenceParallel& sequence_parallel, int64_t batch,
@@ -49,4 +49,4 @@ absl::StatusOr<at::Tensor> GatherShardedImageTokens(
   return sequence.narrow(1, 0, image_tokens);
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::parallel

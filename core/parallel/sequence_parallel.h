@@ -13,7 +13,7 @@
 #include "core/parallel/group_collectives.h"
 #include "core/parallel/sequence_sharding.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::parallel {
 
 // How every transformer forward of a generation is split over the
 // sequence-parallel group (sp = ring × ulysses ranks, whose transformer
@@ -74,6 +74,6 @@ absl::StatusOr<at::Tensor> ShardedLatentForward(
                                 inputs.hidden_states.size(3) / patch);
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::parallel
 
 #endif  // DITSERVE_CORE_PARALLEL_SEQUENCE_PARALLEL_H_

@@ -33,16 +33,16 @@ class FluxForward final : public BoundForward {
     return transformer_.Forward(inputs_);
   }
   absl::StatusOr<at::Tensor> Sharded(
-      const pipelines::SequenceParallel& sequence_parallel) override {
-    return pipelines::ShardedFluxForward(transformer_, inputs_,
-                                         sequence_parallel);
+      const parallel::SequenceParallel& sequence_parallel) override {
+    return families::ShardedFluxForward(transformer_, inputs_,
+                                        sequence_parallel);
   }
-  absl::StatusOr<at::Tensor> Staged(const pipelines::PipeFusionStages& stages,
+  absl::StatusOr<at::Tensor> Staged(const parallel::PipeFusionStages& stages,
                                     int step) override {
     if (stages.IsWholeSequenceStep(step)) {
-      return pipelines::StagedFluxForward(transformer_, inputs_, stages);
+      return families::StagedFluxForward(transformer_, inputs_, stages);
     }
-    return pipelines::PatchedFluxForward(transformer_, inputs_, stages);
+    return families::PatchedFluxForward(transformer_, inputs_, stages);
   }
 
  private:
@@ -51,7 +51,7 @@ class FluxForward final : public BoundForward {
 };
 
 class FluxModel final
-    : public LatentGridModel<pipelines::FluxPromptEncoder,
+    : public LatentGridModel<families::FluxPromptEncoder,
                              models::FluxTransformer2DModel,
                              schedulers::FlowMatchEulerConfig> {
  public:
@@ -64,8 +64,8 @@ class FluxModel final
   absl::StatusOr<Conditioning> EncodePrompts(
       const std::vector<std::string>& prompts,
       int max_sequence_length) override {
-    ASSIGN_OR_RETURN(pipelines::FluxPromptEncoder * prompt_encoder, encoder());
-    ASSIGN_OR_RETURN(pipelines::FluxPromptEmbeddings embeddings,
+    ASSIGN_OR_RETURN(families::FluxPromptEncoder * prompt_encoder, encoder());
+    ASSIGN_OR_RETURN(families::FluxPromptEmbeddings embeddings,
                      prompt_encoder->Encode(prompts, max_sequence_length));
     return Conditioning{
         .states = embeddings.prompt_embeds,
@@ -86,7 +86,7 @@ class FluxModel final
 
   absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> Schedule(
       const GenerationRequest& request) const override {
-    ASSIGN_OR_RETURN(pipelines::FluxLatentGrid grid, Grid(request));
+    ASSIGN_OR_RETURN(families::FluxLatentGrid grid, Grid(request));
     const int steps = request.num_inference_steps;
     auto scheduler =
         std::make_unique<schedulers::FlowMatchEulerDiscreteScheduler>(
@@ -99,25 +99,25 @@ class FluxModel final
   }
 
   at::Tensor PackLatents(const at::Tensor& noise) const override {
-    return pipelines::PackLatents(noise).to(options());
+    return families::PackLatents(noise).to(options());
   }
 
   at::Tensor UnpackLatents(const at::Tensor& packed,
                            const GenerationRequest& request) const override {
-    return pipelines::UnpackLatents(packed, *Grid(request));
+    return families::UnpackLatents(packed, *Grid(request));
   }
 
   absl::StatusOr<std::unique_ptr<BoundForward>> BindForward(
       const GenerationRequest& request, const at::Tensor& latents,
       const at::Tensor& timestep, const Conditioning& text) override {
-    ASSIGN_OR_RETURN(pipelines::FluxLatentGrid grid, Grid(request));
+    ASSIGN_OR_RETURN(families::FluxLatentGrid grid, Grid(request));
     const int64_t batch = latents.size(0);
     models::FluxTransformerInputs inputs;
     inputs.hidden_states = latents;
     inputs.encoder_hidden_states = text.states.to(options());
     inputs.pooled_projections = text.pooled.to(options());
-    inputs.img_ids = pipelines::LatentImageIds(grid, options());
-    inputs.txt_ids = pipelines::TextIds(text.states.size(1), options());
+    inputs.img_ids = families::LatentImageIds(grid, options());
+    inputs.txt_ids = families::TextIds(text.states.size(1), options());
     inputs.timestep =
         timestep.expand({batch}).to(latents.scalar_type()) / kTimestepScale;
     if (model().config().guidance_embeds) {
@@ -141,10 +141,10 @@ class FluxModel final
   }
 
  private:
-  absl::StatusOr<pipelines::FluxLatentGrid> Grid(
+  absl::StatusOr<families::FluxLatentGrid> Grid(
       const GenerationRequest& request) const {
-    return pipelines::LatentGridFor(request.height, request.width,
-                                    vae().config().scale_factor());
+    return families::LatentGridFor(request.height, request.width,
+                                   vae().config().scale_factor());
   }
 };
 
@@ -190,9 +190,9 @@ class Flux final : public Family {
 
   absl::StatusOr<std::unique_ptr<FamilyModel>> Load(
       const std::string& model_dir, const LoadOptions& options) const override {
-    std::unique_ptr<pipelines::FluxPromptEncoder> encoder;
+    std::unique_ptr<families::FluxPromptEncoder> encoder;
     if (options.prompt_encoders) {
-      ASSIGN_OR_RETURN(encoder, pipelines::FluxPromptEncoder::Load(
+      ASSIGN_OR_RETURN(encoder, families::FluxPromptEncoder::Load(
                                     model_dir, options.placement));
     }
     ASSIGN_OR_RETURN(

@@ -5,7 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 absl::StatusOr<FluxLatentGrid> LatentGridFor(int64_t height, int64_t width,
                                              int64_t vae_scale_factor) {
@@ -53,4 +53,4 @@ at::Tensor TextIds(int64_t tokens, const c10::TensorOptions& options) {
   return at::zeros({tokens, 3}, options);
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 struct FluxLatentGrid {
   // VAE latent size (even).
@@ -40,6 +40,6 @@ at::Tensor LatentImageIds(const FluxLatentGrid& grid,
 // Position ids of the text tokens, [tokens, 3], all zero.
 at::Tensor TextIds(int64_t tokens, const c10::TensorOptions& options);
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_FLUX_FLUX_LATENTS_H_

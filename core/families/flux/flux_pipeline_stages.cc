@@ -6,12 +6,12 @@
 
 #include "core/base/status_macros.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 // A FLUX stage for one forward's inputs: tokens [B, S_img, C] and their
 // position ids narrow to a patch; the joint sequence is [text, image].
-class FluxStageModel final : public StageModel {
+class FluxStageModel final : public parallel::StageModel {
  public:
   FluxStageModel(models::FluxTransformer2DModel& transformer,
                  const models::FluxTransformerInputs& inputs)
@@ -37,9 +37,9 @@ class FluxStageModel final : public StageModel {
          text_tokens() + patch.begin + at::arange(patch.tokens, at::kLong)});
   }
 
-  absl::StatusOr<StageStreams> Forward(
+  absl::StatusOr<parallel::StageStreams> Forward(
       const models::TokenSpan& patch,
-      const std::optional<StageStreams>& incoming) override {
+      const std::optional<parallel::StageStreams>& incoming) override {
     std::optional<models::FluxStreams> streams;
     if (incoming.has_value()) {
       streams =
@@ -47,7 +47,7 @@ class FluxStageModel final : public StageModel {
     }
     ASSIGN_OR_RETURN(models::FluxStreams out,
                      transformer_.ForwardStage(PatchInputs(patch), streams));
-    return StageStreams{.image = out.image, .text = out.text};
+    return parallel::StageStreams{.image = out.image, .text = out.text};
   }
 
   absl::StatusOr<at::Tensor> Output(const models::TokenSpan& patch,
@@ -74,17 +74,17 @@ class FluxStageModel final : public StageModel {
 absl::StatusOr<at::Tensor> StagedFluxForward(
     models::FluxTransformer2DModel& transformer,
     const models::FluxTransformerInputs& inputs,
-    const PipeFusionStages& stages) {
+    const parallel::PipeFusionStages& stages) {
   FluxStageModel model(transformer, inputs);
-  return StagedForward(model, stages);
+  return parallel::StagedForward(model, stages);
 }
 
 absl::StatusOr<at::Tensor> PatchedFluxForward(
     models::FluxTransformer2DModel& transformer,
     const models::FluxTransformerInputs& inputs,
-    const PipeFusionStages& stages) {
+    const parallel::PipeFusionStages& stages) {
   FluxStageModel model(transformer, inputs);
-  return PatchedForward(model, stages);
+  return parallel::PatchedForward(model, stages);
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

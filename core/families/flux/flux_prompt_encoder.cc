@@ -7,7 +7,7 @@
 #include "core/base/status_macros.h"
 #include "core/models/text/token_ids.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 FluxPromptEncoder::FluxPromptEncoder(
     tokenizers::CLIPTokenizer clip_tokenizer,
@@ -43,14 +43,14 @@ absl::StatusOr<FluxPromptEmbeddings> FluxPromptEncoder::Encode(
     const std::vector<std::string>& prompts, int max_sequence_length) {
   FluxPromptEmbeddings out;
   ASSIGN_OR_RETURN(at::Tensor clip_ids,
-                   PaddedTokenIds(
+                   models::PaddedTokenIds(
                        prompts, clip_tokenizer_.model_max_length(),
                        [this](absl::string_view text, int length) {
                          return clip_tokenizer_.EncodePadded(text, length);
                        },
                        placement_.device));
   ASSIGN_OR_RETURN(at::Tensor t5_ids,
-                   PaddedTokenIds(
+                   models::PaddedTokenIds(
                        prompts, max_sequence_length,
                        [this](absl::string_view text, int length) {
                          return t5_tokenizer_.EncodePadded(text, length);
@@ -66,4 +66,4 @@ absl::StatusOr<FluxPromptEmbeddings> FluxPromptEncoder::Encode(
   return out;
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

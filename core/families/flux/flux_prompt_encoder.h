@@ -14,7 +14,7 @@
 #include "core/tokenizers/clip_tokenizer.h"
 #include "core/tokenizers/t5_tokenizer.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 struct FluxPromptEmbeddings {
   // [B, max_sequence_length, T5 d_model]: T5 last hidden state.
@@ -53,6 +53,6 @@ class FluxPromptEncoder {
   models::Placement placement_;
 };
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_FLUX_FLUX_PROMPT_ENCODER_H_

@@ -7,7 +7,7 @@
 #include "core/families/flux/flux_transformer_2d_model.h"
 #include "core/parallel/sequence_parallel.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 // The transformer's output for `inputs` ([B, S_img, patch^2 *
 // out_channels], as Forward returns it), computed on this rank's shard of
@@ -17,8 +17,8 @@ namespace ditserve::pipelines {
 absl::StatusOr<at::Tensor> ShardedFluxForward(
     models::FluxTransformer2DModel& transformer,
     const models::FluxTransformerInputs& inputs,
-    const SequenceParallel& sequence_parallel);
+    const parallel::SequenceParallel& sequence_parallel);
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_FLUX_FLUX_SEQUENCE_PARALLEL_H_

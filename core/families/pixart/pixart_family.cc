@@ -20,8 +20,8 @@ namespace {
 // A PixArt stage for one forward's inputs: only the image stream travels;
 // the attention sequence is the image tokens.
 class PixArtStageModel final
-    : public pipelines::LatentStageModel<models::PixArtTransformer2DModel,
-                                         models::PixArtTransformerInputs> {
+    : public parallel::LatentStageModel<models::PixArtTransformer2DModel,
+                                        models::PixArtTransformerInputs> {
  public:
   using LatentStageModel::LatentStageModel;
 
@@ -31,19 +31,19 @@ class PixArtStageModel final
     return patch.begin + at::arange(patch.tokens, at::kLong);
   }
 
-  absl::StatusOr<pipelines::StageStreams> Forward(
+  absl::StatusOr<parallel::StageStreams> Forward(
       const models::TokenSpan& patch,
-      const std::optional<pipelines::StageStreams>& incoming) override {
+      const std::optional<parallel::StageStreams>& incoming) override {
     std::optional<at::Tensor> image;
     if (incoming.has_value()) image = incoming->image;
     ASSIGN_OR_RETURN(at::Tensor out,
                      transformer().ForwardStage(inputs(), patch, image));
-    return pipelines::StageStreams{.image = out};
+    return parallel::StageStreams{.image = out};
   }
 };
 
 class PixArtModel final
-    : public LatentGridModel<pipelines::PixArtPromptEncoder,
+    : public LatentGridModel<families::PixArtPromptEncoder,
                              models::PixArtTransformer2DModel, nlohmann::json> {
  public:
   using LatentGridModel::LatentGridModel;
@@ -55,9 +55,8 @@ class PixArtModel final
   absl::StatusOr<Conditioning> EncodePrompts(
       const std::vector<std::string>& prompts,
       int max_sequence_length) override {
-    ASSIGN_OR_RETURN(pipelines::PixArtPromptEncoder * prompt_encoder,
-                     encoder());
-    ASSIGN_OR_RETURN(pipelines::PixArtPromptEmbeddings embeddings,
+    ASSIGN_OR_RETURN(families::PixArtPromptEncoder * prompt_encoder, encoder());
+    ASSIGN_OR_RETURN(families::PixArtPromptEmbeddings embeddings,
                      prompt_encoder->Encode(prompts, max_sequence_length));
     return Conditioning{.states = embeddings.prompt_embeds,
                         .mask = embeddings.prompt_attention_mask};
@@ -113,8 +112,8 @@ class PixArtModel final
     ASSIGN_OR_RETURN(DecodeOutput decoded, DecodeLatents(vae(), latents));
     const at::Tensor& raw = decoded.images.raw;
     if (raw.size(2) != output_size.height || raw.size(3) != output_size.width) {
-      decoded.images = pipelines::PostprocessDecoded(
-          pipelines::ResizeAndCenterCrop(raw, output_size));
+      decoded.images = models::PostprocessDecoded(
+          families::ResizeAndCenterCrop(raw, output_size));
     }
     return decoded;
   }
@@ -173,9 +172,9 @@ class PixArt final : public Family {
 
   absl::StatusOr<std::unique_ptr<FamilyModel>> Load(
       const std::string& model_dir, const LoadOptions& options) const override {
-    std::unique_ptr<pipelines::PixArtPromptEncoder> encoder;
+    std::unique_ptr<families::PixArtPromptEncoder> encoder;
     if (options.prompt_encoders) {
-      ASSIGN_OR_RETURN(encoder, pipelines::PixArtPromptEncoder::Load(
+      ASSIGN_OR_RETURN(encoder, families::PixArtPromptEncoder::Load(
                                     model_dir, options.placement));
     }
     ASSIGN_OR_RETURN(

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 PixArtPromptEncoder::PixArtPromptEncoder(
     tokenizers::T5Tokenizer tokenizer,
@@ -64,4 +64,4 @@ absl::StatusOr<PixArtPromptEmbeddings> PixArtPromptEncoder::Encode(
   return out;
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

@@ -12,7 +12,7 @@
 #include "core/models/text/t5_encoder_model.h"
 #include "core/tokenizers/t5_tokenizer.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 struct PixArtPromptEmbeddings {
   // [B, max_sequence_length, d_model]: T5 last hidden state, computed with
@@ -46,6 +46,6 @@ class PixArtPromptEncoder {
   models::Placement placement_;
 };
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_PIXART_PIXART_PROMPT_ENCODER_H_

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 at::Tensor ResizeAndCenterCrop(const at::Tensor& images,
                                config::ImageSize target) {
@@ -30,4 +30,4 @@ at::Tensor ResizeAndCenterCrop(const at::Tensor& images,
       .slice(3, left, left + target.width);
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

@@ -9,7 +9,7 @@
 
 #include "core/config/aspect_ratio_bins.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 // diffusers' resize_and_crop_tensor: images [B, C, H, W] scaled bilinearly
 // (align_corners=false) by the larger of the two side ratios so they cover
@@ -17,6 +17,6 @@ namespace ditserve::pipelines {
 at::Tensor ResizeAndCenterCrop(const at::Tensor& images,
                                config::ImageSize target);
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_PIXART_RESOLUTION_BINNING_H_

@@ -19,8 +19,8 @@ namespace {
 // An SD3 stage for one forward's inputs: the image and text streams travel;
 // the attention sequence is [image, text].
 class SD3StageModel final
-    : public pipelines::LatentStageModel<models::SD3Transformer2DModel,
-                                         models::SD3TransformerInputs> {
+    : public parallel::LatentStageModel<models::SD3Transformer2DModel,
+                                        models::SD3TransformerInputs> {
  public:
   using LatentStageModel::LatentStageModel;
 
@@ -33,9 +33,9 @@ class SD3StageModel final
                     image_tokens() + at::arange(text_tokens(), at::kLong)});
   }
 
-  absl::StatusOr<pipelines::StageStreams> Forward(
+  absl::StatusOr<parallel::StageStreams> Forward(
       const models::TokenSpan& patch,
-      const std::optional<pipelines::StageStreams>& incoming) override {
+      const std::optional<parallel::StageStreams>& incoming) override {
     std::optional<models::SD3Streams> streams;
     if (incoming.has_value()) {
       streams =
@@ -43,12 +43,12 @@ class SD3StageModel final
     }
     ASSIGN_OR_RETURN(models::SD3Streams out,
                      transformer().ForwardStage(inputs(), patch, streams));
-    return pipelines::StageStreams{.image = out.image, .text = out.text};
+    return parallel::StageStreams{.image = out.image, .text = out.text};
   }
 };
 
 class SD3Model final
-    : public LatentGridModel<pipelines::SD3PromptEncoder,
+    : public LatentGridModel<families::SD3PromptEncoder,
                              models::SD3Transformer2DModel,
                              schedulers::FlowMatchEulerConfig> {
  public:
@@ -61,8 +61,8 @@ class SD3Model final
   absl::StatusOr<Conditioning> EncodePrompts(
       const std::vector<std::string>& prompts,
       int max_sequence_length) override {
-    ASSIGN_OR_RETURN(pipelines::SD3PromptEncoder * prompt_encoder, encoder());
-    ASSIGN_OR_RETURN(pipelines::SD3PromptEmbeds embeds,
+    ASSIGN_OR_RETURN(families::SD3PromptEncoder * prompt_encoder, encoder());
+    ASSIGN_OR_RETURN(families::SD3PromptEmbeds embeds,
                      prompt_encoder->Encode(prompts, max_sequence_length));
     return Conditioning{.states = embeds.prompt_embeds,
                         .pooled = embeds.pooled_prompt_embeds};
@@ -165,10 +165,10 @@ class SD3 final : public Family {
           transformer->config().in_channels,
           " must equal the VAE's latent_channels ", latent_channels));
     }
-    std::unique_ptr<pipelines::SD3PromptEncoder> encoder;
+    std::unique_ptr<families::SD3PromptEncoder> encoder;
     if (options.prompt_encoders) {
       ASSIGN_OR_RETURN(encoder,
-                       pipelines::SD3PromptEncoder::Load(
+                       families::SD3PromptEncoder::Load(
                            model_dir, transformer->config().joint_attention_dim,
                            options.placement));
     }

@@ -8,7 +8,7 @@
 #include "core/base/status_macros.h"
 #include "core/models/tensor_checks.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 absl::StatusOr<SD3PromptEmbeds> AssembleSD3PromptEmbeds(
     const SD3TextEncoderStates& states, int64_t joint_attention_dim,
@@ -53,4 +53,4 @@ absl::StatusOr<SD3PromptEmbeds> AssembleSD3PromptEmbeds(
   });
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

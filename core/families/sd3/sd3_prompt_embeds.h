@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 // What SD3's three text encoders give for a batch of prompts.
 struct SD3TextEncoderStates {
@@ -42,6 +42,6 @@ absl::StatusOr<SD3PromptEmbeds> AssembleSD3PromptEmbeds(
     const SD3TextEncoderStates& states, int64_t joint_attention_dim,
     int64_t t5_tokens);
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_SD3_SD3_PROMPT_EMBEDS_H_

@@ -7,7 +7,7 @@
 #include "core/base/status_macros.h"
 #include "core/models/text/token_ids.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 // The penultimate layer's output, diffusers' hidden_states[-2]
@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<SD3PromptEncoder>> SD3PromptEncoder::Load(
 absl::StatusOr<models::CLIPTextOutput> SD3PromptEncoder::RunClip(
     const ClipEncoder& clip, const std::vector<std::string>& prompts) {
   ASSIGN_OR_RETURN(at::Tensor ids,
-                   PaddedTokenIds(
+                   models::PaddedTokenIds(
                        prompts, clip.tokenizer.model_max_length(),
                        [&clip](absl::string_view text, int length) {
                          return clip.tokenizer.EncodePadded(text, length);
@@ -81,7 +81,7 @@ absl::StatusOr<SD3PromptEmbeds> SD3PromptEncoder::Encode(
   ASSIGN_OR_RETURN(models::CLIPTextOutput clip_l, RunClip(clip_l_, prompts));
   ASSIGN_OR_RETURN(models::CLIPTextOutput clip_g, RunClip(clip_g_, prompts));
   ASSIGN_OR_RETURN(at::Tensor t5_ids,
-                   PaddedTokenIds(
+                   models::PaddedTokenIds(
                        prompts, max_sequence_length,
                        [this](absl::string_view text, int length) {
                          return t5_tokenizer_.EncodePadded(text, length);
@@ -97,4 +97,4 @@ absl::StatusOr<SD3PromptEmbeds> SD3PromptEncoder::Encode(
       joint_attention_dim_, max_sequence_length);
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

@@ -14,7 +14,7 @@
 #include "core/tokenizers/clip_tokenizer.h"
 #include "core/tokenizers/t5_tokenizer.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 
 // StableDiffusion3Pipeline.encode_prompt (no clip_skip, no LoRA): CLIP-L
 // (tokenizer/, text_encoder/) and CLIP-G (tokenizer_2/, text_encoder_2/),
@@ -61,6 +61,6 @@ class SD3PromptEncoder {
   models::Placement placement_;
 };
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_SD3_SD3_PROMPT_ENCODER_H_

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::models {
 
 absl::StatusOr<at::Tensor> PaddedTokenIds(
     const std::vector<std::string>& prompts, int max_length,
@@ -28,4 +28,4 @@ absl::StatusOr<at::Tensor> PaddedTokenIds(
       .to(device);
 }
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::models

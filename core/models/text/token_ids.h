@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "core/tokenizers/tokenized_text.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::models {
 
 // A tokenizer's `tokenizer(text, padding="max_length", max_length=...,
 // truncation=True)`.
@@ -25,6 +25,6 @@ absl::StatusOr<at::Tensor> PaddedTokenIds(
     const std::vector<std::string>& prompts, int max_length,
     const PaddedEncoder& encode, const c10::Device& device);
 
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::models
 
 #endif  // DITSERVE_CORE_MODELS_TEXT_TOKEN_IDS_H_

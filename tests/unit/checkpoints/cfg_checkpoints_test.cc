@@ -63,10 +63,10 @@ TEST_F(CfgCheckpointsTest, TinySd3EncodesPromptsAndGenerates) {
   absl::StatusOr<models::SD3TransformerConfig> config =
       models::ReadSD3TransformerConfig(dir + "/transformer/config.json");
   ASSERT_TRUE(config.ok()) << config.status();
-  absl::StatusOr<std::unique_ptr<pipelines::SD3PromptEncoder>> encoder =
-      pipelines::SD3PromptEncoder::Load(dir, config->joint_attention_dim, {});
+  absl::StatusOr<std::unique_ptr<families::SD3PromptEncoder>> encoder =
+      families::SD3PromptEncoder::Load(dir, config->joint_attention_dim, {});
   ASSERT_TRUE(encoder.ok()) << encoder.status();
-  absl::StatusOr<pipelines::SD3PromptEmbeds> positive =
+  absl::StatusOr<families::SD3PromptEmbeds> positive =
       (*encoder)->Encode({"a fox in the snow"}, 16);
   ASSERT_TRUE(positive.ok()) << positive.status();
   EXPECT_EQ(positive->prompt_embeds.sizes(),

@@ -56,12 +56,12 @@ TEST_F(TextComponentsTest, FluxPromptEncoderLoadsAndTellsPromptsApart) {
   absl::StatusOr<FluxCheckpointConfigs> configs =
       FluxPresetConfigs(config::ModelFamily::kFluxDev, CheckpointPreset::kTiny);
   ASSERT_TRUE(configs.ok()) << configs.status();
-  absl::StatusOr<std::unique_ptr<pipelines::FluxPromptEncoder>> encoder =
-      pipelines::FluxPromptEncoder::Load(dir, models::Placement{});
+  absl::StatusOr<std::unique_ptr<families::FluxPromptEncoder>> encoder =
+      families::FluxPromptEncoder::Load(dir, models::Placement{});
   ASSERT_TRUE(encoder.ok()) << encoder.status();
 
   constexpr int kMaxSequenceLength = 16;
-  absl::StatusOr<pipelines::FluxPromptEmbeddings> embeddings =
+  absl::StatusOr<families::FluxPromptEmbeddings> embeddings =
       (*encoder)->Encode({kSentence, "A rusty robot dances in the rain"},
                          kMaxSequenceLength);
   ASSERT_TRUE(embeddings.ok()) << embeddings.status();

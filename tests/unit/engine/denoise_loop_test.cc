@@ -326,10 +326,10 @@ TEST_P(GuidedDenoiseLoopTest, CfgSplitRunsTheTransformerOnItsOwnBranchOnly) {
   ASSERT_FALSE(
       torch::equal(guided.negative_prompt.states, guided.prompt.states));
   for (const int branch :
-       {pipelines::kNegativeBranch, pipelines::kPositiveBranch}) {
+       {parallel::kNegativeBranch, parallel::kPositiveBranch}) {
     GenerationRequest split = guided;
     std::vector<int64_t> exchanged_rows;
-    split.cfg_split = pipelines::CfgSplit{
+    split.cfg_split = parallel::CfgSplit{
         branch,
         [&exchanged_rows](const at::Tensor& own) -> absl::StatusOr<at::Tensor> {
           exchanged_rows.push_back(own.size(0));
@@ -337,7 +337,7 @@ TEST_P(GuidedDenoiseLoopTest, CfgSplitRunsTheTransformerOnItsOwnBranchOnly) {
         }};
     GenerationRequest branch_alone = guided;
     branch_alone.guidance_scale = 1.0F;
-    if (branch == pipelines::kNegativeBranch) {
+    if (branch == parallel::kNegativeBranch) {
       branch_alone.prompt = guided.negative_prompt;
     }
     absl::StatusOr<at::Tensor> from_split =
@@ -354,8 +354,8 @@ TEST_P(GuidedDenoiseLoopTest, CfgSplitRunsTheTransformerOnItsOwnBranchOnly) {
 
 TEST_P(GuidedDenoiseLoopTest, CfgSplitExchangeOfTheWrongSizeIsAnError) {
   GenerationRequest request = Request();
-  request.cfg_split = pipelines::CfgSplit{
-      pipelines::kPositiveBranch,
+  request.cfg_split = parallel::CfgSplit{
+      parallel::kPositiveBranch,
       [](const at::Tensor& own) -> absl::StatusOr<at::Tensor> { return own; }};
   absl::StatusOr<at::Tensor> latents =
       Denoise(*model_, request, golden_->Input("latents"), nullptr);
@@ -366,8 +366,8 @@ TEST_P(GuidedDenoiseLoopTest, CfgSplitExchangeOfTheWrongSizeIsAnError) {
 
 TEST_P(GuidedDenoiseLoopTest, CfgSplitExchangeErrorStopsTheLoop) {
   GenerationRequest request = Request();
-  request.cfg_split = pipelines::CfgSplit{
-      pipelines::kNegativeBranch,
+  request.cfg_split = parallel::CfgSplit{
+      parallel::kNegativeBranch,
       [](const at::Tensor&) -> absl::StatusOr<at::Tensor> {
         return absl::DeadlineExceededError("cfg peer silent");
       }};
@@ -380,8 +380,8 @@ TEST_P(GuidedDenoiseLoopTest, CfgSplitExchangeErrorStopsTheLoop) {
 TEST_P(GuidedDenoiseLoopTest, CfgSplitWithoutGuidanceIsAnError) {
   GenerationRequest request = Request();
   request.guidance_scale = 1.0F;
-  request.cfg_split = pipelines::CfgSplit{
-      pipelines::kNegativeBranch,
+  request.cfg_split = parallel::CfgSplit{
+      parallel::kNegativeBranch,
       [](const at::Tensor& own) -> absl::StatusOr<at::Tensor> { return own; }};
   absl::StatusOr<at::Tensor> latents = InitialLatents(*model_, request);
   EXPECT_EQ(latents.status().code(), absl::StatusCode::kInvalidArgument);
@@ -415,8 +415,8 @@ TEST(DenoiseLoopCfgTest,
   request.num_inference_steps = 2;
   request.guidance_scale = 3.5F;
   request.seeds = {0};
-  request.cfg_split = pipelines::CfgSplit{
-      pipelines::kNegativeBranch,
+  request.cfg_split = parallel::CfgSplit{
+      parallel::kNegativeBranch,
       [](const at::Tensor& own) -> absl::StatusOr<at::Tensor> { return own; }};
   absl::StatusOr<at::Tensor> latents = InitialLatents(**model, request);
   EXPECT_EQ(latents.status().code(), absl::StatusCode::kInvalidArgument);

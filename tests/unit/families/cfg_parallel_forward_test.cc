@@ -26,7 +26,7 @@
 #include "tests/unit/models/cfg_golden_inputs.h"
 #include "tests/unit/models/golden_case.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 using ::ditserve::testing::AllClose;
@@ -91,10 +91,10 @@ bool IsSD3(const ShardCase& shard_case) {
 // one rank.
 struct Split {
   // This rank's shard, gathered.
-  const SequenceParallel* sequence_parallel = nullptr;
+  const parallel::SequenceParallel* sequence_parallel = nullptr;
   // This rank's PipeFusion stage (holding `blocks`) at denoising step
   // `step`.
-  const PipeFusionStages* stages = nullptr;
+  const parallel::PipeFusionStages* stages = nullptr;
   std::optional<models::BlockRange> blocks;
   int step = 0;
 };
@@ -147,7 +147,7 @@ TEST_P(CfgShardedForwardTest, EveryRankGetsTheUnshardedForward) {
   ASSERT_TRUE(expected.ok()) << expected.status();
 
   const int tokens = sd3 ? kSD3SequenceTokens : kPixArtSequenceTokens;
-  const std::vector<SequenceParallel> splits =
+  const std::vector<parallel::SequenceParallel> splits =
       ThreadSequenceParallel(tokens, shard_case.degree, kTimeout);
   ASSERT_EQ(splits.size(), static_cast<size_t>(shard_case.degree));
   std::cout << shard_case.Name() << ": " << tokens << " tokens, padded to "
@@ -331,4 +331,4 @@ TEST(PixArtStageTest, StageArgumentsThatDoNotFitAreErrors) {
 }
 
 }  // namespace
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

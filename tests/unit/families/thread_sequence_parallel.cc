@@ -24,12 +24,12 @@ v1::DerivedShapes SplitShapes(int tokens, int degree) {
   return shapes;
 }
 
-std::vector<pipelines::SequenceParallel> ThreadSequenceParallel(
+std::vector<parallel::SequenceParallel> ThreadSequenceParallel(
     int tokens, int degree, std::chrono::milliseconds wait) {
   const v1::DerivedShapes shapes = SplitShapes(tokens, degree);
   const std::vector<parallel::Group> groups =
       ThreadRankGroups("sp", degree, wait);
-  std::vector<pipelines::SequenceParallel> ranks;
+  std::vector<parallel::SequenceParallel> ranks;
   for (int rank = 0; rank < degree; ++rank) {
     absl::StatusOr<parallel::SequenceSharding> sharding =
         parallel::SequenceSharding::Create(shapes, degree, rank);
@@ -65,7 +65,7 @@ std::vector<ThreadStage> ThreadPipeFusion(int stages, int sp, bool ulysses,
       ThreadStage rank;
       rank.stages = {
           .group = pp_groups[index][stage],
-          .receive_buffer = [](pipelines::StageTensor, int,
+          .receive_buffer = [](parallel::StageTensor, int,
                                const std::vector<int64_t>& shape)
               -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
           .stale_kv = attention.stale_kv,

@@ -23,13 +23,13 @@ v1::DerivedShapes SplitShapes(int tokens, int degree);
 // The SequenceParallel of every rank of a `degree`-rank sp group run as
 // threads of this process (ThreadRankGroups), splitting `tokens` as Freeze
 // does. Collectives wait at most `wait`.
-std::vector<pipelines::SequenceParallel> ThreadSequenceParallel(
+std::vector<parallel::SequenceParallel> ThreadSequenceParallel(
     int tokens, int degree, std::chrono::milliseconds wait);
 
 // How a thread rank of ThreadPipeFusion runs: its stage of the driver and
 // the attention its stage transformer calls.
 struct ThreadStage {
-  pipelines::PipeFusionStages stages;
+  parallel::PipeFusionStages stages;
   std::shared_ptr<models::Attention> attention;
 };
 

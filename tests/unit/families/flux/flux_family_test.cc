@@ -51,7 +51,7 @@ TEST_F(FluxFamilyTest, NoiseIsDrawnUnpackedAndPackedTwoByTwo) {
   const GenerationRequest request = Request();
   EXPECT_EQ(model_->NoiseShape(request), unpacked.sizes().vec());
   EXPECT_TRUE(torch::equal(
-      pipelines::InitialNoise(request.seeds[0], unpacked.sizes()), unpacked));
+      models::InitialNoise(request.seeds[0], unpacked.sizes()), unpacked));
   EXPECT_TRUE(
       torch::equal(model_->PackLatents(unpacked), golden_.Input("latents")));
   EXPECT_TRUE(torch::equal(

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 using ::testing::HasSubstr;
@@ -44,4 +44,4 @@ TEST(FluxLatentsTest, GridNeedsMultiplesOfTwiceTheVaeScale) {
 }
 
 }  // namespace
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

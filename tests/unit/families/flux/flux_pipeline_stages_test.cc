@@ -18,7 +18,7 @@
 #include "tests/unit/models/golden_case.h"
 #include "tests/unit/parallel/thread_rank_groups.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 using ::ditserve::testing::AllClose;
@@ -50,14 +50,14 @@ std::shared_ptr<models::FluxTransformer2DModel> LoadStage(
 
 // Receive buffers as the engine plans them: one fresh tensor of the shape.
 // The golden case's 16 image tokens (a 4×4 grid) in patches of 1 and 3 rows.
-PipeFusionStages StagesOver(const parallel::Group& group) {
-  return {
-      .group = group,
-      .receive_buffer = [](StageTensor, int, const std::vector<int64_t>& shape)
-          -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
-      .stale_kv = std::make_shared<parallel::StaleKvAttention>(),
-      .warmup_steps = 1,
-      .patch_offsets = {0, 4, 16}};
+parallel::PipeFusionStages StagesOver(const parallel::Group& group) {
+  return {.group = group,
+          .receive_buffer = [](parallel::StageTensor, int,
+                               const std::vector<int64_t>& shape)
+              -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
+          .stale_kv = std::make_shared<parallel::StaleKvAttention>(),
+          .warmup_steps = 1,
+          .patch_offsets = {0, 4, 16}};
 }
 
 struct StagesCase {
@@ -158,7 +158,7 @@ TEST(StagedFluxForwardErrorsTest, SilentSequenceParallelRankIsATimeout) {
 }
 
 TEST(PipeFusionStagesTest, WarmupStepsAndAlwaysTheFirstRunWhole) {
-  PipeFusionStages stages;
+  parallel::PipeFusionStages stages;
   stages.warmup_steps = 2;
   EXPECT_TRUE(stages.IsWholeSequenceStep(0));
   EXPECT_TRUE(stages.IsWholeSequenceStep(1));
@@ -174,7 +174,7 @@ TEST(PatchedFluxForwardTest, OtherPatchesAttendWithLastStepsKeys) {
   models::FluxTransformerInputs inputs =
       FluxGoldenInputs(golden, /*guidance=*/true);
   std::vector<parallel::Group> groups = ThreadRankGroups("pp", 1, kTimeout);
-  PipeFusionStages stages = StagesOver(groups[0]);
+  parallel::PipeFusionStages stages = StagesOver(groups[0]);
   std::shared_ptr<models::FluxTransformer2DModel> model =
       LoadStage(golden, 0, 1, stages.stale_kv);
   ASSERT_NE(model, nullptr);
@@ -196,7 +196,7 @@ TEST(PatchedFluxForwardTest, OtherPatchesAttendWithLastStepsKeys) {
 TEST(PatchedFluxForwardTest, OffsetsThatDoNotSplitTheImageAreAnError) {
   const GoldenCase golden("models/flux_dev");
   std::vector<parallel::Group> groups = ThreadRankGroups("pp", 1, kTimeout);
-  PipeFusionStages stages = StagesOver(groups[0]);
+  parallel::PipeFusionStages stages = StagesOver(groups[0]);
   stages.patch_offsets = {0, 4, 12};
   std::shared_ptr<models::FluxTransformer2DModel> model =
       LoadStage(golden, 0, 1, stages.stale_kv);
@@ -218,9 +218,9 @@ TEST(StagedFluxForwardErrorsTest, RefusedReceiveBufferStopsTheStage) {
   // suffices.
   std::vector<parallel::Group> groups =
       ThreadRankGroups("pp", 2, std::chrono::milliseconds(2000));
-  PipeFusionStages stages = StagesOver(groups[1]);
+  parallel::PipeFusionStages stages = StagesOver(groups[1]);
   stages.receive_buffer =
-      [](StageTensor, int,
+      [](parallel::StageTensor, int,
          const std::vector<int64_t>& shape) -> absl::StatusOr<at::Tensor> {
     return absl::InternalError(
         absl::StrCat("planned for another shape than ", shape[1], " tokens"));
@@ -249,4 +249,4 @@ TEST(StagedFluxForwardErrorsTest, SilentPreviousStageIsATimeoutNotAHang) {
 }
 
 }  // namespace
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

@@ -14,7 +14,7 @@
 #include "core/parallel/local_attention.h"
 #include "tests/unit/models/golden_case.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 using ::ditserve::testing::AllClose;
@@ -100,4 +100,4 @@ TEST(FluxPromptEncoderLoadTest, MissingTokenizerIsNamed) {
 }
 
 }  // namespace
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

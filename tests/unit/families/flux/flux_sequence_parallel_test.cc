@@ -15,7 +15,7 @@
 #include "tests/unit/families/thread_sequence_parallel.h"
 #include "tests/unit/models/golden_case.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 using ::ditserve::testing::AllClose;
@@ -42,7 +42,7 @@ TEST_P(ShardedFluxForwardTest, EveryRankGetsTheUnshardedForward) {
   ASSERT_TRUE(expected.ok()) << expected.status();
 
   // 8 text + 16 image tokens.
-  const std::vector<SequenceParallel> splits =
+  const std::vector<parallel::SequenceParallel> splits =
       ThreadSequenceParallel(24, degree, kTimeout);
   ASSERT_EQ(splits.size(), static_cast<size_t>(degree));
   std::vector<std::shared_ptr<models::FluxTransformer2DModel>> transformers;
@@ -92,4 +92,4 @@ TEST(ShardedFluxForwardErrorsTest, SplitOfAnotherSequenceLengthIsAnError) {
 }
 
 }  // namespace
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

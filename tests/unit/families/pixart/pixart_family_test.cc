@@ -60,8 +60,8 @@ TEST_F(PixArtFamilyTest, OutputSizeResizesAndCropsTheDecodedImage) {
       model_->Decode(*latents, config::ImageSize{40, 24});
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->images.rgb.sizes(), (std::vector<int64_t>{1, 40, 24, 3}));
-  const pipelines::DecodedImages expected = pipelines::PostprocessDecoded(
-      pipelines::ResizeAndCenterCrop(golden_.Output("image_raw"), {40, 24}));
+  const models::DecodedImages expected = models::PostprocessDecoded(
+      families::ResizeAndCenterCrop(golden_.Output("image_raw"), {40, 24}));
   EXPECT_TRUE(AllClose(decoded->images.image, expected.image, {1e-4, 1e-5}));
 }
 

@@ -14,7 +14,7 @@
 #include "core/families/pixart/pixart_family.h"
 #include "core/parallel/local_attention.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 using ::testing::HasSubstr;
@@ -109,4 +109,4 @@ TEST_F(PixArtPromptEncoderTest, PromptStringsGenerateAnImage) {
 }
 
 }  // namespace
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 TEST(ResolutionBinningTest, ImageOfTheTargetSizeIsReturnedUnchanged) {
@@ -37,4 +37,4 @@ TEST(ResolutionBinningTest, ConstantImageStaysConstantWhenShrunk) {
 }
 
 }  // namespace
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 using ::testing::HasSubstr;
@@ -70,4 +70,4 @@ TEST(SD3PromptEmbedsTest, MismatchedBatchNamesTheInput) {
 }
 
 }  // namespace
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families

@@ -13,7 +13,7 @@
 #include "core/tokenizers/clip_tokenizer.h"
 #include "core/tokenizers/t5_tokenizer.h"
 
-namespace ditserve::pipelines {
+namespace ditserve::families {
 namespace {
 
 constexpr int kMaxSequenceLength = 12;
@@ -131,4 +131,4 @@ TEST_F(SD3PromptEncoderTest, MissingT5IsNamed) {
 }
 
 }  // namespace
-}  // namespace ditserve::pipelines
+}  // namespace ditserve::families
