@@ -116,8 +116,9 @@ class FluxModel final
     inputs.hidden_states = latents;
     inputs.encoder_hidden_states = text.states.to(options());
     inputs.pooled_projections = text.pooled.to(options());
-    inputs.img_ids = families::LatentImageIds(grid, options());
-    inputs.txt_ids = families::TextIds(text.states.size(1), options());
+    const PositionIds& ids = PositionIdsFor(grid, text.states.size(1));
+    inputs.img_ids = ids.image;
+    inputs.txt_ids = ids.text;
     inputs.timestep =
         timestep.expand({batch}).to(latents.scalar_type()) / kTimestepScale;
     if (model().config().guidance_embeds) {
@@ -141,11 +142,32 @@ class FluxModel final
   }
 
  private:
+  // The RoPE position ids of one grid and text length, computed once for
+  // every step of a generation rather than per forward.
+  struct PositionIds {
+    int64_t latent_height = 0;
+    int64_t latent_width = 0;
+    at::Tensor image;
+    at::Tensor text;
+  };
+  const PositionIds& PositionIdsFor(const families::FluxLatentGrid& grid,
+                                    int64_t text_tokens) {
+    if (!ids_.image.defined() || ids_.latent_height != grid.height ||
+        ids_.latent_width != grid.width || ids_.text.size(0) != text_tokens) {
+      ids_ = PositionIds{grid.height, grid.width,
+                         families::LatentImageIds(grid, options()),
+                         families::TextIds(text_tokens, options())};
+    }
+    return ids_;
+  }
+
   absl::StatusOr<families::FluxLatentGrid> Grid(
       const GenerationRequest& request) const {
     return families::LatentGridFor(request.height, request.width,
                                    vae().config().scale_factor());
   }
+
+  PositionIds ids_;
 };
 
 class Flux final : public Family {
