@@ -57,21 +57,36 @@ absl::Status CheckRequest(const FamilyModel& model,
   return model.CheckRequest(request);
 }
 
+// Whether each forward runs both guidance branches in one batch.
+bool BatchesBothBranches(const FamilyModel& model,
+                         const GenerationRequest& request) {
+  return ClassifierFreeGuidance(model, request) &&
+         !request.cfg_split.has_value();
+}
+
+// The conditioning every forward of the request runs on: both branches
+// [negative, positive], this rank's CFG-split branch, or the prompt.
+Conditioning ForwardConditioning(const FamilyModel& model,
+                                 const GenerationRequest& request) {
+  if (BatchesBothBranches(model, request)) {
+    return families::ConcatBatches(request.negative_prompt, request.prompt);
+  }
+  if (request.cfg_split.has_value() &&
+      request.cfg_split->branch == parallel::kNegativeBranch) {
+    return request.negative_prompt;
+  }
+  return request.prompt;
+}
+
 // The transformer's raw output for one step, split as the request says.
 absl::StatusOr<at::Tensor> Forward(FamilyModel& model,
                                    const GenerationRequest& request,
+                                   const Conditioning& text,
                                    const at::Tensor& latents,
                                    const at::Tensor& timestep, int step) {
-  const bool guided = ClassifierFreeGuidance(model, request);
-  at::Tensor model_latents = latents;
-  Conditioning text = request.prompt;
-  if (guided && !request.cfg_split.has_value()) {
-    model_latents = at::cat({latents, latents}, /*dim=*/0);
-    text = families::ConcatBatches(request.negative_prompt, request.prompt);
-  } else if (request.cfg_split.has_value() &&
-             request.cfg_split->branch == parallel::kNegativeBranch) {
-    text = request.negative_prompt;
-  }
+  const at::Tensor model_latents = BatchesBothBranches(model, request)
+                                       ? at::cat({latents, latents}, /*dim=*/0)
+                                       : latents;
   ASSIGN_OR_RETURN(std::unique_ptr<families::BoundForward> forward,
                    model.BindForward(request, model_latents, timestep, text));
   absl::StatusOr<at::Tensor> output;
@@ -125,17 +140,15 @@ absl::StatusOr<at::Tensor> Denoise(FamilyModel& model,
                    model.Schedule(request));
   torch::NoGradGuard no_grad;
   return base::Guarded("denoise", [&]() -> absl::StatusOr<at::Tensor> {
-    std::vector<int64_t> noise_shape = model.NoiseShape(request);
-    noise_shape[0] = request.batch();
-    const std::vector<int64_t> expected =
-        model.PackLatents(at::empty(noise_shape)).sizes().vec();
-    RETURN_IF_ERROR(models::CheckShape("latents", latents, expected));
+    RETURN_IF_ERROR(
+        models::CheckShape("latents", latents, model.LatentsShape(request)));
+    const Conditioning text = ForwardConditioning(model, request);
     const int steps = request.num_inference_steps;
     const bool clean_sample = steps == 1 && model.one_step_takes_clean_sample();
     for (int step = 0; step < steps; ++step) {
       const at::Tensor timestep = scheduler->timesteps()[step];
       ASSIGN_OR_RETURN(at::Tensor raw,
-                       Forward(model, request, latents, timestep, step));
+                       Forward(model, request, text, latents, timestep, step));
       ASSIGN_OR_RETURN(
           schedulers::StepOutput stepped,
           scheduler->Step(GuidedNoise(model, request, raw), latents));

@@ -154,6 +154,9 @@ class FamilyModel {
   virtual at::Tensor PackLatents(const at::Tensor& noise) const = 0;
   virtual at::Tensor UnpackLatents(const at::Tensor& packed,
                                    const GenerationRequest& request) const = 0;
+  // The shape of the request's packed latents, batch included.
+  virtual std::vector<int64_t> LatentsShape(
+      const GenerationRequest& request) const = 0;
 
   // The forward at `timestep` (the scheduler's, one 0-dim tensor) over
   // packed `latents` [B', ...] conditioned on `text` (B' rows: the request's

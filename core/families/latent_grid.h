@@ -64,7 +64,8 @@ absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,
 // The members and the latent-grid parts of a FamilyModel whose components
 // are a prompt encoder, a transformer, an AutoencoderKL and a scheduler
 // config: noise of LatentNoiseShape, latents the transformer takes as they
-// are (a family that packs them overrides PackLatents / UnpackLatents), the
+// are (a family that packs them overrides PackLatents, UnpackLatents and
+// LatentsShape), the
 // VAE decode at the generated size.
 template <typename Encoder, typename Transformer, typename SchedulerConfig>
 class LatentGridModel : public FamilyModel {
@@ -91,6 +92,12 @@ class LatentGridModel : public FamilyModel {
       const at::Tensor& packed,
       const GenerationRequest& /*request*/) const override {
     return packed;
+  }
+  std::vector<int64_t> LatentsShape(
+      const GenerationRequest& request) const override {
+    std::vector<int64_t> shape = LatentNoiseShape(request, *vae_);
+    shape[0] = request.batch();
+    return shape;
   }
   absl::StatusOr<DecodeOutput> Decode(
       const at::Tensor& latents, config::ImageSize /*output_size*/) override {

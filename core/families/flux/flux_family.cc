@@ -107,6 +107,13 @@ class FluxModel final
     return families::UnpackLatents(packed, *Grid(request));
   }
 
+  std::vector<int64_t> LatentsShape(
+      const GenerationRequest& request) const override {
+    // 2×2 patches of the latent grid, each 4 × latent_channels wide.
+    return {request.batch(), Grid(request)->tokens(),
+            4 * vae().config().latent_channels};
+  }
+
   absl::StatusOr<std::unique_ptr<BoundForward>> BindForward(
       const GenerationRequest& request, const at::Tensor& latents,
       const at::Tensor& timestep, const Conditioning& text) override {
