@@ -25,6 +25,7 @@
 #include "core/engine/compute_threads.h"
 #include "core/engine/denoise_loop.h"
 #include "core/families/flux/flux_checkpoint.h"
+#include "core/families/flux/flux_defaults.h"
 #include "core/families/flux/flux_family.h"
 #include "core/families/flux/flux_transformer_config.h"
 #include "core/parallel/local_attention.h"
@@ -124,8 +125,7 @@ absl::StatusOr<nlohmann::json> Run() {
               ("ditserve-bench-flux-" + std::to_string(::getpid()));
     dir = scratch.string();
     if (absl::Status status = checkpoints::WriteFluxCheckpoint(
-            config::ModelFamily::kFluxDev,
-            checkpoints::CheckpointPreset::kSmall,
+            families::kFluxDevDefaults, checkpoints::CheckpointPreset::kSmall,
             /*seed=*/0, dir);
         !status.ok()) {
       return status;

@@ -277,8 +277,7 @@ GenerationService::GenerateStream(grpc::CallbackServerContext* context,
 grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
     grpc::CallbackServerContext* context,
     const v1::GetServerInfoRequest* /*request*/, v1::ServerInfo* response) {
-  const config::FamilyDefaults& defaults =
-      config::DefaultsFor(model_.spec.family);
+  const config::ModelDefaults& defaults = model_.spec.defaults;
   response->set_model(std::string(defaults.name));
   response->set_model_dir(model_.model_dir);
   response->set_world_size(model_.parallel.world_size());

@@ -78,7 +78,7 @@ int RunHost() {
       !s.ok()) {
     return Fail(s, "parallel flags");
   }
-  const std::string model_name(config::DefaultsFor(spec->family).name);
+  const std::string model_name(spec->defaults.name);
   spdlog::info(
       "serving {} from {} on {} ranks, {} intra-op threads, {} BLAS threads",
       model_name, *model_dir, env->world_size, at::get_num_threads(),

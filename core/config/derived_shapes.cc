@@ -60,7 +60,7 @@ std::vector<int> EvenOffsets(int items, int count) {
 
 absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
                                                const ModelSpec& spec) {
-  const FamilyDefaults& family = DefaultsFor(spec.family);
+  const ModelDefaults& defaults = spec.defaults;
   const v1::ParallelConfig& parallel = config.parallel();
   v1::DerivedShapes shapes;
   ASSIGN_OR_RETURN(ImageSize generated, GeneratedSize(config, spec));
@@ -73,9 +73,9 @@ absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
   const int patch_rows = shapes.latent_height() / spec.patch_size;
   const int patch_cols = shapes.latent_width() / spec.patch_size;
   shapes.set_image_tokens(patch_rows * patch_cols);
-  shapes.set_text_tokens(family.clip_sequence_tokens +
+  shapes.set_text_tokens(defaults.clip_sequence_tokens +
                          config.max_sequence_length());
-  shapes.set_sequence_tokens(shapes.image_tokens() + (family.joint_attention
+  shapes.set_sequence_tokens(shapes.image_tokens() + (defaults.joint_attention
                                                           ? shapes.text_tokens()
                                                           : 0));
 

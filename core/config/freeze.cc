@@ -15,12 +15,13 @@
 namespace ditserve::config {
 namespace {
 
-absl::Status CheckModel(absl::string_view model, const FamilyDefaults& family) {
-  if (model.empty() || model == family.name) return absl::OkStatus();
+absl::Status CheckModel(absl::string_view model,
+                        const ModelDefaults& defaults) {
+  if (model.empty() || model == defaults.name) return absl::OkStatus();
   return absl::NotFoundError(absl::StrCat("model \"", model,
                                           "\" is not served here; this server "
                                           "runs \"",
-                                          family.name,
+                                          defaults.name,
                                           "\" (or leave it empty)"));
 }
 
@@ -41,7 +42,7 @@ absl::Status CheckText(absl::string_view field, int index,
 }
 
 absl::Status CheckPrompts(const v1::GenerateRequest& request,
-                          const FamilyDefaults& family,
+                          const ModelDefaults& defaults,
                           const ServerOptions& options) {
   const int count = request.prompt_size();
   if (count < 1 || count > options.max_batch) {
@@ -50,9 +51,9 @@ absl::Status CheckPrompts(const v1::GenerateRequest& request,
                      options.max_batch, " (one image per prompt)"));
   }
   const int negatives = request.negative_prompt_size();
-  if (negatives != 0 && !family.uses_classifier_free_guidance) {
+  if (negatives != 0 && !defaults.uses_classifier_free_guidance) {
     return absl::InvalidArgumentError(
-        absl::StrCat("negative_prompt is not used by ", family.name,
+        absl::StrCat("negative_prompt is not used by ", defaults.name,
                      " (no classifier-free guidance); leave it empty"));
   }
   if (negatives != 0 && negatives != count) {
@@ -116,9 +117,9 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                        const ServerOptions& options,
                                        const v1::ParallelConfig& parallel,
                                        const FreezeContext& context) {
-  const FamilyDefaults& family = DefaultsFor(spec.family);
-  RETURN_IF_ERROR(CheckModel(request.model(), family));
-  RETURN_IF_ERROR(CheckPrompts(request, family, options));
+  const ModelDefaults& defaults = spec.defaults;
+  RETURN_IF_ERROR(CheckModel(request.model(), defaults));
+  RETURN_IF_ERROR(CheckPrompts(request, defaults, options));
   RETURN_IF_ERROR(CheckRequestId(request.request_id(), options));
 
   v1::InputConfig config;
@@ -126,9 +127,9 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
   config.set_request_id(request.request_id().empty()
                             ? context.generated_request_id
                             : request.request_id());
-  config.set_model(std::string(family.name));
+  config.set_model(std::string(defaults.name));
   *config.mutable_prompt() = request.prompt();
-  if (family.uses_classifier_free_guidance) {
+  if (defaults.uses_classifier_free_guidance) {
     for (int i = 0; i < request.prompt_size(); ++i) {
       config.add_negative_prompt(request.negative_prompt_size() == 0
                                      ? std::string()
@@ -136,8 +137,8 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
     }
   }
 
-  config.set_height(request.has_height() ? request.height() : family.height);
-  config.set_width(request.has_width() ? request.width() : family.width);
+  config.set_height(request.has_height() ? request.height() : defaults.height);
+  config.set_width(request.has_width() ? request.width() : defaults.width);
   RETURN_IF_ERROR(CheckSide("height", config.height(), spec, options));
   RETURN_IF_ERROR(CheckSide("width", config.width(), spec, options));
   const int64_t pixels = int64_t{config.height()} * config.width();
@@ -150,7 +151,7 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
 
   config.set_num_inference_steps(request.has_num_inference_steps()
                                      ? request.num_inference_steps()
-                                     : family.num_inference_steps);
+                                     : defaults.num_inference_steps);
   if (config.num_inference_steps() < 1 ||
       config.num_inference_steps() > options.max_inference_steps) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -160,7 +161,7 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
 
   config.set_guidance_scale(request.has_guidance_scale()
                                 ? request.guidance_scale()
-                                : family.guidance_scale);
+                                : defaults.guidance_scale);
   if (!std::isfinite(config.guidance_scale()) ||
       config.guidance_scale() < options.min_guidance_scale ||
       config.guidance_scale() > options.max_guidance_scale) {
@@ -170,9 +171,9 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
         " to ", options.max_guidance_scale));
   }
   // diffusers enables classifier-free guidance only above 1.
-  config.set_do_classifier_free_guidance(family.uses_classifier_free_guidance &&
-                                         config.guidance_scale() > 1.0F);
-  config.set_use_guidance_embedding(family.uses_guidance_embedding);
+  config.set_do_classifier_free_guidance(
+      defaults.uses_classifier_free_guidance && config.guidance_scale() > 1.0F);
+  config.set_use_guidance_embedding(defaults.uses_guidance_embedding);
 
   const uint64_t first_seed =
       request.has_seed() ? request.seed() : context.drawn_seed;
@@ -187,27 +188,28 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
 
   config.set_max_sequence_length(request.has_max_sequence_length()
                                      ? request.max_sequence_length()
-                                     : family.max_sequence_length);
+                                     : defaults.max_sequence_length);
   if (config.max_sequence_length() < 1 ||
-      config.max_sequence_length() > family.max_sequence_length_limit) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_sequence_length ", config.max_sequence_length(),
-                     " is out of range; allowed 1 to ",
-                     family.max_sequence_length_limit, " for ", family.name));
+      config.max_sequence_length() > defaults.max_sequence_length_limit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_sequence_length ", config.max_sequence_length(),
+        " is out of range; allowed 1 to ", defaults.max_sequence_length_limit,
+        " for ", defaults.name));
   }
 
-  config.set_scheduler(family.scheduler);
-  config.set_scheduler_shift(family.scheduler_shift);
-  config.set_scheduler_dynamic_shift(family.scheduler_dynamic_shift);
+  config.set_scheduler(defaults.scheduler);
+  config.set_scheduler_shift(defaults.scheduler_shift);
+  config.set_scheduler_dynamic_shift(defaults.scheduler_dynamic_shift);
   if (request.has_use_resolution_binning() &&
-      request.use_resolution_binning() && !family.use_resolution_binning) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("use_resolution_binning is not available for ",
-                     family.name, " (PixArt only)"));
+      request.use_resolution_binning() && !defaults.use_resolution_binning) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "use_resolution_binning is not available for ", defaults.name,
+        " (it has no resolution-binning table; leave it unset "
+        "or false)"));
   }
   config.set_use_resolution_binning(request.has_use_resolution_binning()
                                         ? request.use_resolution_binning()
-                                        : family.use_resolution_binning);
+                                        : defaults.use_resolution_binning);
 
   if (!v1::OutputFormat_IsValid(request.output_format())) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -1,8 +1,6 @@
 #ifndef DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
 #define DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
 
-#include <string>
-
 #include "core/config/model_defaults.h"
 
 namespace ditserve::config {
@@ -11,7 +9,9 @@ namespace ditserve::config {
 // validated against. Read from the checkpoint's config.json files by the
 // model loader; tests build it directly.
 struct ModelSpec {
-  ModelFamily family = ModelFamily::kFluxDev;
+  // The served model's defaults row, from its family (defaults.name names
+  // the model).
+  ModelDefaults defaults;
   // Attention heads of the transformer (Ulysses splits them).
   int num_attention_heads = 0;
   // Transformer blocks of all kinds (PipeFusion splits them into stages).

@@ -93,7 +93,7 @@ absl::StatusOr<v1::ParallelConfig> MakeParallelConfig(
 
 absl::Status ValidateParallelForModel(const v1::ParallelConfig& parallel,
                                       const ModelSpec& spec) {
-  const FamilyDefaults& defaults = DefaultsFor(spec.family);
+  const ModelDefaults& defaults = spec.defaults;
   if (spec.num_attention_heads % parallel.ulysses_degree() != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--ulysses_degree ", parallel.ulysses_degree(), " does not divide the ",

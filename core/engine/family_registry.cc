@@ -1,7 +1,5 @@
 #include "core/engine/family_registry.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/status_macros.h"
@@ -22,16 +20,46 @@ const std::vector<const families::Family*>& RegisteredFamilies() {
   return *registered;
 }
 
-absl::StatusOr<const families::Family*> FamilyFor(config::ModelFamily family) {
-  for (const families::Family* registered : RegisteredFamilies()) {
-    const std::vector<config::ModelFamily> served = registered->serves();
-    if (std::find(served.begin(), served.end(), family) != served.end()) {
-      return registered;
+std::vector<config::ModelDefaults> ServedModels() {
+  std::vector<config::ModelDefaults> served;
+  for (const families::Family* family : RegisteredFamilies()) {
+    for (const config::ModelDefaults& row : family->serves()) {
+      served.push_back(row);
+    }
+  }
+  return served;
+}
+
+namespace {
+
+struct ServedModel {
+  const families::Family* family;
+  config::ModelDefaults defaults;
+};
+
+absl::StatusOr<ServedModel> FindServedModel(absl::string_view model) {
+  std::vector<absl::string_view> known;
+  for (const families::Family* family : RegisteredFamilies()) {
+    for (const config::ModelDefaults& row : family->serves()) {
+      if (row.name == model) return ServedModel{family, row};
+      known.push_back(row.name);
     }
   }
   return absl::NotFoundError(
-      absl::StrCat("no registered family serves model family ",
-                   config::ModelFamilyName(family)));
+      absl::StrCat("model \"", model,
+                   "\" is not served; known: ", absl::StrJoin(known, ", ")));
+}
+
+}  // namespace
+
+absl::StatusOr<const families::Family*> FamilyFor(absl::string_view model) {
+  ASSIGN_OR_RETURN(ServedModel served, FindServedModel(model));
+  return served.family;
+}
+
+absl::StatusOr<config::ModelDefaults> DefaultsFor(absl::string_view model) {
+  ASSIGN_OR_RETURN(ServedModel served, FindServedModel(model));
+  return served.defaults;
 }
 
 absl::StatusOr<config::ModelSpec> ReadModelSpec(const std::string& model_dir) {

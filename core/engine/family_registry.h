@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/config/model_defaults.h"
 #include "core/families/family.h"
 
@@ -13,8 +14,15 @@ namespace ditserve::engine {
 // Every registered family, in registration order.
 const std::vector<const families::Family*>& RegisteredFamilies();
 
-// The family that serves `family`; NOT_FOUND when none is registered for it.
-absl::StatusOr<const families::Family*> FamilyFor(config::ModelFamily family);
+// The defaults rows of every served model, family by family.
+std::vector<config::ModelDefaults> ServedModels();
+
+// The family that serves the model named `model` ("flux-dev", ...); NOT_FOUND
+// naming the served models otherwise.
+absl::StatusOr<const families::Family*> FamilyFor(absl::string_view model);
+
+// The defaults row of the model named `model`; NOT_FOUND as FamilyFor.
+absl::StatusOr<config::ModelDefaults> DefaultsFor(absl::string_view model);
 
 // The spec of the diffusers checkpoint folder `model_dir`, by the registered
 // family that runs its pipeline class (INVALID_ARGUMENT naming the class and

@@ -10,11 +10,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "core/config/model_defaults.h"
 #include "core/engine/family_rank_program.h"
 #include "core/engine/family_registry.h"
 #include "core/engine/transformer_setup.h"
 #include "core/engine/write_checkpoint.h"
+#include "core/families/flux/flux_defaults.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::engine {
@@ -40,7 +40,7 @@ absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
   const std::string cache =
       cache_dir.empty() ? DefaultCacheDir().string() : cache_dir;
   absl::StatusOr<std::string> cached = engine::CachedCheckpoint(
-      config::ModelFamily::kFluxDev, checkpoints::CheckpointPreset::kTiny,
+      families::kFluxDevDefaults.name, checkpoints::CheckpointPreset::kTiny,
       kDefaultModelSeed, cache);
   if (!cached.ok()) {
     return absl::Status(
@@ -58,7 +58,8 @@ absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
 absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
                                       const config::ModelSpec& spec,
                                       const RankRuntime& runtime) {
-  ASSIGN_OR_RETURN(const families::Family* family, FamilyFor(spec.family));
+  ASSIGN_OR_RETURN(const families::Family* family,
+                   FamilyFor(spec.defaults.name));
   ASSIGN_OR_RETURN(TransformerSetup setup,
                    SetUpTransformer(runtime, [&](int stage, int stages) {
                      return family->StageBlocks(model_dir, stage, stages);

@@ -32,7 +32,7 @@ absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
                                             const std::string& cache_dir);
 
 // Loads what this rank of `runtime`'s mesh runs from the checkpoint folder:
-// FLUX.1, PixArt-α/Σ or SD3 by spec.family.
+// the registered family that serves spec.defaults.name.
 // The transformer attends through the mesh's Attention (Ulysses, Ring or
 // both when sp = ring × ulysses > 1); a PipeFusion stage loads only its
 // blocks (TransformerSetup). Logs the memory each component maps.

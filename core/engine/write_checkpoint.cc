@@ -17,21 +17,21 @@ constexpr int kCheckpointFormatVersion = 1;
 
 }  // namespace
 
-absl::Status WriteCheckpoint(config::ModelFamily family,
+absl::Status WriteCheckpoint(absl::string_view model,
                              checkpoints::CheckpointPreset preset,
                              uint64_t seed, const std::string& out_dir) {
-  ASSIGN_OR_RETURN(const families::Family* registered, FamilyFor(family));
-  return registered->WriteRandomCheckpoint(family, preset, seed, out_dir);
+  ASSIGN_OR_RETURN(const families::Family* family, FamilyFor(model));
+  ASSIGN_OR_RETURN(config::ModelDefaults defaults, DefaultsFor(model));
+  return family->WriteRandomCheckpoint(defaults, preset, seed, out_dir);
 }
 
 absl::StatusOr<std::string> CachedCheckpoint(
-    config::ModelFamily family, checkpoints::CheckpointPreset preset,
+    absl::string_view model, checkpoints::CheckpointPreset preset,
     uint64_t seed, const std::string& cache_dir) {
   const std::filesystem::path cache(cache_dir);
   const std::string name =
-      absl::StrCat(config::ModelFamilyName(family), "-",
-                   checkpoints::CheckpointPresetName(preset), "-seed", seed,
-                   "-v", kCheckpointFormatVersion);
+      absl::StrCat(model, "-", checkpoints::CheckpointPresetName(preset),
+                   "-seed", seed, "-v", kCheckpointFormatVersion);
   const std::filesystem::path target = cache / name;
   if (std::filesystem::exists(target / "model_index.json")) {
     return target.string();
@@ -46,7 +46,7 @@ absl::StatusOr<std::string> CachedCheckpoint(
   const std::filesystem::path staging =
       cache / absl::StrCat(name, ".tmp-", ::getpid());
   std::filesystem::remove_all(staging, error);
-  if (absl::Status s = WriteCheckpoint(family, preset, seed, staging.string());
+  if (absl::Status s = WriteCheckpoint(model, preset, seed, staging.string());
       !s.ok()) {
     std::filesystem::remove_all(staging, error);
     return s;

@@ -10,25 +10,25 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/checkpoints/component_writer.h"
-#include "core/config/model_defaults.h"
 
 namespace ditserve::engine {
 
-// The registered family's random checkpoint of `family` (a served model
-// family: flux-dev, pixart-sigma, ...).
-absl::Status WriteCheckpoint(config::ModelFamily family,
+// The registered family's random checkpoint of the served model `model`
+// (flux-dev, pixart-sigma, ...); NOT_FOUND naming the served ones otherwise.
+absl::Status WriteCheckpoint(absl::string_view model,
                              checkpoints::CheckpointPreset preset,
                              uint64_t seed, const std::string& out_dir);
 
-// The folder `cache_dir`/<family>-<preset>-seed<seed>-v<N> holding
-// WriteCheckpoint(family, preset, seed), where N changes whenever the
+// The folder `cache_dir`/<model>-<preset>-seed<seed>-v<N> holding
+// WriteCheckpoint(model, preset, seed), where N changes whenever the
 // writers' output does. Written when missing: beside the target, then
 // renamed into place, so that processes starting together never load a
 // half-written folder (the first rename wins; the other copies are
 // identical). UNAVAILABLE when the cache folder cannot be created.
 absl::StatusOr<std::string> CachedCheckpoint(
-    config::ModelFamily family, checkpoints::CheckpointPreset preset,
+    absl::string_view model, checkpoints::CheckpointPreset preset,
     uint64_t seed, const std::string& cache_dir);
 
 }  // namespace ditserve::engine

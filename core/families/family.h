@@ -205,8 +205,9 @@ absl::Status NoPromptEncoders();
 class Family {
  public:
   virtual ~Family() = default;
-  // The model families (config::ModelFamily) this folder serves.
-  virtual std::vector<config::ModelFamily> serves() const = 0;
+  // The defaults rows of the models this folder serves (flux-dev and
+  // flux-schnell, ...).
+  virtual std::vector<config::ModelDefaults> serves() const = 0;
   // The diffusers pipeline classes (model_index.json "_class_name") it runs.
   virtual std::vector<std::string> pipeline_classes() const = 0;
   // The spec of a checkpoint folder of one of pipeline_classes(): which of
@@ -220,11 +221,11 @@ class Family {
   // The components of the diffusers folder `model_dir` for one rank.
   virtual absl::StatusOr<std::unique_ptr<FamilyModel>> Load(
       const std::string& model_dir, const LoadOptions& options) const = 0;
-  // A diffusers folder of `variant` (one of serves()) with random weights of
+  // A diffusers folder of `model` (one of serves()) with random weights of
   // `preset`'s size and trained tokenizers: the built-in demo model and the
   // models of the tests and benchmarks.
   virtual absl::Status WriteRandomCheckpoint(
-      config::ModelFamily variant, checkpoints::CheckpointPreset preset,
+      const config::ModelDefaults& model, checkpoints::CheckpointPreset preset,
       uint64_t seed, const std::string& out_dir) const = 0;
 };
 

@@ -9,6 +9,7 @@
 #include "core/config/model_spec.h"
 #include "core/config/parallel_config.h"
 #include "core/config/server_options.h"
+#include "core/families/flux/flux_defaults.h"
 #include "ditserve/v1/generation.pb.h"
 #include "ditserve/v1/input_config.pb.h"
 
@@ -17,7 +18,7 @@ namespace ditserve::testing {
 // A small FLUX.1-dev-shaped model (the dimensions of the tiny golden
 // checkpoints), so configs freeze through the real defaults table.
 inline config::ModelSpec TinyFluxSpec() {
-  return {.family = config::ModelFamily::kFluxDev,
+  return {.defaults = families::kFluxDevDefaults,
           .num_attention_heads = 4,
           .num_layers = 2,
           .patch_size = 2,
@@ -40,7 +41,7 @@ struct TestConfigRequest {
 inline absl::StatusOr<v1::InputConfig> FreezeTestConfig(
     const TestConfigRequest& request, const v1::ParallelConfig& parallel) {
   v1::GenerateRequest generate;
-  generate.set_model("flux-dev");
+  generate.set_model(std::string(families::kFluxDevDefaults.name));
   for (int i = 0; i < request.prompts; ++i) {
     generate.add_prompt("a lighthouse at dusk, number " + std::to_string(i));
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/checkpoints/diffusers_checkpoint.h"
+#include "core/families/flux/flux_defaults.h"
 #include "core/families/flux/flux_transformer_2d_model.h"
 
 namespace ditserve::checkpoints {
@@ -44,15 +45,14 @@ models::FluxTransformerConfig TransformerConfig(CheckpointPreset preset,
 }  // namespace
 
 absl::StatusOr<FluxCheckpointConfigs> FluxPresetConfigs(
-    config::ModelFamily family, CheckpointPreset preset) {
-  if (family != config::ModelFamily::kFluxDev &&
-      family != config::ModelFamily::kFluxSchnell) {
+    const config::ModelDefaults& defaults, CheckpointPreset preset) {
+  if (defaults.name != families::kFluxDevDefaults.name &&
+      defaults.name != families::kFluxSchnellDefaults.name) {
     return absl::InvalidArgumentError(
-        absl::StrCat("family ", config::ModelFamilyName(family),
-                     " is not a FLUX family; expected flux-dev or "
+        absl::StrCat("model ", defaults.name,
+                     " is not a FLUX model; expected flux-dev or "
                      "flux-schnell"));
   }
-  const config::FamilyDefaults& defaults = config::DefaultsFor(family);
   FluxCheckpointConfigs configs;
   configs.transformer =
       TransformerConfig(preset, defaults.uses_guidance_embedding);
@@ -66,11 +66,11 @@ absl::StatusOr<FluxCheckpointConfigs> FluxPresetConfigs(
   return configs;
 }
 
-absl::Status WriteFluxCheckpoint(config::ModelFamily family,
+absl::Status WriteFluxCheckpoint(const config::ModelDefaults& model,
                                  CheckpointPreset preset, uint64_t seed,
                                  const std::string& out_dir) {
   ASSIGN_OR_RETURN(FluxCheckpointConfigs configs,
-                   FluxPresetConfigs(family, preset));
+                   FluxPresetConfigs(model, preset));
   const models::FluxTransformerConfig& transformer = configs.transformer;
   return WriteDiffusersCheckpoint(
       {.pipeline_class = "FluxPipeline",

@@ -23,17 +23,18 @@ struct FluxCheckpointConfigs {
   schedulers::FlowMatchEulerConfig scheduler;
 };
 
-// The component configs of a preset. The family decides the guidance
-// embedding and the scheduler shift (both from model_defaults).
+// The component configs of a preset. The model's defaults row decides the
+// guidance embedding and the scheduler shift; INVALID_ARGUMENT for a row other
+// than flux-dev's or flux-schnell's.
 absl::StatusOr<FluxCheckpointConfigs> FluxPresetConfigs(
-    config::ModelFamily family, CheckpointPreset preset);
+    const config::ModelDefaults& defaults, CheckpointPreset preset);
 
 // Writes model_index.json, transformer/, vae/ and scheduler/ under `out_dir`
 // (created if needed). Weights are the modules' initialisation under
 // torch::manual_seed(seed) plus 0.02 N(0, 1) noise on every parameter, so no
 // norm or modulation weight is trivially 0 or 1; the same seed gives
 // byte-identical files. The VAE holds its decoding half only.
-absl::Status WriteFluxCheckpoint(config::ModelFamily family,
+absl::Status WriteFluxCheckpoint(const config::ModelDefaults& model,
                                  CheckpointPreset preset, uint64_t seed,
                                  const std::string& out_dir);
 

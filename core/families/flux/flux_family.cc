@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/families/flux/flux_checkpoint.h"
+#include "core/families/flux/flux_defaults.h"
 #include "core/families/flux/flux_latents.h"
 #include "core/families/flux/flux_pipeline_stages.h"
 #include "core/families/flux/flux_prompt_encoder.h"
@@ -179,8 +180,8 @@ class FluxModel final
 
 class Flux final : public Family {
  public:
-  std::vector<config::ModelFamily> serves() const override {
-    return {config::ModelFamily::kFluxDev, config::ModelFamily::kFluxSchnell};
+  std::vector<config::ModelDefaults> serves() const override {
+    return {kFluxDevDefaults, kFluxSchnellDefaults};
   }
   std::vector<std::string> pipeline_classes() const override {
     return {"FluxPipeline"};
@@ -189,9 +190,9 @@ class Flux final : public Family {
   absl::StatusOr<config::ModelSpec> Detect(
       const config::CheckpointConfigs& configs) const override {
     config::ModelSpec spec = configs.spec;
-    spec.family = configs.transformer.value("guidance_embeds", false)
-                      ? config::ModelFamily::kFluxDev
-                      : config::ModelFamily::kFluxSchnell;
+    spec.defaults = configs.transformer.value("guidance_embeds", false)
+                        ? kFluxDevDefaults
+                        : kFluxSchnellDefaults;
     ASSIGN_OR_RETURN(int single, config::PositiveInt(configs.transformer,
                                                      "num_single_layers",
                                                      configs.transformer_path));
@@ -212,9 +213,9 @@ class Flux final : public Family {
   }
 
   absl::Status WriteRandomCheckpoint(
-      config::ModelFamily variant, checkpoints::CheckpointPreset preset,
+      const config::ModelDefaults& model, checkpoints::CheckpointPreset preset,
       uint64_t seed, const std::string& out_dir) const override {
-    return checkpoints::WriteFluxCheckpoint(variant, preset, seed, out_dir);
+    return checkpoints::WriteFluxCheckpoint(model, preset, seed, out_dir);
   }
 
   absl::StatusOr<std::unique_ptr<FamilyModel>> Load(

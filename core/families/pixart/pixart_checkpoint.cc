@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/checkpoints/diffusers_checkpoint.h"
+#include "core/families/pixart/pixart_defaults.h"
 #include "core/families/pixart/pixart_transformer_2d_model.h"
 
 namespace ditserve::checkpoints {
@@ -70,14 +71,14 @@ nlohmann::json SchedulerJson() {
 
 }  // namespace
 
-absl::Status WritePixArtCheckpoint(config::ModelFamily family,
+absl::Status WritePixArtCheckpoint(const config::ModelDefaults& model,
                                    CheckpointPreset preset, uint64_t seed,
                                    const std::string& out_dir) {
-  const bool alpha = family == config::ModelFamily::kPixArtAlpha;
-  if (!alpha && family != config::ModelFamily::kPixArtSigma) {
+  const bool alpha = model.name == families::kPixArtAlphaDefaults.name;
+  if (!alpha && model.name != families::kPixArtSigmaDefaults.name) {
     return absl::InvalidArgumentError(
-        absl::StrCat("family ", config::ModelFamilyName(family),
-                     " is not a PixArt family; expected pixart-alpha or "
+        absl::StrCat("model ", model.name,
+                     " is not a PixArt model; expected pixart-alpha or "
                      "pixart-sigma"));
   }
   const nlohmann::json transformer_json = TransformerJson(preset, alpha);

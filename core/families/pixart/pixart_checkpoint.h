@@ -19,8 +19,8 @@ namespace ditserve::checkpoints {
 // SD VAE's scaling), scheduler/ (DPM-Solver++ as the released checkpoints),
 // tokenizer/ and text_encoder/ (T5) under `out_dir`. Weights as for
 // WriteFluxCheckpoint: the same seed gives byte-identical files.
-// INVALID_ARGUMENT for a family other than pixart-alpha / pixart-sigma.
-absl::Status WritePixArtCheckpoint(config::ModelFamily family,
+// INVALID_ARGUMENT for a model other than pixart-alpha / pixart-sigma.
+absl::Status WritePixArtCheckpoint(const config::ModelDefaults& model,
                                    CheckpointPreset preset, uint64_t seed,
                                    const std::string& out_dir);
 

@@ -8,6 +8,7 @@
 #include "core/base/status_macros.h"
 #include "core/families/latent_grid.h"
 #include "core/families/pixart/pixart_checkpoint.h"
+#include "core/families/pixart/pixart_defaults.h"
 #include "core/families/pixart/pixart_prompt_encoder.h"
 #include "core/families/pixart/pixart_transformer_2d_model.h"
 #include "core/families/pixart/resolution_binning.h"
@@ -132,9 +133,8 @@ class PixArtModel final
 
 class PixArt final : public Family {
  public:
-  std::vector<config::ModelFamily> serves() const override {
-    return {config::ModelFamily::kPixArtAlpha,
-            config::ModelFamily::kPixArtSigma};
+  std::vector<config::ModelDefaults> serves() const override {
+    return {kPixArtAlphaDefaults, kPixArtSigmaDefaults};
   }
   std::vector<std::string> pipeline_classes() const override {
     return {"PixArtAlphaPipeline", "PixArtSigmaPipeline"};
@@ -143,9 +143,9 @@ class PixArt final : public Family {
   absl::StatusOr<config::ModelSpec> Detect(
       const config::CheckpointConfigs& configs) const override {
     config::ModelSpec spec = configs.spec;
-    spec.family = configs.pipeline_class == "PixArtAlphaPipeline"
-                      ? config::ModelFamily::kPixArtAlpha
-                      : config::ModelFamily::kPixArtSigma;
+    spec.defaults = configs.pipeline_class == "PixArtAlphaPipeline"
+                        ? kPixArtAlphaDefaults
+                        : kPixArtSigmaDefaults;
     // It picks the resolution-binning table.
     ASSIGN_OR_RETURN(spec.sample_size,
                      config::PositiveInt(configs.transformer, "sample_size",
@@ -165,9 +165,9 @@ class PixArt final : public Family {
   }
 
   absl::Status WriteRandomCheckpoint(
-      config::ModelFamily variant, checkpoints::CheckpointPreset preset,
+      const config::ModelDefaults& model, checkpoints::CheckpointPreset preset,
       uint64_t seed, const std::string& out_dir) const override {
-    return checkpoints::WritePixArtCheckpoint(variant, preset, seed, out_dir);
+    return checkpoints::WritePixArtCheckpoint(model, preset, seed, out_dir);
   }
 
   absl::StatusOr<std::unique_ptr<FamilyModel>> Load(

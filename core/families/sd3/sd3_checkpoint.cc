@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/checkpoints/diffusers_checkpoint.h"
-#include "core/config/model_defaults.h"
+#include "core/families/sd3/sd3_defaults.h"
 #include "core/families/sd3/sd3_transformer_2d_model.h"
 #include "core/models/layers/sincos_position_table.h"
 
@@ -69,8 +69,7 @@ absl::Status WriteSD3Checkpoint(CheckpointPreset preset, uint64_t seed,
   ASSIGN_OR_RETURN(models::SD3TransformerConfig transformer,
                    models::ParseSD3TransformerConfig(
                        transformer_json, "transformer/config.json"));
-  const config::FamilyDefaults& defaults =
-      config::DefaultsFor(config::ModelFamily::kSd3Medium);
+  const config::ModelDefaults& defaults = families::kSD3MediumDefaults;
   schedulers::FlowMatchEulerConfig scheduler;
   scheduler.shift = defaults.scheduler_shift;
   scheduler.use_dynamic_shifting = defaults.scheduler_dynamic_shift;

@@ -8,6 +8,7 @@
 #include "core/base/status_macros.h"
 #include "core/families/latent_grid.h"
 #include "core/families/sd3/sd3_checkpoint.h"
+#include "core/families/sd3/sd3_defaults.h"
 #include "core/families/sd3/sd3_prompt_encoder.h"
 #include "core/families/sd3/sd3_transformer_2d_model.h"
 #include "core/parallel/latent_stage_model.h"
@@ -118,8 +119,8 @@ class SD3Model final
 
 class SD3 final : public Family {
  public:
-  std::vector<config::ModelFamily> serves() const override {
-    return {config::ModelFamily::kSd3Medium};
+  std::vector<config::ModelDefaults> serves() const override {
+    return {kSD3MediumDefaults};
   }
   std::vector<std::string> pipeline_classes() const override {
     return {"StableDiffusion3Pipeline"};
@@ -128,7 +129,7 @@ class SD3 final : public Family {
   absl::StatusOr<config::ModelSpec> Detect(
       const config::CheckpointConfigs& configs) const override {
     config::ModelSpec spec = configs.spec;
-    spec.family = config::ModelFamily::kSd3Medium;
+    spec.defaults = kSD3MediumDefaults;
     return spec;
   }
 
@@ -142,8 +143,9 @@ class SD3 final : public Family {
   }
 
   absl::Status WriteRandomCheckpoint(
-      config::ModelFamily /*variant*/, checkpoints::CheckpointPreset preset,
-      uint64_t seed, const std::string& out_dir) const override {
+      const config::ModelDefaults& /*model*/,
+      checkpoints::CheckpointPreset preset, uint64_t seed,
+      const std::string& out_dir) const override {
     return checkpoints::WriteSD3Checkpoint(preset, seed, out_dir);
   }
 

@@ -16,6 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/config/model_defaults.h"
 #include "core/engine/write_checkpoint.h"
+#include "core/families/pixart/pixart_defaults.h"
+#include "core/families/sd3/sd3_defaults.h"
 #include "core/io/image.h"
 #include "gtest/gtest.h"
 #include "tools/local_cluster/serving_cluster.h"
@@ -57,9 +59,9 @@ const std::vector<std::string>& Prompts() {
 }
 
 // The test name of a served family.
-std::string FamilyName(config::ModelFamily family) {
-  return family == config::ModelFamily::kPixArtSigma ? "PixArtSigma"
-                                                     : "Sd3Medium";
+std::string FamilyName(const config::ModelDefaults& model) {
+  return model.name == families::kPixArtSigmaDefaults.name ? "PixArtSigma"
+                                                           : "Sd3Medium";
 }
 
 float MaxAbsDifference(const std::vector<float>& a,
@@ -71,10 +73,10 @@ float MaxAbsDifference(const std::vector<float>& a,
   return largest;
 }
 
-// The tiny random checkpoint of `family` (written once into the test cache).
-std::string TinyCheckpoint(config::ModelFamily family) {
+// The tiny random checkpoint of `model` (written once into the test cache).
+std::string TinyCheckpoint(const config::ModelDefaults& model) {
   absl::StatusOr<std::string> model_dir =
-      engine::CachedCheckpoint(family, checkpoints::CheckpointPreset::kTiny,
+      engine::CachedCheckpoint(model.name, checkpoints::CheckpointPreset::kTiny,
                                /*seed=*/0, DITSERVE_TEST_MODEL_CACHE);
   EXPECT_TRUE(model_dir.ok()) << model_dir.status();
   return model_dir.ok() ? *model_dir : "";
@@ -130,7 +132,7 @@ void ExpectLatents(const v1::GenerateResponse& response,
   }
 }
 
-class CfgServingTest : public ::testing::TestWithParam<config::ModelFamily> {
+class CfgServingTest : public ::testing::TestWithParam<config::ModelDefaults> {
  protected:
   void SetUp() override { model_dir_ = TinyCheckpoint(GetParam()); }
 
@@ -221,16 +223,16 @@ TEST_P(CfgServingTest, ParallelLayoutsServeTheSingleRankImages) {
 
 INSTANTIATE_TEST_SUITE_P(
     Families, CfgServingTest,
-    ::testing::Values(config::ModelFamily::kPixArtSigma,
-                      config::ModelFamily::kSd3Medium),
-    [](const ::testing::TestParamInfo<config::ModelFamily>& info) {
+    ::testing::Values(families::kPixArtSigmaDefaults,
+                      families::kSD3MediumDefaults),
+    [](const ::testing::TestParamInfo<config::ModelDefaults>& info) {
       return FamilyName(info.param);
     });
 
 // Sequence parallelism (alone, with data parallel, with CFG parallel):
 // every layout of world 2 and 4 with ulysses or ring above 1.
 struct SequenceLayout {
-  config::ModelFamily family = config::ModelFamily::kPixArtSigma;
+  config::ModelDefaults model = families::kPixArtSigmaDefaults;
   int dp = 1;
   int cfg = 1;
   int ulysses = 1;
@@ -238,7 +240,7 @@ struct SequenceLayout {
 
   int world() const { return dp * cfg * ulysses * ring; }
   std::string Name() const {
-    return absl::StrCat(FamilyName(family), "_dp", dp, "_cfg", cfg, "_ulysses",
+    return absl::StrCat(FamilyName(model), "_dp", dp, "_cfg", cfg, "_ulysses",
                         ulysses, "_ring", ring);
   }
 };
@@ -264,7 +266,7 @@ class CfgSequenceParallelTest
 
 TEST_P(CfgSequenceParallelTest, LatentsEqualASingleRanksWithinTolerance) {
   const SequenceLayout& layout = GetParam();
-  const std::string model_dir = TinyCheckpoint(layout.family);
+  const std::string model_dir = TinyCheckpoint(layout.model);
   ASSERT_FALSE(model_dir.empty());
   const v1::GenerateRequest request = SequenceRequest();
   std::vector<std::vector<float>> references;
@@ -291,7 +293,7 @@ TEST_P(CfgSequenceParallelTest, LatentsEqualASingleRanksWithinTolerance) {
 
   const v1::DerivedShapes& shapes = split->config().shapes();
   const int sp = layout.ulysses * layout.ring;
-  const bool sd3 = layout.family == config::ModelFamily::kSd3Medium;
+  const bool sd3 = layout.model.name == families::kSD3MediumDefaults.name;
   EXPECT_EQ(shapes.sequence_tokens(), sd3 ? 123 : 15);
   EXPECT_EQ(shapes.padded_sequence_tokens(), sd3 ? 124 : 16);
   EXPECT_EQ(shapes.shard_tokens(), shapes.padded_sequence_tokens() / sp);
@@ -300,8 +302,8 @@ TEST_P(CfgSequenceParallelTest, LatentsEqualASingleRanksWithinTolerance) {
 
 std::vector<SequenceLayout> SequenceLayouts() {
   std::vector<SequenceLayout> layouts;
-  for (const config::ModelFamily family :
-       {config::ModelFamily::kPixArtSigma, config::ModelFamily::kSd3Medium}) {
+  for (const config::ModelDefaults& model :
+       {families::kPixArtSigmaDefaults, families::kSD3MediumDefaults}) {
     for (SequenceLayout layout :
          {SequenceLayout{.ulysses = 2}, SequenceLayout{.ring = 2},
           SequenceLayout{.ulysses = 4}, SequenceLayout{.ring = 4},
@@ -310,7 +312,7 @@ std::vector<SequenceLayout> SequenceLayouts() {
           SequenceLayout{.dp = 2, .ring = 2},
           SequenceLayout{.cfg = 2, .ulysses = 2},
           SequenceLayout{.cfg = 2, .ring = 2}}) {
-      layout.family = family;
+      layout.model = model;
       layouts.push_back(layout);
     }
   }
@@ -327,7 +329,7 @@ INSTANTIATE_TEST_SUITE_P(
 // with data, CFG or sequence parallel on four ranks, and with two of them on
 // eight.
 struct PipeFusionLayout {
-  config::ModelFamily family = config::ModelFamily::kPixArtSigma;
+  config::ModelDefaults model = families::kPixArtSigmaDefaults;
   int dp = 1;
   int cfg = 1;
   int ulysses = 1;
@@ -336,8 +338,8 @@ struct PipeFusionLayout {
   int sp() const { return ulysses * ring; }
   int world() const { return dp * cfg * kStages * sp(); }
   std::string Name() const {
-    std::string name = absl::StrCat(FamilyName(family), "_dp", dp, "_cfg", cfg,
-                                    "_pp", kStages);
+    std::string name =
+        absl::StrCat(FamilyName(model), "_dp", dp, "_cfg", cfg, "_pp", kStages);
     if (ulysses > 1) absl::StrAppend(&name, "_ulysses", ulysses);
     if (ring > 1) absl::StrAppend(&name, "_ring", ring);
     return name;
@@ -370,7 +372,7 @@ class CfgPipeFusionTest : public ::testing::TestWithParam<PipeFusionLayout> {};
 // buffers).
 TEST_P(CfgPipeFusionTest, WarmupStepsOnlyGiveTheSingleRankLatents) {
   const PipeFusionLayout& layout = GetParam();
-  const std::string model_dir = TinyCheckpoint(layout.family);
+  const std::string model_dir = TinyCheckpoint(layout.model);
   ASSERT_FALSE(model_dir.empty());
   std::vector<v1::GenerateRequest> requests;
   for (const int max_sequence_length : {31, 120, 31}) {
@@ -427,14 +429,14 @@ TEST_P(CfgPipeFusionTest, WarmupStepsOnlyGiveTheSingleRankLatents) {
 
 std::vector<PipeFusionLayout> PipeFusionLayouts() {
   std::vector<PipeFusionLayout> layouts;
-  for (const config::ModelFamily family :
-       {config::ModelFamily::kPixArtSigma, config::ModelFamily::kSd3Medium}) {
+  for (const config::ModelDefaults& model :
+       {families::kPixArtSigmaDefaults, families::kSD3MediumDefaults}) {
     for (PipeFusionLayout layout :
          {PipeFusionLayout{}, PipeFusionLayout{.dp = 2},
           PipeFusionLayout{.cfg = 2}, PipeFusionLayout{.ulysses = 2},
           PipeFusionLayout{.ring = 2}, PipeFusionLayout{.cfg = 2, .ring = 2},
           PipeFusionLayout{.dp = 2, .ulysses = 2}}) {
-      layout.family = family;
+      layout.model = model;
       layouts.push_back(layout);
     }
   }
@@ -455,7 +457,7 @@ class CfgPatchPipelineTest : public ::testing::TestWithParam<PipeFusionLayout> {
 
 TEST_P(CfgPatchPipelineTest, StaysCloseToASingleRank) {
   const PipeFusionLayout& layout = GetParam();
-  const std::string model_dir = TinyCheckpoint(layout.family);
+  const std::string model_dir = TinyCheckpoint(layout.model);
   ASSERT_FALSE(model_dir.empty());
   v1::GenerateRequest request = SequenceRequest();
   request.set_num_inference_steps(4);
@@ -486,11 +488,10 @@ TEST_P(CfgPatchPipelineTest, StaysCloseToASingleRank) {
 INSTANTIATE_TEST_SUITE_P(
     Layouts, CfgPatchPipelineTest,
     ::testing::Values(
-        PipeFusionLayout{.family = config::ModelFamily::kPixArtSigma},
-        PipeFusionLayout{.family = config::ModelFamily::kSd3Medium},
-        PipeFusionLayout{.family = config::ModelFamily::kPixArtSigma,
-                         .ulysses = 2},
-        PipeFusionLayout{.family = config::ModelFamily::kSd3Medium, .ring = 2}),
+        PipeFusionLayout{.model = families::kPixArtSigmaDefaults},
+        PipeFusionLayout{.model = families::kSD3MediumDefaults},
+        PipeFusionLayout{.model = families::kPixArtSigmaDefaults, .ulysses = 2},
+        PipeFusionLayout{.model = families::kSD3MediumDefaults, .ring = 2}),
     [](const ::testing::TestParamInfo<PipeFusionLayout>& info) {
       return info.param.Name();
     });

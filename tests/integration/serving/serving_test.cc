@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/config/model_defaults.h"
+#include "core/families/flux/flux_defaults.h"
 #include "core/io/image.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -118,8 +119,7 @@ TEST_P(ServingWorldTest, ValidateOnlyFreezesTableDefaultsAndRunsNothing) {
   v1::GenerateResponse response;
   const grpc::Status status = Generate(**cluster, request, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
-  const config::FamilyDefaults& defaults =
-      config::DefaultsFor(config::ModelFamily::kFluxDev);
+  const config::ModelDefaults& defaults = families::kFluxDevDefaults;
   EXPECT_EQ(response.images_size(), 0);
   EXPECT_EQ(response.config().model(), defaults.name);
   EXPECT_EQ(response.config().height(), defaults.height);

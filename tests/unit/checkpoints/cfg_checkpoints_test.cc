@@ -25,23 +25,21 @@ using ::testing::HasSubstr;
 using CfgCheckpointsTest = CheckpointFolderTest;
 
 TEST_F(CfgCheckpointsTest, TinyPixArtSigmaEncodesPromptsAndGenerates) {
-  const std::string dir =
-      WriteTiny(config::ModelFamily::kPixArtSigma, 0, "sigma");
+  const std::string dir = WriteTiny(families::kPixArtSigmaDefaults, 0, "sigma");
   absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->family, config::ModelFamily::kPixArtSigma);
+  EXPECT_EQ(spec->defaults.name, families::kPixArtSigmaDefaults.name);
   EXPECT_EQ(spec->num_attention_heads % 4, 0);
   EXPECT_EQ(spec->vae_scale_factor, 8);
   EXPECT_EQ(spec->latent_channels, 4);
   // Resolution binning has a table for it.
   EXPECT_EQ(spec->sample_size, 32);
 
-  ExpectGeneratesFromPrompts(config::ModelFamily::kPixArtSigma, dir, 4.5F);
+  ExpectGeneratesFromPrompts(families::kPixArtSigmaDefaults, dir, 4.5F);
 }
 
 TEST_F(CfgCheckpointsTest, PixArtAlphaTakesMicroConditions) {
-  const std::string dir =
-      WriteTiny(config::ModelFamily::kPixArtAlpha, 0, "alpha");
+  const std::string dir = WriteTiny(families::kPixArtAlphaDefaults, 0, "alpha");
   absl::StatusOr<nlohmann::json> index =
       base::ReadJsonFile(dir + "/model_index.json");
   absl::StatusOr<nlohmann::json> transformer =
@@ -49,14 +47,14 @@ TEST_F(CfgCheckpointsTest, PixArtAlphaTakesMicroConditions) {
   ASSERT_TRUE(index.ok() && transformer.ok());
   EXPECT_EQ(index->at("_class_name"), "PixArtAlphaPipeline");
   EXPECT_EQ(transformer->at("use_additional_conditions"), true);
-  ExpectGeneratesFromPrompts(config::ModelFamily::kPixArtAlpha, dir, 4.5F);
+  ExpectGeneratesFromPrompts(families::kPixArtAlphaDefaults, dir, 4.5F);
 }
 
 TEST_F(CfgCheckpointsTest, TinySd3EncodesPromptsAndGenerates) {
-  const std::string dir = WriteTiny(config::ModelFamily::kSd3Medium, 0, "sd3");
+  const std::string dir = WriteTiny(families::kSD3MediumDefaults, 0, "sd3");
   absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->family, config::ModelFamily::kSd3Medium);
+  EXPECT_EQ(spec->defaults.name, families::kSD3MediumDefaults.name);
   EXPECT_EQ(spec->num_attention_heads % 4, 0);
   EXPECT_EQ(spec->latent_channels, 16);
 
@@ -73,11 +71,11 @@ TEST_F(CfgCheckpointsTest, TinySd3EncodesPromptsAndGenerates) {
             (at::IntArrayRef{1, 77 + 16, config->joint_attention_dim}));
   EXPECT_EQ(positive->pooled_prompt_embeds.sizes(),
             (at::IntArrayRef{1, config->pooled_projection_dim}));
-  ExpectGeneratesFromPrompts(config::ModelFamily::kSd3Medium, dir, 7.0F);
+  ExpectGeneratesFromPrompts(families::kSD3MediumDefaults, dir, 7.0F);
 }
 
 TEST_F(CfgCheckpointsTest, Sd3ClipGPadsWithTheExclamationMark) {
-  const std::string dir = WriteTiny(config::ModelFamily::kSd3Medium, 0, "sd3");
+  const std::string dir = WriteTiny(families::kSD3MediumDefaults, 0, "sd3");
   absl::StatusOr<tokenizers::CLIPTokenizer> clip_l =
       tokenizers::CLIPTokenizer::Load(dir + "/tokenizer");
   absl::StatusOr<tokenizers::CLIPTokenizer> clip_g =
@@ -90,7 +88,7 @@ TEST_F(CfgCheckpointsTest, Sd3ClipGPadsWithTheExclamationMark) {
 }
 
 TEST_F(CfgCheckpointsTest, Sd3PositionTableIsTheSincosTable) {
-  const std::string dir = WriteTiny(config::ModelFamily::kSd3Medium, 0, "sd3");
+  const std::string dir = WriteTiny(families::kSD3MediumDefaults, 0, "sd3");
   absl::StatusOr<io::TensorMap> weights = io::ReadAllTensors(
       dir + "/transformer/diffusion_pytorch_model.safetensors");
   ASSERT_TRUE(weights.ok()) << weights.status();
@@ -103,11 +101,11 @@ TEST_F(CfgCheckpointsTest, Sd3PositionTableIsTheSincosTable) {
 }
 
 TEST_F(CfgCheckpointsTest, SameSeedGivesIdenticalWeights) {
-  for (const config::ModelFamily family :
-       {config::ModelFamily::kPixArtSigma, config::ModelFamily::kSd3Medium}) {
-    const std::string name(config::ModelFamilyName(family));
-    const std::string a = WriteTiny(family, 3, name + "_a");
-    const std::string b = WriteTiny(family, 3, name + "_b");
+  for (const config::ModelDefaults& model :
+       {families::kPixArtSigmaDefaults, families::kSD3MediumDefaults}) {
+    const std::string name(model.name);
+    const std::string a = WriteTiny(model, 3, name + "_a");
+    const std::string b = WriteTiny(model, 3, name + "_b");
     for (const char* file : {"/transformer/diffusion_pytorch_model.safetensors",
                              "/vae/diffusion_pytorch_model.safetensors",
                              "/text_encoder/model.safetensors"}) {
@@ -117,16 +115,15 @@ TEST_F(CfgCheckpointsTest, SameSeedGivesIdenticalWeights) {
 }
 
 TEST_F(CfgCheckpointsTest, NonPixArtFamilyIsRejectedByThePixArtWriter) {
-  const absl::Status status =
-      WritePixArtCheckpoint(config::ModelFamily::kSd3Medium,
-                            CheckpointPreset::kTiny, 0, root_.string());
+  const absl::Status status = WritePixArtCheckpoint(
+      families::kSD3MediumDefaults, CheckpointPreset::kTiny, 0, root_.string());
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("sd3-medium is not a PixArt"));
 }
 
 TEST_F(CfgCheckpointsTest, CachedCheckpointIsWrittenOnceAndNamedByItsInputs) {
   absl::StatusOr<std::string> first =
-      engine::CachedCheckpoint(config::ModelFamily::kPixArtSigma,
+      engine::CachedCheckpoint(families::kPixArtSigmaDefaults.name,
                                CheckpointPreset::kTiny, 5, root_.string());
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_EQ(std::filesystem::path(*first).filename(),
@@ -134,7 +131,7 @@ TEST_F(CfgCheckpointsTest, CachedCheckpointIsWrittenOnceAndNamedByItsInputs) {
   const auto written =
       std::filesystem::last_write_time(*first + "/model_index.json");
   absl::StatusOr<std::string> second =
-      engine::CachedCheckpoint(config::ModelFamily::kPixArtSigma,
+      engine::CachedCheckpoint(families::kPixArtSigmaDefaults.name,
                                CheckpointPreset::kTiny, 5, root_.string());
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(*second, *first);

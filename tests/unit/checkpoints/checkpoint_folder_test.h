@@ -14,6 +14,9 @@
 #include "core/engine/denoise_loop.h"
 #include "core/engine/family_registry.h"
 #include "core/engine/write_checkpoint.h"
+#include "core/families/flux/flux_defaults.h"
+#include "core/families/pixart/pixart_defaults.h"
+#include "core/families/sd3/sd3_defaults.h"
 #include "core/parallel/local_attention.h"
 
 namespace ditserve::checkpoints {
@@ -33,24 +36,24 @@ class CheckpointFolderTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
 
-  // A tiny checkpoint of `family` in root_/`name`.
-  std::string WriteTiny(config::ModelFamily family, uint64_t seed,
+  // A tiny checkpoint of `model` in root_/`name`.
+  std::string WriteTiny(const config::ModelDefaults& model, uint64_t seed,
                         const std::string& name) {
     const std::string dir = (root_ / name).string();
     const absl::Status status =
-        engine::WriteCheckpoint(family, CheckpointPreset::kTiny, seed, dir);
+        engine::WriteCheckpoint(model.name, CheckpointPreset::kTiny, seed, dir);
     EXPECT_TRUE(status.ok()) << status;
     return dir;
   }
 
-  // The checkpoint in `dir` of `family`, loaded through the registry,
+  // The checkpoint in `dir` of `model`, loaded through the registry,
   // generates one 64x48 image of "a fox in the snow" (with the empty negative
   // prompt where the family guides by classifier-free guidance) in two steps.
-  static void ExpectGeneratesFromPrompts(config::ModelFamily family,
+  static void ExpectGeneratesFromPrompts(const config::ModelDefaults& model,
                                          const std::string& dir,
                                          float guidance_scale) {
     absl::StatusOr<const families::Family*> registered =
-        engine::FamilyFor(family);
+        engine::FamilyFor(model.name);
     ASSERT_TRUE(registered.ok()) << registered.status();
     families::LoadOptions options;
     options.attention = std::make_shared<parallel::LocalAttention>();

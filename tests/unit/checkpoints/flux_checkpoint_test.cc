@@ -19,15 +19,15 @@ using ::testing::HasSubstr;
 using FluxCheckpointTest = CheckpointFolderTest;
 
 TEST_F(FluxCheckpointTest, TinyDevCheckpointLoadsAndGenerates) {
-  const std::string dir = WriteTiny(config::ModelFamily::kFluxDev, 0, "dev");
-  ExpectGeneratesFromPrompts(config::ModelFamily::kFluxDev, dir, 3.5F);
+  const std::string dir = WriteTiny(families::kFluxDevDefaults, 0, "dev");
+  ExpectGeneratesFromPrompts(families::kFluxDevDefaults, dir, 3.5F);
 }
 
 TEST_F(FluxCheckpointTest, TinyAdmitsEveryParallelConfigurationUpToFourRanks) {
-  const std::string dir = WriteTiny(config::ModelFamily::kFluxDev, 0, "dev");
+  const std::string dir = WriteTiny(families::kFluxDevDefaults, 0, "dev");
   absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->family, config::ModelFamily::kFluxDev);
+  EXPECT_EQ(spec->defaults.name, families::kFluxDevDefaults.name);
   EXPECT_EQ(spec->num_attention_heads % 4, 0);
   EXPECT_GE(spec->num_layers, 4);
   EXPECT_EQ(spec->vae_scale_factor, 8);
@@ -36,10 +36,10 @@ TEST_F(FluxCheckpointTest, TinyAdmitsEveryParallelConfigurationUpToFourRanks) {
 
 TEST_F(FluxCheckpointTest, SchnellHasNoGuidanceEmbeddingAndStaticShift) {
   const std::string dir =
-      WriteTiny(config::ModelFamily::kFluxSchnell, 0, "schnell");
+      WriteTiny(families::kFluxSchnellDefaults, 0, "schnell");
   absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(dir);
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->family, config::ModelFamily::kFluxSchnell);
+  EXPECT_EQ(spec->defaults.name, families::kFluxSchnellDefaults.name);
   absl::StatusOr<nlohmann::json> scheduler =
       base::ReadJsonObjectFile(dir + "/scheduler/scheduler_config.json");
   ASSERT_TRUE(scheduler.ok()) << scheduler.status();
@@ -48,9 +48,9 @@ TEST_F(FluxCheckpointTest, SchnellHasNoGuidanceEmbeddingAndStaticShift) {
 }
 
 TEST_F(FluxCheckpointTest, SameSeedGivesIdenticalWeights) {
-  const std::string a = WriteTiny(config::ModelFamily::kFluxDev, 3, "a");
-  const std::string b = WriteTiny(config::ModelFamily::kFluxDev, 3, "b");
-  const std::string c = WriteTiny(config::ModelFamily::kFluxDev, 4, "c");
+  const std::string a = WriteTiny(families::kFluxDevDefaults, 3, "a");
+  const std::string b = WriteTiny(families::kFluxDevDefaults, 3, "b");
+  const std::string c = WriteTiny(families::kFluxDevDefaults, 4, "c");
   const std::string weights =
       "/transformer/diffusion_pytorch_model.safetensors";
   EXPECT_EQ(Bytes(a + weights), Bytes(b + weights));
@@ -65,10 +65,12 @@ TEST(CheckpointPresetTest, UnknownPresetNamesTheKnownOnes) {
   EXPECT_THAT(preset.status().message(), HasSubstr("expected tiny or small"));
 }
 
-TEST(CheckpointPresetTest, NonFluxFamilyIsRejected) {
+TEST(CheckpointPresetTest, NonFluxModelIsRejected) {
   absl::StatusOr<FluxCheckpointConfigs> configs = FluxPresetConfigs(
-      config::ModelFamily::kPixArtSigma, CheckpointPreset::kTiny);
+      families::kPixArtSigmaDefaults, CheckpointPreset::kTiny);
   EXPECT_EQ(configs.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(configs.status().message(),
+              HasSubstr("pixart-sigma is not a FLUX model"));
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ class TextComponentsTest : public CheckpointFolderTest {
  protected:
   // A whole tiny FLUX.1-dev checkpoint: the text components come with it.
   std::string WriteTiny(uint64_t seed, const std::string& name) {
-    return CheckpointFolderTest::WriteTiny(config::ModelFamily::kFluxDev, seed,
+    return CheckpointFolderTest::WriteTiny(families::kFluxDevDefaults, seed,
                                            name);
   }
 
@@ -54,7 +54,7 @@ class TextComponentsTest : public CheckpointFolderTest {
 TEST_F(TextComponentsTest, FluxPromptEncoderLoadsAndTellsPromptsApart) {
   const std::string dir = WriteTiny(0, "dev");
   absl::StatusOr<FluxCheckpointConfigs> configs =
-      FluxPresetConfigs(config::ModelFamily::kFluxDev, CheckpointPreset::kTiny);
+      FluxPresetConfigs(families::kFluxDevDefaults, CheckpointPreset::kTiny);
   ASSERT_TRUE(configs.ok()) << configs.status();
   absl::StatusOr<std::unique_ptr<families::FluxPromptEncoder>> encoder =
       families::FluxPromptEncoder::Load(dir, models::Placement{});

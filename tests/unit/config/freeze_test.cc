@@ -9,16 +9,12 @@
 #include "core/config/config_digest.h"
 #include "core/config/model_defaults.h"
 #include "core/config/parallel_config.h"
+#include "core/engine/family_registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/reference_specs.h"
 
 namespace ditserve::config {
-
-// Names the family in test output instead of dumping the row's bytes.
-void PrintTo(const FamilyDefaults& defaults, std::ostream* os) {
-  *os << defaults.name;
-}
 
 namespace {
 
@@ -48,35 +44,34 @@ v1::GenerateRequest OnePrompt() {
 
 absl::StatusOr<v1::InputConfig> FreezeFor(
     const v1::GenerateRequest& request,
-    ModelFamily family = ModelFamily::kFluxDev,
+    const ModelDefaults& model = families::kFluxDevDefaults,
     const v1::ParallelConfig& parallel = Parallel({}, 1)) {
-  return Freeze(request, FullSizeSpec(family), ServerOptions{}, parallel,
+  return Freeze(request, FullSizeSpec(model), ServerOptions{}, parallel,
                 Context());
 }
 
 // Asserts INVALID_ARGUMENT (or `code`) whose message contains `needle`.
 void ExpectRejected(
     const v1::GenerateRequest& request, const std::string& needle,
-    ModelFamily family = ModelFamily::kFluxDev,
+    const ModelDefaults& model = families::kFluxDevDefaults,
     absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
-  absl::StatusOr<v1::InputConfig> config = FreezeFor(request, family);
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(request, model);
   ASSERT_FALSE(config.ok()) << "accepted: " << config->ShortDebugString();
   EXPECT_EQ(config.status().code(), code) << config.status();
   EXPECT_THAT(std::string(config.status().message()), HasSubstr(needle));
 }
 
 void ExpectAccepted(const v1::GenerateRequest& request,
-                    ModelFamily family = ModelFamily::kFluxDev) {
-  absl::StatusOr<v1::InputConfig> config = FreezeFor(request, family);
+                    const ModelDefaults& model = families::kFluxDevDefaults) {
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(request, model);
   EXPECT_TRUE(config.ok()) << config.status();
 }
 
-class OmittedFieldsTest : public ::testing::TestWithParam<FamilyDefaults> {};
+class OmittedFieldsTest : public ::testing::TestWithParam<ModelDefaults> {};
 
-TEST_P(OmittedFieldsTest, OmittedFieldsFreezeToTheTableDefaults) {
-  const FamilyDefaults& defaults = GetParam();
-  absl::StatusOr<v1::InputConfig> config =
-      FreezeFor(OnePrompt(), defaults.family);
+TEST_P(OmittedFieldsTest, OmittedFieldsFreezeToTheModelsDefaults) {
+  const ModelDefaults& defaults = GetParam();
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(OnePrompt(), defaults);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->model(), defaults.name);
   EXPECT_EQ(config->height(), defaults.height);
@@ -104,8 +99,9 @@ TEST_P(OmittedFieldsTest, OmittedFieldsFreezeToTheTableDefaults) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    EveryFamily, OmittedFieldsTest, ::testing::ValuesIn(AllFamilyDefaults()),
-    [](const ::testing::TestParamInfo<FamilyDefaults>& info) {
+    EveryServedModel, OmittedFieldsTest,
+    ::testing::ValuesIn(engine::ServedModels()),
+    [](const ::testing::TestParamInfo<ModelDefaults>& info) {
       std::string name(info.param.name);
       for (char& c : name) {
         if (c == '-') c = '_';
@@ -203,7 +199,7 @@ TEST(FreezeTest, FluxAt1024HasTheDocumentedShapes) {
 
 TEST(FreezeTest, SequenceParallelFourSplits4608Into1152PerRank) {
   absl::StatusOr<v1::InputConfig> config =
-      FreezeFor(OnePrompt(), ModelFamily::kFluxDev,
+      FreezeFor(OnePrompt(), families::kFluxDevDefaults,
                 Parallel({.ring_degree = 2, .ulysses_degree = 2}, 4));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->shapes().padded_sequence_tokens(), 4608);
@@ -217,7 +213,7 @@ TEST(FreezeTest, OddJointLengthIsPaddedAndSaysSo) {
   request.set_width(1600);  // 64 × 100 patches = 6400 image tokens
   request.set_max_sequence_length(173);
   absl::StatusOr<v1::InputConfig> config =
-      FreezeFor(request, ModelFamily::kFluxDev,
+      FreezeFor(request, families::kFluxDevDefaults,
                 Parallel({.ring_degree = 2, .ulysses_degree = 2}, 4));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->shapes().sequence_tokens(), 6573);
@@ -228,7 +224,7 @@ TEST(FreezeTest, OddJointLengthIsPaddedAndSaysSo) {
 
 TEST(FreezeTest, Sd3SequenceHoldsClipAndT5Tokens) {
   absl::StatusOr<v1::InputConfig> config =
-      FreezeFor(OnePrompt(), ModelFamily::kSd3Medium);
+      FreezeFor(OnePrompt(), families::kSD3MediumDefaults);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->shapes().text_tokens(), 77 + 256);
   EXPECT_EQ(config->shapes().sequence_tokens(), 4096 + 333);
@@ -236,7 +232,7 @@ TEST(FreezeTest, Sd3SequenceHoldsClipAndT5Tokens) {
 
 TEST(FreezeTest, PixArtSequenceIsImageTokensOnly) {
   absl::StatusOr<v1::InputConfig> config =
-      FreezeFor(OnePrompt(), ModelFamily::kPixArtAlpha);
+      FreezeFor(OnePrompt(), families::kPixArtAlphaDefaults);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->shapes().text_tokens(), 120);
   EXPECT_EQ(config->shapes().sequence_tokens(), 4096);
@@ -249,7 +245,7 @@ TEST(FreezeTest, PixArtResolutionBinningGeneratesAtTheNearestTrainedSize) {
   request.set_height(768);
   request.set_width(1360);
   absl::StatusOr<v1::InputConfig> config =
-      FreezeFor(request, ModelFamily::kPixArtSigma);
+      FreezeFor(request, families::kPixArtSigmaDefaults);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->width(), 1360);
   EXPECT_EQ(config->shapes().generated_height(), 768);
@@ -264,7 +260,7 @@ TEST(FreezeTest, WithoutResolutionBinningPixArtGeneratesTheRequestedSize) {
   request.set_width(1360);
   request.set_use_resolution_binning(false);
   absl::StatusOr<v1::InputConfig> config =
-      FreezeFor(request, ModelFamily::kPixArtSigma);
+      FreezeFor(request, families::kPixArtSigmaDefaults);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->shapes().generated_width(), 1360);
   EXPECT_EQ(config->shapes().latent_width(), 1360 / 8);
@@ -274,8 +270,8 @@ TEST(FreezeTest, DataParallelSplitsPromptsDeterministically) {
   v1::GenerateRequest request = OnePrompt();
   request.add_prompt("b");
   request.add_prompt("c");
-  absl::StatusOr<v1::InputConfig> config =
-      FreezeFor(request, ModelFamily::kFluxDev, Parallel({.dp_degree = 2}, 2));
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(
+      request, families::kFluxDevDefaults, Parallel({.dp_degree = 2}, 2));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_THAT(config->shapes().dp_group_prompt_offsets(), ElementsAre(0, 2, 3));
   EXPECT_EQ(config->shapes().max_batch_per_dp_group(), 2);
@@ -285,8 +281,9 @@ TEST(FreezeTest, PipefusionPatchesAreWholeRows) {
   v1::GenerateRequest request = OnePrompt();
   request.set_height(96);  // 6 patch rows
   request.set_width(64);   // 4 patch columns
-  absl::StatusOr<v1::InputConfig> config = FreezeFor(
-      request, ModelFamily::kFluxDev, Parallel({.pipefusion_degree = 4}, 4));
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, families::kFluxDevDefaults,
+                Parallel({.pipefusion_degree = 4}, 4));
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_THAT(config->shapes().pipefusion_patch_token_offsets(),
               ElementsAre(0, 8, 16, 20, 24));
@@ -295,8 +292,9 @@ TEST(FreezeTest, PipefusionPatchesAreWholeRows) {
 TEST(FreezeTest, TooFewPatchRowsForPipefusionIsRejected) {
   v1::GenerateRequest request = OnePrompt();
   request.set_height(48);  // 3 patch rows
-  absl::StatusOr<v1::InputConfig> config = FreezeFor(
-      request, ModelFamily::kFluxDev, Parallel({.pipefusion_degree = 4}, 4));
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, families::kFluxDevDefaults,
+                Parallel({.pipefusion_degree = 4}, 4));
   ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(config.status().message(),
               HasSubstr("height 48 gives 3 patch rows, fewer than the "
@@ -308,11 +306,11 @@ TEST(FreezeTest, CfgParallelNeedsGuidanceAboveOne) {
   request.set_guidance_scale(1.0F);
   const v1::ParallelConfig cfg2 = Parallel({.cfg_degree = 2}, 2);
   absl::StatusOr<v1::InputConfig> config =
-      FreezeFor(request, ModelFamily::kSd3Medium, cfg2);
+      FreezeFor(request, families::kSD3MediumDefaults, cfg2);
   ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(config.status().message(), HasSubstr("guidance_scale 1"));
   request.set_guidance_scale(1.5F);
-  config = FreezeFor(request, ModelFamily::kSd3Medium, cfg2);
+  config = FreezeFor(request, families::kSD3MediumDefaults, cfg2);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->shapes().branches_per_cfg_rank(), 1);
 }
@@ -323,7 +321,7 @@ TEST(FreezeValidationTest, Model) {
   ExpectAccepted(request);
   request.set_model("sd3-medium");
   ExpectRejected(request, "model \"sd3-medium\" is not served here",
-                 ModelFamily::kFluxDev, absl::StatusCode::kNotFound);
+                 families::kFluxDevDefaults, absl::StatusCode::kNotFound);
 }
 
 TEST(FreezeValidationTest, PromptCount) {
@@ -359,9 +357,9 @@ TEST(FreezeValidationTest, NegativePromptCount) {
   ExpectRejected(request,
                  "negative_prompt has 1 entries; give none or one per "
                  "prompt (2)",
-                 ModelFamily::kSd3Medium);
+                 families::kSD3MediumDefaults);
   request.add_negative_prompt("");
-  ExpectAccepted(request, ModelFamily::kSd3Medium);
+  ExpectAccepted(request, families::kSD3MediumDefaults);
 }
 
 TEST(FreezeValidationTest, NegativePromptNeedsCfgFamily) {
@@ -374,7 +372,7 @@ TEST(FreezeValidationTest, NegativePromptUtf8) {
   v1::GenerateRequest request = OnePrompt();
   request.add_negative_prompt("\xFF");
   ExpectRejected(request, "negative_prompt[0] is not valid UTF-8",
-                 ModelFamily::kPixArtSigma);
+                 families::kPixArtSigmaDefaults);
 }
 
 TEST(FreezeValidationTest, SizeMultiple) {
@@ -409,7 +407,7 @@ TEST(FreezeValidationTest, PixelBudget) {
   ServerOptions options;
   options.max_pixels = 1024 * 1024;
   absl::StatusOr<v1::InputConfig> config =
-      Freeze(request, FullSizeSpec(ModelFamily::kFluxDev), options,
+      Freeze(request, FullSizeSpec(families::kFluxDevDefaults), options,
              Parallel({}, 1), Context());
   ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(config.status().message(),
@@ -466,7 +464,7 @@ TEST(FreezeValidationTest, MaxSequenceLength) {
 TEST(FreezeValidationTest, ResolutionBinningOnlyForPixArt) {
   v1::GenerateRequest request = OnePrompt();
   request.set_use_resolution_binning(true);
-  ExpectAccepted(request, ModelFamily::kPixArtAlpha);
+  ExpectAccepted(request, families::kPixArtAlphaDefaults);
   ExpectRejected(request,
                  "use_resolution_binning is not available for flux-dev");
   request.set_use_resolution_binning(false);
@@ -474,7 +472,7 @@ TEST(FreezeValidationTest, ResolutionBinningOnlyForPixArt) {
 }
 
 TEST(FreezeValidationTest, ResolutionBinningNeedsATableForTheSampleSize) {
-  ModelSpec spec = FullSizeSpec(ModelFamily::kPixArtSigma);
+  ModelSpec spec = FullSizeSpec(families::kPixArtSigmaDefaults);
   spec.sample_size = 8;
   absl::StatusOr<v1::InputConfig> config =
       Freeze(OnePrompt(), spec, ServerOptions{}, Parallel({}, 1), Context());

@@ -11,8 +11,8 @@ namespace {
 using ::ditserve::testing::FullSizeSpec;
 using ::testing::HasSubstr;
 
-ModelSpec TinySpec(ModelFamily family, int heads, int layers) {
-  ModelSpec spec = FullSizeSpec(family);
+ModelSpec TinySpec(const ModelDefaults& model, int heads, int layers) {
+  ModelSpec spec = FullSizeSpec(model);
   spec.num_attention_heads = heads;
   spec.num_layers = layers;
   return spec;
@@ -104,11 +104,11 @@ TEST(ParallelConfigTest, PipefusionFourOnWorldFourFitsFluxButNotThreeLayers) {
   absl::StatusOr<v1::ParallelConfig> config =
       MakeParallelConfig({.pipefusion_degree = 4}, 4);
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_TRUE(
-      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kFluxDev))
-          .ok());
+  EXPECT_TRUE(ValidateParallelForModel(*config,
+                                       FullSizeSpec(families::kFluxDevDefaults))
+                  .ok());
   absl::Status shallow = ValidateParallelForModel(
-      *config, TinySpec(ModelFamily::kFluxDev, /*heads=*/4, /*layers=*/3));
+      *config, TinySpec(families::kFluxDevDefaults, /*heads=*/4, /*layers=*/3));
   ASSERT_EQ(shallow.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(shallow.message(),
               HasSubstr("--pipefusion_degree 4 exceeds the 3 transformer "
@@ -119,11 +119,11 @@ TEST(ParallelConfigTest, UlyssesMustDivideHeads) {
   absl::StatusOr<v1::ParallelConfig> config =
       MakeParallelConfig({.ulysses_degree = 4}, 4);
   ASSERT_TRUE(config.ok());
-  EXPECT_TRUE(
-      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kFluxDev))
-          .ok());
+  EXPECT_TRUE(ValidateParallelForModel(*config,
+                                       FullSizeSpec(families::kFluxDevDefaults))
+                  .ok());
   absl::Status s = ValidateParallelForModel(
-      *config, TinySpec(ModelFamily::kFluxDev, /*heads=*/6, /*layers=*/4));
+      *config, TinySpec(families::kFluxDevDefaults, /*heads=*/6, /*layers=*/4));
   ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(),
               HasSubstr("--ulysses_degree 4 does not divide the 6 attention "
@@ -135,20 +135,20 @@ TEST(ParallelConfigTest, UlyssesTwoTimesRingTwoIsAccepted) {
       MakeParallelConfig({.ring_degree = 2, .ulysses_degree = 2}, 4);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(SequenceParallelDegree(*config), 4);
-  EXPECT_TRUE(
-      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kSd3Medium))
-          .ok());
+  EXPECT_TRUE(ValidateParallelForModel(
+                  *config, FullSizeSpec(families::kSD3MediumDefaults))
+                  .ok());
 }
 
 TEST(ParallelConfigTest, CfgParallelOnlyForCfgFamilies) {
   absl::StatusOr<v1::ParallelConfig> config =
       MakeParallelConfig({.cfg_degree = 2}, 2);
   ASSERT_TRUE(config.ok());
-  EXPECT_TRUE(
-      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kPixArtSigma))
-          .ok());
-  absl::Status s =
-      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kFluxDev));
+  EXPECT_TRUE(ValidateParallelForModel(
+                  *config, FullSizeSpec(families::kPixArtSigmaDefaults))
+                  .ok());
+  absl::Status s = ValidateParallelForModel(
+      *config, FullSizeSpec(families::kFluxDevDefaults));
   ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("--cfg_degree 2"));
   EXPECT_THAT(s.message(), HasSubstr("flux-dev uses a guidance embedding"));
@@ -158,12 +158,12 @@ TEST(ParallelConfigTest, PatchGridMustHaveARowPerPatch) {
   absl::StatusOr<v1::ParallelConfig> config =
       MakeParallelConfig({.pipefusion_degree = 2, .num_pipeline_patch = 64}, 2);
   ASSERT_TRUE(config.ok());
-  EXPECT_TRUE(
-      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kFluxDev))
-          .ok());
+  EXPECT_TRUE(ValidateParallelForModel(*config,
+                                       FullSizeSpec(families::kFluxDevDefaults))
+                  .ok());
   config->set_num_pipeline_patch(65);
-  absl::Status s =
-      ValidateParallelForModel(*config, FullSizeSpec(ModelFamily::kFluxDev));
+  absl::Status s = ValidateParallelForModel(
+      *config, FullSizeSpec(families::kFluxDevDefaults));
   ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("exceeds the 64 patch rows"));
 }

@@ -207,7 +207,7 @@ v1::InputConfig FrozenPixArt(int dp, int cfg, int prompts, int pp = 1) {
   request.set_width(128);
   request.set_use_resolution_binning(false);
   absl::StatusOr<v1::InputConfig> config = config::Freeze(
-      request, FullSizeSpec(config::ModelFamily::kPixArtSigma),
+      request, FullSizeSpec(families::kPixArtSigmaDefaults),
       config::ServerOptions{}, *parallel, config::FreezeContext{});
   EXPECT_TRUE(config.ok()) << config.status();
   return *config;

@@ -5,6 +5,9 @@
 
 #include "absl/status/status.h"
 #include "core/engine/family_registry.h"
+#include "core/families/flux/flux_defaults.h"
+#include "core/families/pixart/pixart_defaults.h"
+#include "core/families/sd3/sd3_defaults.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -21,7 +24,7 @@ TEST(ReadModelSpecTest, FluxDevCountsBothBlockKindsAndThePacking) {
   absl::StatusOr<ModelSpec> spec =
       engine::ReadModelSpec(GoldenPipeline("flux_dev"));
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->family, ModelFamily::kFluxDev);
+  EXPECT_EQ(spec->defaults.name, families::kFluxDevDefaults.name);
   EXPECT_EQ(spec->num_layers, 3);  // 1 double-stream + 2 single-stream
   EXPECT_EQ(spec->num_attention_heads, 2);
   EXPECT_EQ(spec->patch_size, 2);
@@ -33,19 +36,19 @@ TEST(ReadModelSpecTest, FluxWithoutGuidanceEmbedsIsSchnell) {
   absl::StatusOr<ModelSpec> spec =
       engine::ReadModelSpec(GoldenPipeline("flux_schnell"));
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_EQ(spec->family, ModelFamily::kFluxSchnell);
+  EXPECT_EQ(spec->defaults.name, families::kFluxSchnellDefaults.name);
 }
 
 TEST(ReadModelSpecTest, Sd3AndPixArtSigmaAreDetected) {
   absl::StatusOr<ModelSpec> sd3 = engine::ReadModelSpec(GoldenPipeline("sd3"));
   ASSERT_TRUE(sd3.ok()) << sd3.status();
-  EXPECT_EQ(sd3->family, ModelFamily::kSd3Medium);
+  EXPECT_EQ(sd3->defaults.name, families::kSD3MediumDefaults.name);
   EXPECT_EQ(sd3->num_layers, 2);
   EXPECT_EQ(sd3->patch_size, 2);
   absl::StatusOr<ModelSpec> pixart =
       engine::ReadModelSpec(GoldenPipeline("pixart_sigma"));
   ASSERT_TRUE(pixart.ok()) << pixart.status();
-  EXPECT_EQ(pixart->family, ModelFamily::kPixArtSigma);
+  EXPECT_EQ(pixart->defaults.name, families::kPixArtSigmaDefaults.name);
   EXPECT_EQ(pixart->latent_channels, 4);
   // The binning table is picked by the transformer's sample_size.
   EXPECT_EQ(pixart->sample_size, 8);

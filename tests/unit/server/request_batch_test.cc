@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 
 const config::ModelSpec& Spec() {
   static const config::ModelSpec spec =
-      FullSizeSpec(config::ModelFamily::kFluxDev);
+      FullSizeSpec(families::kFluxDevDefaults);
   return spec;
 }
 
