@@ -21,6 +21,17 @@ absl::StatusOr<io::TensorMap> GoldenCase::ReadTensors(
   return io::ReadAllTensors(Path(file_name));
 }
 
+absl::StatusOr<at::Tensor> RequireTensor(const GoldenCase& golden_case,
+                                         const io::TensorMap& tensors,
+                                         const std::string& name) {
+  auto it = tensors.find(name);
+  if (it == tensors.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        golden_case.dir, ": the case has no tensor \"", name, "\""));
+  }
+  return it->second;
+}
+
 absl::StatusOr<GoldenCase> ReadGoldenCase(const std::string& dir) {
   ASSIGN_OR_RETURN(
       nlohmann::json spec,

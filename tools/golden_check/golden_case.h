@@ -27,6 +27,12 @@ struct GoldenCase {
       const std::string& file_key, const std::string& default_name) const;
 };
 
+// The tensor `name` of `tensors` (read from one of the case's files);
+// INVALID_ARGUMENT naming the case folder when it is missing.
+absl::StatusOr<at::Tensor> RequireTensor(const GoldenCase& golden_case,
+                                         const io::TensorMap& tensors,
+                                         const std::string& name);
+
 // Reads `dir`/case.json; errors name the folder.
 absl::StatusOr<GoldenCase> ReadGoldenCase(const std::string& dir);
 

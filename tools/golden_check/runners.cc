@@ -19,6 +19,7 @@ constexpr RunnerEntry kRunners[] = {
     {"diffusers.AutoencoderKL", RunAutoencoderKLCase},
     {"diffusers.PixArtTransformer2DModel", RunPixArtTransformerCase},
     {"diffusers.SD3Transformer2DModel", RunSD3TransformerCase},
+    {"diffusers.CogVideoXTransformer3DModel", RunCogVideoXTransformerCase},
     {"tokenizer.t5", RunT5TokenizerCase},
     {"tokenizer.clip", RunCLIPTokenizerCase},
 };

@@ -55,6 +55,10 @@ absl::StatusOr<std::vector<OutputComparison>> RunPixArtTransformerCase(
 absl::StatusOr<std::vector<OutputComparison>> RunSD3TransformerCase(
     const GoldenCase& golden_case);
 
+// diffusers CogVideoXTransformer3DModel (cogvideox_transformer_runner.cc).
+absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXTransformerCase(
+    const GoldenCase& golden_case);
+
 // Kinds "diffusers.<pipeline class>" of the registered families' pipelines
 // run through the family and the engine's denoise loop (pipeline_runner.cc).
 inline constexpr char kPipelineKindPrefix[] = "diffusers.";

@@ -14,21 +14,6 @@
 #include "tools/golden_check/runners.h"
 
 namespace ditserve::golden {
-namespace {
-
-absl::StatusOr<at::Tensor> RequireInput(const GoldenCase& golden_case,
-                                        const io::TensorMap& inputs,
-                                        const std::string& name) {
-  auto it = inputs.find(name);
-  if (it == inputs.end()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        golden_case.dir, ": the inputs file has no \"", name, "\""));
-  }
-  return it->second;
-}
-
-}  // namespace
-
 absl::StatusOr<std::vector<OutputComparison>> RunSD3TransformerCase(
     const GoldenCase& golden_case) {
   ASSIGN_OR_RETURN(
@@ -42,7 +27,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunSD3TransformerCase(
         std::pair{"pooled_projections", &forward_inputs.pooled_projections},
         std::pair{"timestep", &forward_inputs.timestep}}) {
     ASSIGN_OR_RETURN(at::Tensor tensor,
-                     RequireInput(golden_case, inputs, name));
+                     RequireTensor(golden_case, inputs, name));
     *target = tensor;
   }
   ASSIGN_OR_RETURN(

@@ -1,0 +1,232 @@
+#include "core/families/cogvideox/cogvideox_transformer_3d_model.h"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
+#include "core/models/tensor_checks.h"
+
+namespace ditserve::families {
+namespace {
+
+constexpr absl::string_view kModel = "CogVideoXTransformer3DModel";
+constexpr absl::string_view kBlocks = "transformer_blocks";
+
+torch::nn::LayerNorm AffineLayerNorm(int64_t dim, double eps) {
+  return torch::nn::LayerNorm(
+      torch::nn::LayerNormOptions({dim}).eps(eps).elementwise_affine(true));
+}
+
+// Tables for every token of [text | video]: text rows leave q and k as they
+// are (cos 1, sin 0), so that one rotation covers the joint sequence and any
+// shard of it.
+models::RotaryTables JointRotary(const models::RotaryTables& video,
+                                 int64_t text_tokens) {
+  const int64_t dim = video.cos.size(1);
+  return {
+      at::cat({at::ones({text_tokens, dim}, video.cos.options()), video.cos}),
+      at::cat({at::zeros({text_tokens, dim}, video.sin.options()), video.sin})};
+}
+
+}  // namespace
+
+CogVideoXPatchEmbedImpl::CogVideoXPatchEmbedImpl(
+    const CogVideoXTransformerConfig& config)
+    : config_(config) {
+  const int64_t p = config.patch_size;
+  if (config.patch_size_t.has_value()) {
+    patch_proj_ = register_module(
+        "proj",
+        torch::nn::Linear(config.in_channels * config.temporal_patch() * p * p,
+                          config.inner_dim()));
+  } else {
+    frame_proj_ = register_module(
+        "proj", torch::nn::Conv2d(torch::nn::Conv2dOptions(
+                                      config.in_channels, config.inner_dim(), p)
+                                      .stride(p)
+                                      .bias(config.patch_bias)));
+  }
+  text_proj_ = register_module(
+      "text_proj",
+      torch::nn::Linear(config.text_embed_dim, config.inner_dim()));
+}
+
+at::Tensor CogVideoXPatchEmbedImpl::EmbedVideo(const at::Tensor& video) {
+  const int64_t batch = video.size(0);
+  const int64_t frames = video.size(1);
+  const int64_t channels = video.size(2);
+  const int64_t height = video.size(3);
+  const int64_t width = video.size(4);
+  if (!frame_proj_.is_empty()) {
+    // Every frame on its own; tokens (t, h, w) with w fastest.
+    const at::Tensor embedded =
+        frame_proj_->forward(video.reshape({-1, channels, height, width}));
+    return embedded.view({batch, frames, embedded.size(1), -1})
+        .transpose(2, 3)
+        .flatten(1, 2);
+  }
+  const int64_t p = config_.patch_size;
+  const int64_t pt = config_.temporal_patch();
+  // Patch features ordered (c, pt, ph, pw), tokens (t, h, w).
+  const at::Tensor patches = video.permute({0, 1, 3, 4, 2})
+                                 .reshape({batch, frames / pt, pt, height / p,
+                                           p, width / p, p, channels})
+                                 .permute({0, 1, 3, 5, 7, 2, 4, 6})
+                                 .flatten(4, 7)
+                                 .flatten(1, 3);
+  return patch_proj_->forward(patches);
+}
+
+at::Tensor CogVideoXPatchEmbedImpl::Forward(const at::Tensor& text,
+                                            const at::Tensor& video,
+                                            const VideoTokenGrid& grid) {
+  at::Tensor embedded = EmbedVideo(video);
+  if (!config_.use_rotary_positional_embeddings) {
+    embedded =
+        embedded + SincosVideoPositions(config_, grid).to(embedded.dtype());
+  }
+  return at::cat({text_proj_->forward(text), embedded}, /*dim=*/1);
+}
+
+CogVideoXOutputNormImpl::CogVideoXOutputNormImpl(int64_t conditioning_dim,
+                                                 int64_t dim, double eps)
+    : linear_(register_module("linear",
+                              torch::nn::Linear(conditioning_dim, 2 * dim))),
+      norm_(register_module("norm", AffineLayerNorm(dim, eps))) {}
+
+at::Tensor CogVideoXOutputNormImpl::Forward(const at::Tensor& x,
+                                            const at::Tensor& temb) {
+  const std::vector<at::Tensor> shift_scale =
+      linear_->forward(at::silu(temb)).unsqueeze(1).chunk(2, /*dim=*/2);
+  return norm_->forward(x) * (1 + shift_scale[1]) + shift_scale[0];
+}
+
+CogVideoXTransformer3DModel::CogVideoXTransformer3DModel(
+    const CogVideoXTransformerConfig& config,
+    std::shared_ptr<models::Attention> attention,
+    std::optional<models::BlockRange> blocks)
+    : config_(config),
+      blocks_(blocks.value_or(models::BlockRange{0, config.num_layers})) {
+  if (absl::Status status =
+          models::CheckBlockRange(kModel, blocks_, config.num_layers);
+      !status.ok()) {
+    throw std::invalid_argument(std::string(status.message()));
+  }
+  const int64_t dim = config.inner_dim();
+  patch_embed_ = register_module("patch_embed", CogVideoXPatchEmbed(config));
+  time_embedding_ = register_module(
+      "time_embedding", models::TimestepEmbedding(dim, config.time_embed_dim));
+  auto block_list = register_module(std::string(kBlocks),
+                                    std::make_shared<torch::nn::Module>());
+  for (int64_t index = blocks_.begin; index < blocks_.end; ++index) {
+    transformer_blocks_.push_back(block_list->register_module(
+        std::to_string(index), CogVideoXBlock(config, attention)));
+  }
+  norm_final_ =
+      register_module("norm_final", AffineLayerNorm(dim, config.norm_eps));
+  norm_out_ = register_module(
+      "norm_out",
+      CogVideoXOutputNorm(config.time_embed_dim, dim, config.norm_eps));
+  proj_out_ = register_module(
+      "proj_out", torch::nn::Linear(dim, config.token_output_channels()));
+}
+
+bool CogVideoXTransformer3DModel::HoldsTensor(absl::string_view name) const {
+  const std::optional<int64_t> block = models::BlockIndex(name, kBlocks);
+  return !block.has_value() || blocks_.Contains(*block);
+}
+
+absl::StatusOr<VideoTokenGrid> CogVideoXTransformer3DModel::CheckInputs(
+    const CogVideoXTransformerInputs& inputs) const {
+  RETURN_IF_ERROR(models::CheckShape(
+      "hidden_states", inputs.hidden_states,
+      {models::kAnySize, models::kAnySize, config_.in_channels,
+       models::kAnySize, models::kAnySize}));
+  const int64_t batch = inputs.hidden_states.size(0);
+  const int64_t text_tokens = config_.use_rotary_positional_embeddings
+                                  ? models::kAnySize
+                                  : config_.max_text_seq_length;
+  RETURN_IF_ERROR(
+      models::CheckShape("encoder_hidden_states", inputs.encoder_hidden_states,
+                         {batch, text_tokens, config_.text_embed_dim}));
+  RETURN_IF_ERROR(models::CheckShape("timestep", inputs.timestep, {batch}));
+  return TokenGridOf(config_, inputs.hidden_states.size(1),
+                     inputs.hidden_states.size(3),
+                     inputs.hidden_states.size(4));
+}
+
+absl::StatusOr<std::optional<models::RotaryTables>>
+CogVideoXTransformer3DModel::VideoRotary(const VideoTokenGrid& grid) const {
+  if (!config_.use_rotary_positional_embeddings) return std::nullopt;
+  ASSIGN_OR_RETURN(models::RotaryTables tables,
+                   RotaryVideoPositions(config_, grid));
+  return tables;
+}
+
+absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::Forward(
+    const CogVideoXTransformerInputs& inputs) {
+  RETURN_IF_ERROR(
+      models::CheckHoldsEveryBlock(kModel, blocks_, config_.num_layers));
+  ASSIGN_OR_RETURN(const VideoTokenGrid grid, CheckInputs(inputs));
+  ASSIGN_OR_RETURN(std::optional<models::RotaryTables> rotary,
+                   VideoRotary(grid));
+  return base::Guarded(absl::StrCat(kModel, " forward"),
+                       [&] { return ForwardUnchecked(inputs, grid, rotary); });
+}
+
+at::Tensor CogVideoXTransformer3DModel::ForwardUnchecked(
+    const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid,
+    const std::optional<models::RotaryTables>& rotary) {
+  const at::Tensor& video = inputs.hidden_states;
+  const at::Tensor temb =
+      time_embedding_->Forward(models::SinusoidalTimestepFeatures(
+                                   inputs.timestep, config_.inner_dim(),
+                                   config_.flip_sin_to_cos, config_.freq_shift)
+                                   .to(video.dtype()));
+  const int64_t text_tokens = inputs.encoder_hidden_states.size(1);
+  std::optional<models::RotaryTables> joint_rotary;
+  if (rotary.has_value()) joint_rotary = JointRotary(*rotary, text_tokens);
+  JointTokens x{
+      patch_embed_->Forward(inputs.encoder_hidden_states, video, grid),
+      text_tokens};
+  for (CogVideoXBlock& block : transformer_blocks_) {
+    x = block->Forward(x, temb, joint_rotary, std::nullopt);
+  }
+  const at::Tensor video_tokens = x.states.slice(1, text_tokens);
+  return Unpatchify(proj_out_->forward(norm_out_->Forward(
+                        norm_final_->forward(video_tokens), temb)),
+                    grid);
+}
+
+at::Tensor CogVideoXTransformer3DModel::Unpatchify(
+    const at::Tensor& tokens, const VideoTokenGrid& grid) const {
+  const int64_t p = config_.patch_size;
+  const int64_t pt = config_.temporal_patch();
+  // [B, t, h, w, C, pt, p, p] -> [B, t, pt, C, h, p, w, p].
+  return tokens
+      .reshape({tokens.size(0), grid.frames, grid.height, grid.width,
+                config_.out_channels, pt, p, p})
+      .permute({0, 1, 5, 4, 2, 6, 3, 7})
+      .reshape({tokens.size(0), grid.frames * pt, config_.out_channels,
+                grid.height * p, grid.width * p});
+}
+
+absl::StatusOr<std::shared_ptr<CogVideoXTransformer3DModel>>
+LoadCogVideoXTransformer3DModel(const std::string& component_dir,
+                                std::shared_ptr<models::Attention> attention,
+                                const models::Placement& placement,
+                                std::optional<models::BlockRange> blocks) {
+  ASSIGN_OR_RETURN(
+      CogVideoXTransformerConfig config,
+      ReadCogVideoXTransformerConfig(component_dir + "/config.json"));
+  return models::BuildAndLoad<CogVideoXTransformer3DModel>(
+      kModel, component_dir, placement, config, std::move(attention), blocks);
+}
+
+}  // namespace ditserve::families

@@ -1,0 +1,131 @@
+#ifndef DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_TRANSFORMER_3D_MODEL_H_
+#define DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_TRANSFORMER_3D_MODEL_H_
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/families/cogvideox/cogvideox_block.h"
+#include "core/families/cogvideox/cogvideox_positions.h"
+#include "core/families/cogvideox/cogvideox_transformer_config.h"
+#include "core/models/block_range.h"
+#include "core/models/component_weights.h"
+#include "core/models/layers/attention.h"
+#include "core/models/layers/timestep_embeddings.h"
+
+namespace ditserve::families {
+
+// The inputs of one forward, as CogVideoXPipeline passes them.
+struct CogVideoXTransformerInputs {
+  // [B, F, C, H, W] latents, frames before channels.
+  at::Tensor hidden_states;
+  // [B, S_txt, text_embed_dim] T5 states.
+  at::Tensor encoder_hidden_states;
+  // [B] int64 on 0..999 (the scheduler's timestep for every sample).
+  at::Tensor timestep;
+};
+
+// diffusers CogVideoXPatchEmbed: text_proj for the T5 states; proj embeds
+// the video as a Conv2d on every frame (1.0) or a Linear over
+// patch_size_t x patch_size x patch_size patches (1.5), and the 2b model
+// adds its sincos positions. Returns the joint sequence [text | video].
+class CogVideoXPatchEmbedImpl : public torch::nn::Module {
+ public:
+  explicit CogVideoXPatchEmbedImpl(const CogVideoXTransformerConfig& config);
+
+  at::Tensor Forward(const at::Tensor& text, const at::Tensor& video,
+                     const VideoTokenGrid& grid);
+
+ private:
+  at::Tensor EmbedVideo(const at::Tensor& video);
+
+  CogVideoXTransformerConfig config_;
+  torch::nn::Conv2d frame_proj_{nullptr};
+  torch::nn::Linear patch_proj_{nullptr};
+  torch::nn::Linear text_proj_{nullptr};
+};
+TORCH_MODULE(CogVideoXPatchEmbed);
+
+// diffusers AdaLayerNorm(chunk_dim=1) as CogVideoX's norm_out: an affine
+// LayerNorm modulated by (shift, scale) = Linear(SiLU(temb)), shift first.
+class CogVideoXOutputNormImpl : public torch::nn::Module {
+ public:
+  CogVideoXOutputNormImpl(int64_t conditioning_dim, int64_t dim, double eps);
+
+  at::Tensor Forward(const at::Tensor& x, const at::Tensor& temb);
+
+ private:
+  torch::nn::Linear linear_;
+  torch::nn::LayerNorm norm_;
+};
+TORCH_MODULE(CogVideoXOutputNorm);
+
+// diffusers CogVideoXTransformer3DModel for text to video (2b, 5b, 1.5).
+// Submodules carry the diffusers attribute names, so checkpoint keys are
+// module paths.
+class CogVideoXTransformer3DModel : public torch::nn::Module {
+ public:
+  // Holds the blocks `blocks` (every block when unset), a non-empty range
+  // inside [0, num_layers) (std::invalid_argument otherwise).
+  CogVideoXTransformer3DModel(
+      const CogVideoXTransformerConfig& config,
+      std::shared_ptr<models::Attention> attention,
+      std::optional<models::BlockRange> blocks = std::nullopt);
+
+  const CogVideoXTransformerConfig& config() const { return config_; }
+  models::BlockRange blocks() const { return blocks_; }
+  // Every non-block tensor, and block tensors inside the range.
+  bool HoldsTensor(absl::string_view name) const;
+
+  // Output [B, F, out_channels, H, W]. INVALID_ARGUMENT naming the input and
+  // the shape it needs (frames and sides that do not divide into patches;
+  // 2b: text of other than max_text_seq_length tokens); LibTorch errors come
+  // back as INTERNAL.
+  absl::StatusOr<at::Tensor> Forward(const CogVideoXTransformerInputs& inputs);
+
+  // The RoPE tables of `grid`'s video tokens; nullopt for the 2b model.
+  absl::StatusOr<std::optional<models::RotaryTables>> VideoRotary(
+      const VideoTokenGrid& grid) const;
+
+ private:
+  absl::StatusOr<VideoTokenGrid> CheckInputs(
+      const CogVideoXTransformerInputs& inputs) const;
+  at::Tensor ForwardUnchecked(
+      const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid,
+      const std::optional<models::RotaryTables>& rotary);
+  // Video tokens [B, tokens, token_output_channels] -> [B, F, C, H, W].
+  at::Tensor Unpatchify(const at::Tensor& tokens,
+                        const VideoTokenGrid& grid) const;
+
+  CogVideoXTransformerConfig config_;
+  models::BlockRange blocks_;
+  CogVideoXPatchEmbed patch_embed_{nullptr};
+  models::TimestepEmbedding time_embedding_{nullptr};
+  std::vector<CogVideoXBlock> transformer_blocks_;
+  torch::nn::LayerNorm norm_final_{nullptr};
+  CogVideoXOutputNorm norm_out_{nullptr};
+  torch::nn::Linear proj_out_{nullptr};
+};
+
+// Builds a CogVideoXTransformer3DModel from a diffusers `transformer/`
+// folder (config.json + weights) and loads its weights strictly; with
+// `blocks`, only those blocks are built and read.
+absl::StatusOr<std::shared_ptr<CogVideoXTransformer3DModel>>
+LoadCogVideoXTransformer3DModel(
+    const std::string& component_dir,
+    std::shared_ptr<models::Attention> attention,
+    const models::Placement& placement,
+    std::optional<models::BlockRange> blocks = std::nullopt);
+
+}  // namespace ditserve::families
+
+#endif  // DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_TRANSFORMER_3D_MODEL_H_
