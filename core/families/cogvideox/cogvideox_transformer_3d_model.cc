@@ -176,32 +176,95 @@ absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::Forward(
   ASSIGN_OR_RETURN(const VideoTokenGrid grid, CheckInputs(inputs));
   ASSIGN_OR_RETURN(std::optional<models::RotaryTables> rotary,
                    VideoRotary(grid));
-  return base::Guarded(absl::StrCat(kModel, " forward"),
-                       [&] { return ForwardUnchecked(inputs, grid, rotary); });
+  return base::Guarded(absl::StrCat(kModel, " forward"), [&] {
+    const Embedded embedded = Embed(inputs, grid, rotary);
+    const JointTokens x = RunBlocks(embedded.tokens, embedded, std::nullopt);
+    return Unpatchify(
+        VideoOutput(x.states.slice(1, x.text_tokens), embedded.temb), grid);
+  });
 }
 
-at::Tensor CogVideoXTransformer3DModel::ForwardUnchecked(
+absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::ForwardShard(
+    const CogVideoXTransformerInputs& inputs,
+    const models::SequenceShard& shard) {
+  RETURN_IF_ERROR(
+      models::CheckHoldsEveryBlock(kModel, blocks_, config_.num_layers));
+  ASSIGN_OR_RETURN(const VideoTokenGrid grid, CheckInputs(inputs));
+  RETURN_IF_ERROR(
+      models::CheckSequenceShard(shard, inputs.hidden_states.size(0)));
+  ASSIGN_OR_RETURN(std::optional<models::RotaryTables> rotary,
+                   VideoRotary(grid));
+  return base::Guarded(absl::StrCat(kModel, " sharded forward"), [&] {
+    return ForwardShardUnchecked(Embed(inputs, grid, rotary), shard);
+  });
+}
+
+CogVideoXTransformer3DModel::Embedded CogVideoXTransformer3DModel::Embed(
     const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid,
-    const std::optional<models::RotaryTables>& rotary) {
+    const std::optional<models::RotaryTables>& video_rotary) {
   const at::Tensor& video = inputs.hidden_states;
-  const at::Tensor temb =
+  Embedded embedded;
+  embedded.temb =
       time_embedding_->Forward(models::SinusoidalTimestepFeatures(
                                    inputs.timestep, config_.inner_dim(),
                                    config_.flip_sin_to_cos, config_.freq_shift)
                                    .to(video.dtype()));
   const int64_t text_tokens = inputs.encoder_hidden_states.size(1);
-  std::optional<models::RotaryTables> joint_rotary;
-  if (rotary.has_value()) joint_rotary = JointRotary(*rotary, text_tokens);
-  JointTokens x{
+  embedded.tokens = {
       patch_embed_->Forward(inputs.encoder_hidden_states, video, grid),
       text_tokens};
-  for (CogVideoXBlock& block : transformer_blocks_) {
-    x = block->Forward(x, temb, joint_rotary, std::nullopt);
+  if (video_rotary.has_value()) {
+    embedded.rotary = JointRotary(*video_rotary, text_tokens);
   }
-  const at::Tensor video_tokens = x.states.slice(1, text_tokens);
-  return Unpatchify(proj_out_->forward(norm_out_->Forward(
-                        norm_final_->forward(video_tokens), temb)),
-                    grid);
+  return embedded;
+}
+
+JointTokens CogVideoXTransformer3DModel::RunBlocks(
+    JointTokens x, const Embedded& embedded,
+    const std::optional<at::Tensor>& key_mask) {
+  for (CogVideoXBlock& block : transformer_blocks_) {
+    x = block->Forward(x, embedded.temb, embedded.rotary, key_mask);
+  }
+  return x;
+}
+
+at::Tensor CogVideoXTransformer3DModel::VideoOutput(
+    const at::Tensor& video_tokens, const at::Tensor& temb) {
+  return proj_out_->forward(
+      norm_out_->Forward(norm_final_->forward(video_tokens), temb));
+}
+
+at::Tensor CogVideoXTransformer3DModel::ForwardShardUnchecked(
+    const Embedded& embedded, const models::SequenceShard& shard) {
+  const at::Tensor& joint = embedded.tokens.states;
+  const int64_t text_tokens = embedded.tokens.text_tokens;
+  const models::ShardParts split =
+      models::SplitShard(shard, {text_tokens, joint.size(1) - text_tokens});
+  const models::TokenSpan& text = split.parts[0];
+  const models::TokenSpan& video = split.parts[1];
+  const int64_t held = text.tokens + video.tokens;
+  // The embedding is cheap next to the blocks, so it runs on the whole
+  // sequence and the shard is cut after; padding runs as zero tokens.
+  Embedded shard_embedded;
+  shard_embedded.temb = embedded.temb;
+  shard_embedded.tokens = {
+      models::PadTokens(joint.narrow(1, shard.begin, held), 0, split.padding),
+      text.tokens};
+  if (embedded.rotary.has_value()) {
+    // Padding rows rotate by nothing, like the text's.
+    const auto rows = [&](const at::Tensor& table, double padding_value) {
+      return at::cat({table.narrow(0, shard.begin, held),
+                      at::full({split.padding, table.size(1)}, padding_value,
+                               table.options())});
+    };
+    shard_embedded.rotary = models::RotaryTables{
+        rows(embedded.rotary->cos, 1.0), rows(embedded.rotary->sin, 0.0)};
+  }
+  const JointTokens x =
+      RunBlocks(shard_embedded.tokens, shard_embedded, shard.key_mask);
+  const at::Tensor video_output =
+      VideoOutput(x.states.narrow(1, text.tokens, video.tokens), embedded.temb);
+  return models::PadTokens(video_output, text.tokens, split.padding);
 }
 
 at::Tensor CogVideoXTransformer3DModel::Unpatchify(

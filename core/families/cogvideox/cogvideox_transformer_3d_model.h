@@ -21,6 +21,7 @@
 #include "core/models/component_weights.h"
 #include "core/models/layers/attention.h"
 #include "core/models/layers/timestep_embeddings.h"
+#include "core/models/sequence_shard.h"
 
 namespace ditserve::families {
 
@@ -92,19 +93,49 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
   // back as INTERNAL.
   absl::StatusOr<at::Tensor> Forward(const CogVideoXTransformerInputs& inputs);
 
+  // This rank's part of a sequence-parallel forward over the joint sequence
+  // [text | video] (see models::SequenceShard; padding follows the video).
+  // `inputs` are the whole inputs, as for Forward; norms, modulation and
+  // MLPs run on the shard's tokens only, each with its stream's
+  // modulation, and attention goes through the model's Attention, which
+  // sees the other ranks' shards. Returns [B, shard.tokens,
+  // token_output_channels]: the output of the shard's video tokens at their
+  // positions and zeros at its text tokens and padding, so that the shards
+  // of all ranks concatenate to the padded sequence (Unpatchify takes the
+  // video part of it). Errors as Forward, plus INVALID_ARGUMENT for a shard
+  // or key mask that does not fit, and the Status of a failed collective.
+  absl::StatusOr<at::Tensor> ForwardShard(
+      const CogVideoXTransformerInputs& inputs,
+      const models::SequenceShard& shard);
+
   // The RoPE tables of `grid`'s video tokens; nullopt for the 2b model.
   absl::StatusOr<std::optional<models::RotaryTables>> VideoRotary(
       const VideoTokenGrid& grid) const;
 
- private:
-  absl::StatusOr<VideoTokenGrid> CheckInputs(
-      const CogVideoXTransformerInputs& inputs) const;
-  at::Tensor ForwardUnchecked(
-      const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid,
-      const std::optional<models::RotaryTables>& rotary);
   // Video tokens [B, tokens, token_output_channels] -> [B, F, C, H, W].
   at::Tensor Unpatchify(const at::Tensor& tokens,
                         const VideoTokenGrid& grid) const;
+
+ private:
+  // What the whole and the sharded forward share before the blocks: the
+  // time embedding and the joint sequence with its RoPE tables.
+  struct Embedded {
+    at::Tensor temb;
+    JointTokens tokens;
+    std::optional<models::RotaryTables> rotary;
+  };
+  Embedded Embed(const CogVideoXTransformerInputs& inputs,
+                 const VideoTokenGrid& grid,
+                 const std::optional<models::RotaryTables>& video_rotary);
+  JointTokens RunBlocks(JointTokens x, const Embedded& embedded,
+                        const std::optional<at::Tensor>& key_mask);
+  // norm_final, norm_out and proj_out on video tokens.
+  at::Tensor VideoOutput(const at::Tensor& video_tokens,
+                         const at::Tensor& temb);
+  absl::StatusOr<VideoTokenGrid> CheckInputs(
+      const CogVideoXTransformerInputs& inputs) const;
+  at::Tensor ForwardShardUnchecked(const Embedded& embedded,
+                                   const models::SequenceShard& shard);
 
   CogVideoXTransformerConfig config_;
   models::BlockRange blocks_;
