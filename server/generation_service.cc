@@ -288,6 +288,8 @@ grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
   limits->set_size_multiple(model_.spec.size_multiple());
   limits->set_max_side_pixels(model_.options.max_side_pixels);
   limits->set_max_pixels(model_.options.max_pixels);
+  limits->set_max_frames(model_.options.max_frames);
+  limits->set_max_video_pixels(model_.options.max_video_pixels);
   limits->set_max_inference_steps(model_.options.max_inference_steps);
   limits->set_max_sequence_length(defaults.max_sequence_length_limit);
   limits->set_max_prompt_bytes(model_.options.max_prompt_bytes);

@@ -19,6 +19,10 @@ ABSL_FLAG(int, max_side_pixels, kDefaults.max_side_pixels,
           "largest height or width");
 ABSL_FLAG(int, max_inference_steps, kDefaults.max_inference_steps,
           "largest num_inference_steps");
+ABSL_FLAG(int, max_frames, kDefaults.max_frames,
+          "video models: most frames per output");
+ABSL_FLAG(int64_t, max_video_pixels, kDefaults.max_video_pixels,
+          "video models: most height × width × num_frames per output");
 ABSL_FLAG(double, drain_timeout_s, 120,
           "on SIGTERM, longest wait for admitted requests to finish");
 
@@ -32,6 +36,8 @@ config::ServerOptions ServerOptionsFromFlags() {
   options.max_pixels =
       int64_t{options.max_side_pixels} * options.max_side_pixels;
   options.max_inference_steps = absl::GetFlag(FLAGS_max_inference_steps);
+  options.max_frames = absl::GetFlag(FLAGS_max_frames);
+  options.max_video_pixels = absl::GetFlag(FLAGS_max_video_pixels);
   return options;
 }
 

@@ -70,7 +70,17 @@ absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
   shapes.set_latent_width(shapes.generated_width() / spec.vae_scale_factor);
   shapes.set_latent_channels(spec.latent_channels);
   shapes.set_patch_size(spec.patch_size);
-  const int patch_rows = shapes.latent_height() / spec.patch_size;
+  // The latent frames of a video are drawn padded in front to whole
+  // temporal patches (the first, padding frame is dropped before decoding).
+  const int unpadded_frames =
+      (config.num_frames() - 1) / spec.temporal_compression + 1;
+  shapes.set_latent_frames((unpadded_frames + spec.temporal_patch - 1) /
+                           spec.temporal_patch * spec.temporal_patch);
+  const int token_frames = shapes.latent_frames() / spec.temporal_patch;
+  // Rows of patches over every token frame: PipeFusion patches are whole
+  // rows, and a video's tokens run frame after frame.
+  const int patch_rows =
+      token_frames * (shapes.latent_height() / spec.patch_size);
   const int patch_cols = shapes.latent_width() / spec.patch_size;
   shapes.set_image_tokens(patch_rows * patch_cols);
   shapes.set_text_tokens(defaults.clip_sequence_tokens +
@@ -85,6 +95,13 @@ absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
   shapes.set_sequence_padding_tokens(split.padding_tokens);
   shapes.set_shard_tokens(split.shard_tokens);
 
+  if (patch_rows < parallel.num_pipeline_patch() && token_frames > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_frames ", config.num_frames(), " at height ",
+                     config.height(), " gives ", patch_rows,
+                     " patch rows, fewer than the server's num_pipeline_patch ",
+                     parallel.num_pipeline_patch()));
+  }
   if (patch_rows < parallel.num_pipeline_patch()) {
     return absl::InvalidArgumentError(
         absl::StrCat("height ", config.height(), " gives ", patch_rows,

@@ -15,6 +15,9 @@
 namespace ditserve::config {
 namespace {
 
+// The frame rates a video is encoded at.
+constexpr int kMaxFps = 120;
+
 absl::Status CheckModel(absl::string_view model,
                         const ModelDefaults& defaults) {
   if (model.empty() || model == defaults.name) return absl::OkStatus();
@@ -105,6 +108,55 @@ absl::Status CheckRequestId(absl::string_view id,
   return absl::OkStatus();
 }
 
+// Frames and frame rate: image models take one frame and no fps; video
+// models frame_step × N + 1 frames, within the frame and pixel-frame limits.
+absl::Status FreezeFrames(const v1::GenerateRequest& request,
+                          const ModelDefaults& defaults,
+                          const ServerOptions& options,
+                          v1::InputConfig& config) {
+  const int frames =
+      request.has_num_frames() ? request.num_frames() : defaults.num_frames;
+  if (defaults.frame_step == 0) {
+    if (frames != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "num_frames ", frames, " is not allowed: ", defaults.name,
+          " makes images; use 1 or leave it unset"));
+    }
+    if (request.has_fps()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fps is not used by ", defaults.name,
+                       " (an image model); leave it unset"));
+    }
+    config.set_num_frames(1);
+    config.set_fps(0);
+    return absl::OkStatus();
+  }
+  if (frames < 1 || frames > options.max_frames ||
+      (frames - 1) % defaults.frame_step != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_frames ", frames, " is not allowed for ", defaults.name,
+        "; allowed ", defaults.frame_step, " × N + 1 frames (1, ",
+        defaults.frame_step + 1, ", ", 2 * defaults.frame_step + 1,
+        ", ...) up to ", options.max_frames));
+  }
+  const int64_t pixel_frames =
+      int64_t{config.height()} * config.width() * frames;
+  if (pixel_frames > options.max_video_pixels) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("height × width × num_frames ", config.height(), " × ",
+                     config.width(), " × ", frames, " = ", pixel_frames,
+                     " exceeds the limit of ", options.max_video_pixels));
+  }
+  const int fps = request.has_fps() ? request.fps() : defaults.fps;
+  if (fps < 1 || fps > kMaxFps) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fps ", fps, " is out of range; allowed 1 to ", kMaxFps));
+  }
+  config.set_num_frames(frames);
+  config.set_fps(fps);
+  return absl::OkStatus();
+}
+
 v1::OutputFormat ResolveOutputFormat(v1::OutputFormat format) {
   return format == v1::OUTPUT_FORMAT_UNSPECIFIED ? v1::OUTPUT_FORMAT_PNG
                                                  : format;
@@ -147,7 +199,7 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
         "height × width ", config.height(), " × ", config.width(), " = ",
         pixels, " pixels exceeds the limit of ", options.max_pixels));
   }
-  config.set_num_frames(1);
+  RETURN_IF_ERROR(FreezeFrames(request, defaults, options, config));
 
   config.set_num_inference_steps(request.has_num_inference_steps()
                                      ? request.num_inference_steps()

@@ -15,6 +15,9 @@ v1::ModelDefaults ToProto(const ModelDefaults& defaults) {
   out.set_use_resolution_binning(defaults.use_resolution_binning);
   out.set_uses_classifier_free_guidance(defaults.uses_classifier_free_guidance);
   out.set_uses_guidance_embedding(defaults.uses_guidance_embedding);
+  out.set_num_frames(defaults.num_frames);
+  out.set_fps(defaults.fps);
+  out.set_frame_step(defaults.frame_step);
   return out;
 }
 

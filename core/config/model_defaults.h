@@ -39,6 +39,11 @@ struct ModelDefaults {
   bool joint_attention = false;
   // CLIP tokens placed in front of the T5 tokens in the sequence (SD3: 77).
   int clip_sequence_tokens = 0;
+  // Frames per output; video models take frame_step × N + 1 frames (image
+  // models, frame_step 0, exactly 1) and play at fps.
+  int num_frames = 1;
+  int frame_step = 0;
+  int fps = 0;
 };
 
 // The defaults as reported by GetServerInfo.

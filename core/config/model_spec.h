@@ -26,6 +26,12 @@ struct ModelSpec {
   // which picks the resolution-binning table; 0 for other families.
   int sample_size = 0;
 
+  // Video: frames per latent frame after the first (the VAE's temporal
+  // compression), and latent frames per transformer token (CogVideoX 1.5's
+  // patch_size_t); 1 for image models.
+  int temporal_compression = 1;
+  int temporal_patch = 1;
+
   // Height and width must be multiples of this.
   int size_multiple() const { return vae_scale_factor * patch_size; }
 };

@@ -500,5 +500,102 @@ TEST(FreezeValidationTest, RequestId) {
   ExpectRejected(request, "request_id may only hold printable ASCII");
 }
 
+TEST(FreezeValidationTest, ImageModelsTakeOneFrameAndNoFps) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_num_frames(1);
+  ExpectAccepted(request);
+  request.set_num_frames(9);
+  ExpectRejected(request,
+                 "num_frames 9 is not allowed: flux-dev makes images; use 1");
+  request.clear_num_frames();
+  request.set_fps(8);
+  ExpectRejected(request, "fps is not used by flux-dev (an image model)");
+}
+
+// A video model shaped like CogVideoX: 4x temporal compression, frames
+// 8N + 1, 8 fps; with `temporal_patch` 2 like CogVideoX 1.5.
+ModelSpec VideoSpec(int temporal_patch = 1) {
+  ModelSpec spec = FullSizeSpec(families::kSD3MediumDefaults);
+  spec.defaults.name = "test-video";
+  spec.defaults.height = 480;
+  spec.defaults.width = 720;
+  spec.defaults.num_frames = 49;
+  spec.defaults.frame_step = 8;
+  spec.defaults.fps = 8;
+  spec.temporal_compression = 4;
+  spec.temporal_patch = temporal_patch;
+  return spec;
+}
+
+absl::StatusOr<v1::InputConfig> FreezeVideo(const v1::GenerateRequest& request,
+                                            const ModelSpec& spec,
+                                            const ServerOptions& options = {}) {
+  return Freeze(request, spec, options, Parallel({}, 1), Context());
+}
+
+TEST(FreezeVideoTest, DefaultsGiveLatentFramesAndVideoTokens) {
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeVideo(OnePrompt(), VideoSpec());
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->num_frames(), 49);
+  EXPECT_EQ(config->fps(), 8);
+  EXPECT_EQ(config->shapes().latent_frames(), 13);
+  // 13 frames of 30 x 45 patches (480 x 720 pixels, VAE 8, patch 2).
+  EXPECT_EQ(config->shapes().image_tokens(), 13 * 30 * 45);
+}
+
+TEST(FreezeVideoTest, TemporalPatchesPadTheLatentFramesInFront) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_num_frames(81);
+  absl::StatusOr<v1::InputConfig> config = FreezeVideo(request, VideoSpec(2));
+  ASSERT_TRUE(config.ok()) << config.status();
+  // (81 - 1) / 4 + 1 = 21 latent frames, padded to 22: 11 token frames.
+  EXPECT_EQ(config->shapes().latent_frames(), 22);
+  EXPECT_EQ(config->shapes().image_tokens(), 11 * 30 * 45);
+}
+
+TEST(FreezeVideoTest, FrameCountsFollowTheModelsRule) {
+  v1::GenerateRequest request = OnePrompt();
+  for (int frames : {1, 9, 17, 161}) {
+    request.set_num_frames(frames);
+    request.set_height(64);
+    request.set_width(64);
+    EXPECT_TRUE(FreezeVideo(request, VideoSpec()).ok()) << frames;
+  }
+  for (int frames : {0, 2, 48, 50, 169}) {
+    request.set_num_frames(frames);
+    absl::StatusOr<v1::InputConfig> config = FreezeVideo(request, VideoSpec());
+    EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument)
+        << frames;
+    EXPECT_THAT(std::string(config.status().message()),
+                HasSubstr("allowed 8 × N + 1 frames (1, 9, 17, ...) up to 161"))
+        << frames;
+  }
+}
+
+TEST(FreezeVideoTest, PixelFramesAndFpsAreBounded) {
+  v1::GenerateRequest request = OnePrompt();
+  ServerOptions options;
+  options.max_video_pixels = int64_t{480} * 720 * 49;
+  EXPECT_TRUE(FreezeVideo(request, VideoSpec(), options).ok());
+  request.set_num_frames(57);
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeVideo(request, VideoSpec(), options);
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("height × width × num_frames 480 × 720 × 57 = "
+                        "19699200 exceeds the limit of 16934400"));
+  request.clear_num_frames();
+  for (int fps : {0, -1, 121}) {
+    request.set_fps(fps);
+    config = FreezeVideo(request, VideoSpec());
+    EXPECT_THAT(std::string(config.status().message()),
+                HasSubstr("is out of range; allowed 1 to 120"))
+        << fps;
+  }
+  request.set_fps(120);
+  EXPECT_TRUE(FreezeVideo(request, VideoSpec()).ok());
+}
+
 }  // namespace
 }  // namespace ditserve::config
