@@ -29,10 +29,31 @@ at::Tensor SquaredCosineBetas(int64_t num_train_timesteps) {
   return torch::tensor(betas, torch::kFloat64).to(torch::kFloat32);
 }
 
+at::Tensor Betas(const BetaSchedule& schedule,
+                 at::ScalarType scaled_linear_dtype) {
+  const int64_t n = schedule.num_train_timesteps;
+  if (schedule.trained_betas.has_value()) {
+    return torch::tensor(*schedule.trained_betas, torch::kFloat64)
+        .to(torch::kFloat32);
+  }
+  if (schedule.beta_schedule == "linear") {
+    return torch::linspace(schedule.beta_start, schedule.beta_end, n,
+                           torch::kFloat32);
+  }
+  if (schedule.beta_schedule == "scaled_linear") {
+    return torch::linspace(std::sqrt(schedule.beta_start),
+                           std::sqrt(schedule.beta_end), n,
+                           torch::TensorOptions().dtype(scaled_linear_dtype))
+        .pow(2);
+  }
+  return SquaredCosineBetas(n);
+}
+
 }  // namespace
 
-BetaSchedule ReadBetaSchedule(ConfigReader& reader) {
-  BetaSchedule schedule;
+BetaSchedule ReadBetaSchedule(ConfigReader& reader,
+                              const BetaSchedule& defaults) {
+  BetaSchedule schedule = defaults;
   schedule.num_train_timesteps =
       reader.Int("num_train_timesteps", schedule.num_train_timesteps);
   schedule.beta_start = reader.Number("beta_start", schedule.beta_start);
@@ -41,7 +62,6 @@ BetaSchedule ReadBetaSchedule(ConfigReader& reader) {
       reader.Choice("beta_schedule", schedule.beta_schedule,
                     {"linear", "scaled_linear", "squaredcos_cap_v2"});
   schedule.trained_betas = reader.OptionalNumberList("trained_betas");
-  reader.RequireBool("rescale_betas_zero_snr", false);
   if (schedule.num_train_timesteps < 2) {
     reader.Fail("num_train_timesteps",
                 absl::StrCat("is ", schedule.num_train_timesteps,
@@ -58,23 +78,9 @@ BetaSchedule ReadBetaSchedule(ConfigReader& reader) {
   return schedule;
 }
 
-at::Tensor AlphasCumprod(const BetaSchedule& schedule) {
-  const int64_t n = schedule.num_train_timesteps;
-  at::Tensor betas;
-  if (schedule.trained_betas.has_value()) {
-    betas = torch::tensor(*schedule.trained_betas, torch::kFloat64)
-                .to(torch::kFloat32);
-  } else if (schedule.beta_schedule == "linear") {
-    betas = torch::linspace(schedule.beta_start, schedule.beta_end, n,
-                            torch::kFloat32);
-  } else if (schedule.beta_schedule == "scaled_linear") {
-    betas = torch::linspace(std::sqrt(schedule.beta_start),
-                            std::sqrt(schedule.beta_end), n, torch::kFloat32)
-                .pow(2);
-  } else {
-    betas = SquaredCosineBetas(n);
-  }
-  return torch::cumprod(1.0 - betas, 0);
+at::Tensor AlphasCumprod(const BetaSchedule& schedule,
+                         at::ScalarType scaled_linear_dtype) {
+  return torch::cumprod(1.0 - Betas(schedule, scaled_linear_dtype), 0);
 }
 
 }  // namespace ditserve::schedulers

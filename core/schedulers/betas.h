@@ -24,11 +24,17 @@ struct BetaSchedule {
 
 class ConfigReader;
 
-// Reads the beta fields of a scheduler config into `reader`'s schedule.
-BetaSchedule ReadBetaSchedule(ConfigReader& reader);
+// Reads the beta fields of a scheduler config; absent keys keep `defaults`
+// (the scheduler class's own defaults). rescale_betas_zero_snr is left to the
+// caller: each scheduler class rescales differently, if at all.
+BetaSchedule ReadBetaSchedule(ConfigReader& reader,
+                              const BetaSchedule& defaults = {});
 
-// cumprod(1 - betas) in float32, computed exactly as diffusers does.
-at::Tensor AlphasCumprod(const BetaSchedule& schedule);
+// cumprod(1 - betas), computed exactly as diffusers does: in float32, except
+// that scaled_linear betas are built in `scaled_linear_dtype` (the CogVideoX
+// schedulers build them in float64, and so get float64 alphas).
+at::Tensor AlphasCumprod(const BetaSchedule& schedule,
+                         at::ScalarType scaled_linear_dtype = at::kFloat);
 
 }  // namespace ditserve::schedulers
 

@@ -18,6 +18,7 @@ absl::StatusOr<DdimConfig> ParseDdimConfig(const nlohmann::json& json,
   ConfigReader reader(json, source);
   DdimConfig config;
   config.betas = ReadBetaSchedule(reader);
+  reader.RequireBool("rescale_betas_zero_snr", false);
   config.clip_sample = reader.Bool("clip_sample", config.clip_sample);
   config.clip_sample_range =
       reader.Number("clip_sample_range", config.clip_sample_range);
@@ -42,47 +43,61 @@ DDIMScheduler::DDIMScheduler(DdimConfig config)
                                ? torch::scalar_tensor(1.0, torch::kFloat32)
                                : alphas_cumprod_[0]) {}
 
-absl::Status DDIMScheduler::SetTimesteps(int num_inference_steps,
-                                         const TimestepOptions& options) {
-  const int64_t n_train = config_.betas.num_train_timesteps;
-  if (num_inference_steps < 1 || num_inference_steps > n_train) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("DDIMScheduler: num_inference_steps ", num_inference_steps,
-                     " must be between 1 and num_train_timesteps ", n_train));
-  }
-  if (!options.sigmas.empty()) {
-    return absl::InvalidArgumentError("DDIMScheduler takes no custom sigmas");
+absl::StatusOr<std::vector<int64_t>> DdimTimesteps(absl::string_view scheduler,
+                                                   int64_t num_train_timesteps,
+                                                   int num_inference_steps,
+                                                   absl::string_view spacing,
+                                                   int64_t steps_offset) {
+  if (num_inference_steps < 1 || num_inference_steps > num_train_timesteps) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        scheduler, ": num_inference_steps ", num_inference_steps,
+        " must be between 1 and num_train_timesteps ", num_train_timesteps));
   }
   std::vector<int64_t> steps;
-  if (config_.timestep_spacing == "linspace") {
-    std::vector<double> points =
-        Linspace(0, static_cast<double>(n_train - 1), num_inference_steps);
+  if (spacing == "linspace") {
+    std::vector<double> points = Linspace(
+        0, static_cast<double>(num_train_timesteps - 1), num_inference_steps);
     for (int i = num_inference_steps - 1; i >= 0; --i) {
       steps.push_back(static_cast<int64_t>(RoundHalfToEven(points[i])));
     }
-  } else if (config_.timestep_spacing == "leading") {
-    const int64_t ratio = n_train / num_inference_steps;
+  } else if (spacing == "leading") {
+    const int64_t ratio = num_train_timesteps / num_inference_steps;
     for (int i = num_inference_steps - 1; i >= 0; --i) {
-      steps.push_back(i * ratio + config_.steps_offset);
+      steps.push_back(i * ratio + steps_offset);
     }
   } else {
-    const double ratio = static_cast<double>(n_train) / num_inference_steps;
-    for (int64_t i = 0; static_cast<double>(n_train) - i * ratio > 0; ++i) {
-      steps.push_back(static_cast<int64_t>(RoundHalfToEven(
-                          static_cast<double>(n_train) - i * ratio)) -
-                      1);
+    const double ratio =
+        static_cast<double>(num_train_timesteps) / num_inference_steps;
+    for (int64_t i = 0;
+         static_cast<double>(num_train_timesteps) - i * ratio > 0; ++i) {
+      steps.push_back(
+          static_cast<int64_t>(RoundHalfToEven(
+              static_cast<double>(num_train_timesteps) - i * ratio)) -
+          1);
     }
   }
   for (int64_t t : steps) {
-    if (t < 0 || t >= n_train) {
+    if (t < 0 || t >= num_train_timesteps) {
       return absl::InvalidArgumentError(
-          absl::StrCat("DDIMScheduler: timestep ", t, " (steps_offset ",
-                       config_.steps_offset, ", ", num_inference_steps,
-                       " steps) is outside 0..", n_train - 1));
+          absl::StrCat(scheduler, ": timestep ", t, " (steps_offset ",
+                       steps_offset, ", ", num_inference_steps,
+                       " steps) is outside 0..", num_train_timesteps - 1));
     }
   }
-  timestep_values_ = steps;
-  timesteps_ = torch::tensor(steps, torch::kInt64);
+  return steps;
+}
+
+absl::Status DDIMScheduler::SetTimesteps(int num_inference_steps,
+                                         const TimestepOptions& options) {
+  if (!options.sigmas.empty()) {
+    return absl::InvalidArgumentError("DDIMScheduler takes no custom sigmas");
+  }
+  ASSIGN_OR_RETURN(
+      timestep_values_,
+      DdimTimesteps(class_name(), config_.betas.num_train_timesteps,
+                    num_inference_steps, config_.timestep_spacing,
+                    config_.steps_offset));
+  timesteps_ = torch::tensor(timestep_values_, torch::kInt64);
   step_index_ = 0;
   return absl::OkStatus();
 }

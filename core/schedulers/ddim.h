@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/schedulers/betas.h"
 #include "core/schedulers/scheduler.h"
 #include "nlohmann/json.hpp"
@@ -35,6 +36,16 @@ struct DdimConfig {
 // it); thresholding and zero-SNR rescaling are errors.
 absl::StatusOr<DdimConfig> ParseDdimConfig(const nlohmann::json& json,
                                            const std::string& source);
+
+// DDIMScheduler.set_timesteps, which the CogVideoX schedulers share:
+// `spacing` is "leading", "trailing" or "linspace"; `steps_offset` applies to
+// leading. Errors (a step count outside 1..num_train_timesteps, a timestep
+// outside 0..num_train_timesteps-1) start with `scheduler`.
+absl::StatusOr<std::vector<int64_t>> DdimTimesteps(absl::string_view scheduler,
+                                                   int64_t num_train_timesteps,
+                                                   int num_inference_steps,
+                                                   absl::string_view spacing,
+                                                   int64_t steps_offset);
 
 class DDIMScheduler : public Scheduler {
  public:

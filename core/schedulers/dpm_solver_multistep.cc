@@ -37,6 +37,7 @@ absl::StatusOr<DpmSolverMultistepConfig> ParseDpmSolverMultistepConfig(
   ConfigReader reader(json, source);
   DpmSolverMultistepConfig config;
   config.betas = ReadBetaSchedule(reader);
+  reader.RequireBool("rescale_betas_zero_snr", false);
   config.solver_order = reader.Int("solver_order", config.solver_order);
   config.prediction_type =
       reader.Choice("prediction_type", config.prediction_type,

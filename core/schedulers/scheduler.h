@@ -6,6 +6,7 @@
 // order, with the model output for that timestep. Schedulers are stateful
 // (step counter, multistep history) and used by one denoise loop at a time.
 
+#include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 
 #include <optional>
@@ -32,6 +33,10 @@ struct StepOptions {
   // DDIM with eta > 0: the noise to add, shaped like the sample. Required, so
   // the caller owns the random stream (a seeded CPU generator).
   at::Tensor variance_noise;
+  // CogVideoXDPMScheduler only, and required there: it draws its noise itself
+  // (one or two tensors per step, as diffusers does), so the caller hands over
+  // the seeded CPU generator that owns the stream.
+  std::optional<at::Generator> generator;
 };
 
 struct StepOutput {

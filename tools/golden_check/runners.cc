@@ -11,6 +11,8 @@ constexpr RunnerEntry kRunners[] = {
     {"diffusers.FlowMatchEulerDiscreteScheduler", RunSchedulerCase},
     {"diffusers.DPMSolverMultistepScheduler", RunSchedulerCase},
     {"diffusers.DDIMScheduler", RunSchedulerCase},
+    {"diffusers.CogVideoXDDIMScheduler", RunCogVideoXDDIMSchedulerCase},
+    {"diffusers.CogVideoXDPMScheduler", RunCogVideoXDPMSchedulerCase},
     {"transformers.T5EncoderModel", RunT5EncoderCase},
     {"transformers.CLIPTextModel", RunCLIPTextModelCase},
     {"transformers.CLIPTextModelWithProjection",

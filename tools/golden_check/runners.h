@@ -28,6 +28,13 @@ struct RunnerEntry {
 absl::StatusOr<std::vector<OutputComparison>> RunSchedulerCase(
     const GoldenCase& golden_case);
 
+// diffusers' CogVideoX schedulers, stepped as CogVideoXPipeline steps them
+// (cogvideox_scheduler_runner.cc).
+absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXDDIMSchedulerCase(
+    const GoldenCase& golden_case);
+absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXDPMSchedulerCase(
+    const GoldenCase& golden_case);
+
 // transformers text encoders (text_encoder_runner.cc).
 absl::StatusOr<std::vector<OutputComparison>> RunT5EncoderCase(
     const GoldenCase& golden_case);
