@@ -19,6 +19,7 @@ constexpr RunnerEntry kRunners[] = {
      RunCLIPTextModelWithProjectionCase},
     {"diffusers.FluxTransformer2DModel", RunFluxTransformerCase},
     {"diffusers.AutoencoderKL", RunAutoencoderKLCase},
+    {"diffusers.AutoencoderKLCogVideoX", RunCogVideoXVaeCase},
     {"diffusers.PixArtTransformer2DModel", RunPixArtTransformerCase},
     {"diffusers.SD3Transformer2DModel", RunSD3TransformerCase},
     {"diffusers.CogVideoXTransformer3DModel", RunCogVideoXTransformerCase},

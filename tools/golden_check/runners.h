@@ -56,6 +56,10 @@ absl::StatusOr<std::vector<OutputComparison>> RunFluxTransformerCase(
 absl::StatusOr<std::vector<OutputComparison>> RunAutoencoderKLCase(
     const GoldenCase& golden_case);
 
+// diffusers CogVideoX VAE decoder (cogvideox_vae_runner.cc).
+absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXVaeCase(
+    const GoldenCase& golden_case);
+
 // diffusers PixArt and SD3 transformers (pixart_runner.cc, sd3_runner.cc).
 absl::StatusOr<std::vector<OutputComparison>> RunPixArtTransformerCase(
     const GoldenCase& golden_case);

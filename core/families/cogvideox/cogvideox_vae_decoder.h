@@ -1,0 +1,66 @@
+#ifndef DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_VAE_DECODER_H_
+#define DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_VAE_DECODER_H_
+
+// The decoding half of diffusers (v0.38.0) AutoencoderKLCogVideoX, CogVideoX's
+// causal 3-D video VAE. Decode follows AutoencoderKLCogVideoX.decode: the
+// latent frames are decoded in chunks of two (three for the first chunk of an
+// odd count), each chunk's pass continuing the causal convs from the caches
+// of the previous one, so only one chunk's activations and the small caches
+// are alive at a time. GroupNorm statistics are per chunk, as in diffusers.
+// Not implemented: tiled decoding (enable_tiling; H and W are decoded whole),
+// batch slicing, the encoder (its checkpoint tensors are skipped), and
+// CogVideoXSafeConv3d's splitting of inputs over 2^30 elements along time,
+// which only bounds cuDNN workspace and gives the same values.
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/families/cogvideox/cogvideox_decoder_3d.h"
+#include "core/families/cogvideox/cogvideox_vae_config.h"
+#include "core/models/component_weights.h"
+
+namespace ditserve::models {
+
+class AutoencoderKLCogVideoX : public torch::nn::Module {
+ public:
+  explicit AutoencoderKLCogVideoX(const CogVideoXVaeConfig& config);
+
+  const CogVideoXVaeConfig& config() const { return config_; }
+
+  // Whether a checkpoint tensor is part of the decoding half
+  // (io::LoadOptions::include).
+  bool HoldsTensor(absl::string_view name) const;
+
+  // AutoencoderKLCogVideoX.decode(z).sample: z [B, latent_channels, F, h, w]
+  // (channels before frames, already multiplied by 1/scaling_factor) ->
+  // video [B, out_channels, frames, h * 8, w * 8] (for four up blocks),
+  // roughly [-1, 1], with frames = 4(F - 1) + 1 for an odd F and 4F for an
+  // even one (temporal_compression_ratio 4).
+  absl::StatusOr<at::Tensor> Decode(const at::Tensor& z);
+
+  // model.decoder(z): one decoder pass over all frames, without the frame
+  // chunks. Not what the pipeline does (its norms see every frame, so it
+  // differs from Decode); it checks the decoder apart from the chunking.
+  absl::StatusOr<at::Tensor> DecodeSinglePass(const at::Tensor& z);
+
+ private:
+  absl::Status CheckLatents(const at::Tensor& z) const;
+
+  CogVideoXVaeConfig config_;
+  CogVideoXDecoder3D decoder_;
+};
+
+// Builds the decoder from a diffusers `vae/` folder (config.json +
+// diffusion_pytorch_model.safetensors) and loads its weights strictly.
+absl::StatusOr<std::shared_ptr<AutoencoderKLCogVideoX>>
+LoadAutoencoderKLCogVideoX(const std::string& component_dir,
+                           const Placement& placement);
+
+}  // namespace ditserve::models
+
+#endif  // DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_VAE_DECODER_H_

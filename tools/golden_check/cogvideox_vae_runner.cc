@@ -1,0 +1,41 @@
+// Golden cases of diffusers' AutoencoderKLCogVideoX, CPU float32:
+// decode(z).sample, decode(z_even).sample when the case has z_even, and the
+// decoder's single pass over z (sample_single_pass; compared only where
+// case.json lists it).
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/families/cogvideox/cogvideox_vae_decoder.h"
+#include "tools/golden_check/runners.h"
+
+namespace ditserve::golden {
+
+absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXVaeCase(
+    const GoldenCase& golden_case) {
+  ASSIGN_OR_RETURN(
+      io::TensorMap inputs,
+      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+  auto z = inputs.find("z");
+  if (z == inputs.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(golden_case.dir, ": the inputs file has no \"z\""));
+  }
+  ASSIGN_OR_RETURN(
+      std::shared_ptr<models::AutoencoderKLCogVideoX> vae,
+      models::LoadAutoencoderKLCogVideoX(golden_case.dir, models::Placement{}));
+  io::TensorMap outputs;
+  ASSIGN_OR_RETURN(outputs["sample"], vae->Decode(z->second));
+  ASSIGN_OR_RETURN(outputs["sample_single_pass"],
+                   vae->DecodeSinglePass(z->second));
+  if (auto z_even = inputs.find("z_even"); z_even != inputs.end()) {
+    ASSIGN_OR_RETURN(outputs["sample_even"], vae->Decode(z_even->second));
+  }
+  return CompareWithReferenceOutputs(golden_case, outputs);
+}
+
+}  // namespace ditserve::golden
