@@ -25,9 +25,9 @@ absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXVaeCase(
     return absl::InvalidArgumentError(
         absl::StrCat(golden_case.dir, ": the inputs file has no \"z\""));
   }
-  ASSIGN_OR_RETURN(
-      std::shared_ptr<models::AutoencoderKLCogVideoX> vae,
-      models::LoadAutoencoderKLCogVideoX(golden_case.dir, models::Placement{}));
+  ASSIGN_OR_RETURN(std::shared_ptr<families::AutoencoderKLCogVideoX> vae,
+                   families::LoadAutoencoderKLCogVideoX(golden_case.dir,
+                                                        models::Placement{}));
   io::TensorMap outputs;
   ASSIGN_OR_RETURN(outputs["sample"], vae->Decode(z->second));
   ASSIGN_OR_RETURN(outputs["sample_single_pass"],

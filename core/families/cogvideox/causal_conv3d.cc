@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-namespace ditserve::models {
+namespace ditserve::families {
 
 at::Tensor& CausalConvCache::NextSlot() {
   if (next_ == slots_.size()) slots_.emplace_back();
@@ -31,4 +31,4 @@ at::Tensor CausalConv3dImpl::Forward(const at::Tensor& x,
   return conv_->forward(padded);
 }
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ditserve::models {
+namespace ditserve::families {
 
 // What the causal convolutions of one decoder pass leave for the next pass
 // over the following frames (diffusers' `conv_cache`): per conv, the last
@@ -50,6 +50,6 @@ class CausalConv3dImpl : public torch::nn::Module {
 };
 TORCH_MODULE(CausalConv3d);
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_COGVIDEOX_CAUSAL_CONV3D_H_

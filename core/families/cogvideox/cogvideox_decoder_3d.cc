@@ -2,7 +2,7 @@
 
 #include <torch/torch.h>
 
-namespace ditserve::models {
+namespace ditserve::families {
 
 CogVideoXDecoder3DImpl::CogVideoXDecoder3DImpl(
     const CogVideoXVaeConfig& config) {
@@ -43,4 +43,4 @@ at::Tensor CogVideoXDecoder3DImpl::Forward(const at::Tensor& z,
   return conv_out_->Forward(at::silu(norm_out_->Forward(h, z, cache)), cache);
 }
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families

@@ -11,7 +11,7 @@
 #include "core/families/cogvideox/cogvideox_vae_blocks.h"
 #include "core/families/cogvideox/cogvideox_vae_config.h"
 
-namespace ditserve::models {
+namespace ditserve::families {
 
 // diffusers CogVideoXDecoder3D: conv_in, mid_block, up_blocks (the first
 // log2(temporal_compression_ratio) also double the frames, the last one does
@@ -35,6 +35,6 @@ class CogVideoXDecoder3DImpl : public torch::nn::Module {
 };
 TORCH_MODULE(CogVideoXDecoder3D);
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_DECODER_3D_H_

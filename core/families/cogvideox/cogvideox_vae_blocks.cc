@@ -4,7 +4,7 @@
 
 #include "core/models/vae/resnet_block_2d.h"
 
-namespace ditserve::models {
+namespace ditserve::families {
 namespace {
 
 // Nearest-neighbour resize of [B, C, T, H, W] to (frames, height, width),
@@ -33,8 +33,8 @@ at::Tensor ResizeLikeFeatures(const at::Tensor& x, const at::Tensor& features) {
 
 SpatialNorm3DImpl::SpatialNorm3DImpl(int64_t channels, int64_t zq_channels,
                                      int64_t groups)
-    : norm_layer_(
-          register_module("norm_layer", VaeGroupNorm(groups, channels))),
+    : norm_layer_(register_module("norm_layer",
+                                  models::VaeGroupNorm(groups, channels))),
       conv_y_(
           register_module("conv_y", CausalConv3d(zq_channels, channels, 1))),
       conv_b_(
@@ -141,4 +141,4 @@ at::Tensor UpBlock3DImpl::Forward(const at::Tensor& x, const at::Tensor& zq,
   return upsampler_ ? upsampler_->Forward(h) : h;
 }
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families

@@ -12,7 +12,7 @@
 
 #include "core/families/cogvideox/causal_conv3d.h"
 
-namespace ditserve::models {
+namespace ditserve::families {
 
 // The CogVideoX decoder's building blocks (diffusers
 // autoencoder_kl_cogvideox.py and CogVideoXUpsample3D). Activations are
@@ -90,6 +90,6 @@ class UpBlock3DImpl : public torch::nn::Module {
 };
 TORCH_MODULE(UpBlock3D);
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_VAE_BLOCKS_H_

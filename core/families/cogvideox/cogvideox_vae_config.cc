@@ -7,7 +7,7 @@
 #include "core/base/status_macros.h"
 #include "nlohmann/json.hpp"
 
-namespace ditserve::models {
+namespace ditserve::families {
 namespace {
 
 constexpr char kUpBlock[] = "CogVideoXUpBlock3D";
@@ -111,4 +111,4 @@ absl::StatusOr<CogVideoXVaeConfig> ReadCogVideoXVaeConfig(
   return ParseCogVideoXVaeConfig(json, path);
 }
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families

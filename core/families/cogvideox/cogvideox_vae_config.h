@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json_fwd.hpp"
 
-namespace ditserve::models {
+namespace ditserve::families {
 
 // The fields of a diffusers AutoencoderKLCogVideoX config.json that the
 // decoder and the pipeline use. norm_eps is not read: every norm of the
@@ -47,6 +47,6 @@ absl::StatusOr<CogVideoXVaeConfig> ParseCogVideoXVaeConfig(
 absl::StatusOr<CogVideoXVaeConfig> ReadCogVideoXVaeConfig(
     const std::string& path);
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_VAE_CONFIG_H_

@@ -13,7 +13,7 @@
 #include "core/families/cogvideox/cogvideox_vae_frame_batches.h"
 #include "core/models/tensor_checks.h"
 
-namespace ditserve::models {
+namespace ditserve::families {
 
 AutoencoderKLCogVideoX::AutoencoderKLCogVideoX(const CogVideoXVaeConfig& config)
     : config_(config),
@@ -24,12 +24,14 @@ bool AutoencoderKLCogVideoX::HoldsTensor(absl::string_view name) const {
 }
 
 absl::Status AutoencoderKLCogVideoX::CheckLatents(const at::Tensor& z) const {
-  RETURN_IF_ERROR(CheckShape(
+  RETURN_IF_ERROR(models::CheckShape(
       "z", z,
-      {kAnySize, config_.latent_channels, kAnySize, kAnySize, kAnySize}));
+      {models::kAnySize, config_.latent_channels, models::kAnySize,
+       models::kAnySize, models::kAnySize}));
   if (z.numel() == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "z has shape ", ShapeString(z.sizes().vec()), "; no size may be 0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("z has shape ", models::ShapeString(z.sizes().vec()),
+                     "; no size may be 0"));
   }
   return absl::OkStatus();
 }
@@ -73,11 +75,11 @@ absl::StatusOr<at::Tensor> AutoencoderKLCogVideoX::DecodeSinglePass(
 
 absl::StatusOr<std::shared_ptr<AutoencoderKLCogVideoX>>
 LoadAutoencoderKLCogVideoX(const std::string& component_dir,
-                           const Placement& placement) {
+                           const models::Placement& placement) {
   ASSIGN_OR_RETURN(CogVideoXVaeConfig config,
                    ReadCogVideoXVaeConfig(component_dir + "/config.json"));
-  return BuildAndLoad<AutoencoderKLCogVideoX>("AutoencoderKLCogVideoX",
-                                              component_dir, placement, config);
+  return models::BuildAndLoad<AutoencoderKLCogVideoX>(
+      "AutoencoderKLCogVideoX", component_dir, placement, config);
 }
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families

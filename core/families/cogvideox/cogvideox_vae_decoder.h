@@ -24,7 +24,7 @@
 #include "core/families/cogvideox/cogvideox_vae_config.h"
 #include "core/models/component_weights.h"
 
-namespace ditserve::models {
+namespace ditserve::families {
 
 class AutoencoderKLCogVideoX : public torch::nn::Module {
  public:
@@ -59,8 +59,8 @@ class AutoencoderKLCogVideoX : public torch::nn::Module {
 // diffusion_pytorch_model.safetensors) and loads its weights strictly.
 absl::StatusOr<std::shared_ptr<AutoencoderKLCogVideoX>>
 LoadAutoencoderKLCogVideoX(const std::string& component_dir,
-                           const Placement& placement);
+                           const models::Placement& placement);
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_VAE_DECODER_H_

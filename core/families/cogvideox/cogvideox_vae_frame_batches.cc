@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace ditserve::models {
+namespace ditserve::families {
 namespace {
 
 constexpr int64_t kLatentFramesPerBatch = 2;
@@ -28,4 +28,4 @@ int64_t DecodedFrames(int64_t latent_frames, int64_t time_doublings) {
   return single + ((latent_frames - single) << time_doublings);
 }
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families

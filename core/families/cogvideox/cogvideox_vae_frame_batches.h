@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ditserve::models {
+namespace ditserve::families {
 
 // Latent frames [begin, end).
 struct FrameRange {
@@ -23,6 +23,6 @@ std::vector<FrameRange> DecodeFrameBatches(int64_t latent_frames);
 // often, except the first frame of an odd count.
 int64_t DecodedFrames(int64_t latent_frames, int64_t time_doublings);
 
-}  // namespace ditserve::models
+}  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_VAE_FRAME_BATCHES_H_

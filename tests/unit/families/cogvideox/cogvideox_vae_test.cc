@@ -13,7 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/unit/models/golden_case.h"
 
-namespace ditserve::models {
+namespace ditserve::families {
 namespace {
 
 using ::ditserve::testing::AllClose;
@@ -28,7 +28,7 @@ std::string CaseDir() {
 
 std::shared_ptr<AutoencoderKLCogVideoX> LoadGoldenVae() {
   absl::StatusOr<std::shared_ptr<AutoencoderKLCogVideoX>> vae =
-      LoadAutoencoderKLCogVideoX(CaseDir(), Placement{});
+      LoadAutoencoderKLCogVideoX(CaseDir(), models::Placement{});
   EXPECT_TRUE(vae.ok()) << vae.status();
   return vae.ok() ? *vae : nullptr;
 }
@@ -228,4 +228,4 @@ TEST_F(CogVideoXVaeConfigTest, UnsupportedValuesAreNamed) {
 }
 
 }  // namespace
-}  // namespace ditserve::models
+}  // namespace ditserve::families
