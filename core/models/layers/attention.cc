@@ -3,16 +3,21 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace ditserve::models {
 namespace {
 
-// The plain math of the attention, float32 throughout.
-AttentionResult MathAttention(const at::Tensor& q, const at::Tensor& k,
-                              const at::Tensor& v,
-                              const std::optional<at::Tensor>& mask,
-                              double scale, bool return_log_sum_exp) {
+// The attention of the query rows `q` holds; `mask` has their rows or
+// broadcasts over them.
+AttentionResult AttendRows(const at::Tensor& q, const at::Tensor& k,
+                           const at::Tensor& v,
+                           const std::optional<at::Tensor>& mask, double scale,
+                           bool return_log_sum_exp) {
   at::Tensor scores =
       at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) * scale;
   if (mask.has_value()) {
@@ -32,6 +37,40 @@ AttentionResult MathAttention(const at::Tensor& q, const at::Tensor& k,
 
 }  // namespace
 
+AttentionResult MathAttention(const at::Tensor& q, const at::Tensor& k,
+                              const at::Tensor& v,
+                              const std::optional<at::Tensor>& mask,
+                              double scale, bool return_log_sum_exp,
+                              int64_t max_score_bytes) {
+  const int64_t queries = q.size(-2);
+  const int64_t row_bytes = static_cast<int64_t>(sizeof(float)) * q.numel() /
+                            std::max<int64_t>(queries, 1) / q.size(-1) *
+                            k.size(-2);
+  const int64_t rows =
+      std::max<int64_t>(1, max_score_bytes / std::max<int64_t>(row_bytes, 1));
+  if (rows >= queries) {
+    return AttendRows(q, k, v, mask, scale, return_log_sum_exp);
+  }
+  const bool mask_has_rows =
+      mask.has_value() && mask->dim() >= 2 && mask->size(-2) == queries;
+  std::vector<at::Tensor> outputs;
+  std::vector<at::Tensor> log_sum_exps;
+  for (int64_t begin = 0; begin < queries; begin += rows) {
+    const int64_t count = std::min(rows, queries - begin);
+    std::optional<at::Tensor> mask_rows = mask;
+    if (mask_has_rows) mask_rows = mask->narrow(-2, begin, count);
+    AttentionResult chunk = AttendRows(q.narrow(-2, begin, count), k, v,
+                                       mask_rows, scale, return_log_sum_exp);
+    outputs.push_back(std::move(chunk.output));
+    if (return_log_sum_exp)
+      log_sum_exps.push_back(std::move(chunk.log_sum_exp));
+  }
+  AttentionResult result;
+  result.output = at::cat(outputs, -2);
+  if (return_log_sum_exp) result.log_sum_exp = at::cat(log_sum_exps, -1);
+  return result;
+}
+
 AttentionResult ScaledDotProductAttention(const at::Tensor& q,
                                           const at::Tensor& k,
                                           const at::Tensor& v,
@@ -47,7 +86,8 @@ AttentionResult ScaledDotProductAttention(const at::Tensor& q,
             at::Tensor()};
   }
 #endif
-  return MathAttention(q, k, v, mask, scale, return_log_sum_exp);
+  return MathAttention(q, k, v, mask, scale, return_log_sum_exp,
+                       kMaxScoreBytes);
 }
 
 }  // namespace ditserve::models

@@ -3,6 +3,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <optional>
 
 namespace ditserve::models {
@@ -19,13 +20,29 @@ struct AttentionResult {
 // `mask` broadcasts to [B, H, S_q, S_k]: bool (true = attend) or an additive
 // float bias. Scores and softmax are computed in float32 whatever the input
 // dtype. On LibTorch >= 2.1, when the log-sum-exp is not requested, this is
-// the fused scaled_dot_product_attention.
+// the fused scaled_dot_product_attention; otherwise MathAttention with
+// kMaxScoreBytes.
 AttentionResult ScaledDotProductAttention(const at::Tensor& q,
                                           const at::Tensor& k,
                                           const at::Tensor& v,
                                           const std::optional<at::Tensor>& mask,
                                           double scale,
                                           bool return_log_sum_exp);
+
+// The float32 scores a MathAttention call holds at once: a video's 17,776
+// tokens (CogVideoX at 720x480, 49 frames) or a 1536² VAE's 36,864 would
+// need 1.3 and 5.4 GB per head for the whole S_q x S_k matrix.
+inline constexpr int64_t kMaxScoreBytes = int64_t{256} << 20;
+
+// The attention of ScaledDotProductAttention by plain matrix products in
+// float32, over chunks of query rows whose scores fit in `max_score_bytes`
+// (at least one row per chunk). Each query's softmax sees all of its keys at
+// once, so chunking changes no value; only peak memory.
+AttentionResult MathAttention(const at::Tensor& q, const at::Tensor& k,
+                              const at::Tensor& v,
+                              const std::optional<at::Tensor>& mask,
+                              double scale, bool return_log_sum_exp,
+                              int64_t max_score_bytes);
 
 // How a model attends over a sequence that may be split across ranks. Models
 // hold one and call it for every attention layer; the implementation decides

@@ -77,5 +77,39 @@ TEST_F(AttentionTest, ReducedPrecisionInputsGiveTheirDtypeBack) {
       torch::allclose(half.output.to(torch::kFloat), reference, 0.05, 0.05));
 }
 
+// Chunks of 1 and 2 query rows (scores of 2 x 3 x 6 floats per row) against
+// one chunk: the same outputs and log-sum-exps, with a per-query float mask
+// (cut with the queries) and a key mask broadcast over them.
+TEST_F(AttentionTest, QueryChunksGiveTheWholeAttention) {
+  const int64_t row_bytes = 2 * 3 * 6 * sizeof(float);
+  const at::Tensor bias = torch::randn({2, 3, 5, 6});
+  const at::Tensor key_mask =
+      torch::tensor({true, true, false, true, true, false}).view({1, 1, 1, 6});
+  for (const std::optional<at::Tensor>& mask :
+       {std::optional<at::Tensor>(), std::optional<at::Tensor>(bias),
+        std::optional<at::Tensor>(key_mask)}) {
+    const AttentionResult whole =
+        MathAttention(q_, k_, v_, mask, kScale, true, kMaxScoreBytes);
+    for (const int64_t rows : {1, 2}) {
+      const AttentionResult chunked =
+          MathAttention(q_, k_, v_, mask, kScale, true, rows * row_bytes);
+      EXPECT_TRUE(torch::allclose(chunked.output, whole.output, 1e-6, 1e-6))
+          << rows << " rows per chunk";
+      EXPECT_TRUE(
+          torch::allclose(chunked.log_sum_exp, whole.log_sum_exp, 1e-6, 1e-6))
+          << rows << " rows per chunk";
+    }
+  }
+}
+
+// A budget below one row still makes progress, one query at a time.
+TEST_F(AttentionTest, ABudgetBelowOneRowAttendsRowByRow) {
+  const AttentionResult whole =
+      MathAttention(q_, k_, v_, std::nullopt, kScale, false, kMaxScoreBytes);
+  const AttentionResult chunked =
+      MathAttention(q_, k_, v_, std::nullopt, kScale, false, 1);
+  EXPECT_TRUE(torch::allclose(chunked.output, whole.output, 1e-6, 1e-6));
+}
+
 }  // namespace
 }  // namespace ditserve::models
