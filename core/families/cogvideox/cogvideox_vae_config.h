@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/models/vae/vae_decoder_config.h"
 #include "nlohmann/json_fwd.hpp"
 
 namespace ditserve::families {
@@ -15,24 +16,11 @@ namespace ditserve::families {
 // decoder and the pipeline use. norm_eps is not read: every norm of the
 // decoder is a spatial norm, which diffusers builds with eps 1e-6 whatever
 // the config says.
-struct CogVideoXVaeConfig {
-  int64_t out_channels = 3;
-  int64_t latent_channels = 0;
-  std::vector<int64_t> block_out_channels;
-  std::vector<std::string> up_block_types;
-  int64_t layers_per_block = 0;
-  int64_t norm_num_groups = 0;
+struct CogVideoXVaeConfig : models::VaeDecoderConfig {
   // Output frames per latent frame (a power of two): the first
   // log2(temporal_compression_ratio) up blocks also up-sample time.
   int64_t temporal_compression_ratio = 0;
-  // The pipeline multiplies latents by 1/scaling_factor before decode.
-  double scaling_factor = 0.0;
-  std::optional<double> shift_factor;
 
-  // Pixels per latent pixel: 2^(number of up blocks - 1).
-  int64_t spatial_scale_factor() const {
-    return int64_t{1} << (block_out_channels.size() - 1);
-  }
   // How many up blocks double the frame count.
   int64_t temporal_upsampling_blocks() const;
 };

@@ -46,7 +46,7 @@ absl::StatusOr<at::Tensor> AutoencoderKLCogVideoX::Decode(const at::Tensor& z) {
     for (const FrameRange& batch : batches) {
       frames += DecodedFrames(batch.end - batch.begin, doublings);
     }
-    const int64_t scale = config_.spatial_scale_factor();
+    const int64_t scale = config_.scale_factor();
     // Filled chunk by chunk, so the chunks' outputs never exist twice.
     at::Tensor video = at::empty({z.size(0), config_.out_channels, frames,
                                   z.size(3) * scale, z.size(4) * scale},

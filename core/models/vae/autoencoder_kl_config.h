@@ -7,34 +7,20 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/models/vae/vae_decoder_config.h"
 #include "nlohmann/json_fwd.hpp"
 
 namespace ditserve::models {
 
 // The fields of a diffusers AutoencoderKL config.json that the decoder and
 // the pipelines use.
-struct AutoencoderKLConfig {
+struct AutoencoderKLConfig : VaeDecoderConfig {
   int64_t in_channels = 3;
-  int64_t out_channels = 3;
-  int64_t latent_channels = 0;
-  std::vector<int64_t> block_out_channels;
   std::vector<std::string> down_block_types;
-  std::vector<std::string> up_block_types;
-  int64_t layers_per_block = 0;
-  int64_t norm_num_groups = 0;
   int64_t sample_size = 0;
-  // latents are divided by scaling_factor (after subtracting shift_factor)
-  // on the way into the transformer; the pipeline undoes it before decode.
-  double scaling_factor = 0.0;
-  std::optional<double> shift_factor;
   bool use_quant_conv = true;
   bool use_post_quant_conv = true;
   bool mid_block_add_attention = true;
-
-  // Pixels per latent pixel: 2^(number of up blocks - 1).
-  int64_t scale_factor() const {
-    return int64_t{1} << (block_out_channels.size() - 1);
-  }
 };
 
 // Reads and checks the config: act_fn "silu", every up block

@@ -187,7 +187,7 @@ TEST_F(CogVideoXVaeConfigTest, ReadsTheCaseConfig) {
   EXPECT_EQ(config->block_out_channels, (std::vector<int64_t>{8, 8, 16, 16}));
   EXPECT_DOUBLE_EQ(config->scaling_factor, 0.7);
   EXPECT_EQ(config->shift_factor, std::nullopt);
-  EXPECT_EQ(config->spatial_scale_factor(), 8);
+  EXPECT_EQ(config->scale_factor(), 8);
   EXPECT_EQ(config->temporal_upsampling_blocks(), 2);
 }
 
