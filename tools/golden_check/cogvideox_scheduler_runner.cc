@@ -58,17 +58,6 @@ absl::StatusOr<CaseTolerances> ReadCaseTolerances(
   return tolerances;
 }
 
-absl::StatusOr<at::Tensor> Stored(const io::TensorMap& tensors,
-                                  const std::string& name,
-                                  const GoldenCase& golden_case) {
-  auto it = tensors.find(name);
-  if (it == tensors.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(golden_case.dir, ": tensor \"", name, "\" is not stored"));
-  }
-  return it->second;
-}
-
 class CogVideoXSchedulerCaseRunner {
  public:
   CogVideoXSchedulerCaseRunner(
@@ -88,16 +77,16 @@ class CogVideoXSchedulerCaseRunner {
     for (const auto& [key, entry] : schedules.items()) {
       RETURN_IF_ERROR(scheduler_->SetTimesteps(std::stoi(key)));
       ASSIGN_OR_RETURN(at::Tensor timesteps,
-                       Stored(stored, "timesteps." + key, case_));
+                       RequireTensor(case_, stored, "timesteps." + key));
       Compare("timesteps." + key, scheduler_->timesteps(), timesteps,
               tolerances_.timesteps);
     }
     ASSIGN_OR_RETURN(at::Tensor alphas_cumprod,
-                     Stored(stored, "alphas_cumprod", case_));
+                     RequireTensor(case_, stored, "alphas_cumprod"));
     Compare("alphas_cumprod", scheduler_->alphas_cumprod(), alphas_cumprod,
             tolerances_.alphas_cumprod);
     ASSIGN_OR_RETURN(at::Tensor final_alpha,
-                     Stored(stored, "final_alpha_cumprod", case_));
+                     RequireTensor(case_, stored, "final_alpha_cumprod"));
     Compare("final_alpha_cumprod",
             scheduler_->final_alpha_cumprod().reshape({1}), final_alpha,
             tolerances_.alphas_cumprod);
@@ -151,18 +140,20 @@ class CogVideoXSchedulerCaseRunner {
       }
     }
     ASSIGN_OR_RETURN(at::Tensor current,
-                     Stored(inputs, name + ".sample_init", case_));
+                     RequireTensor(case_, inputs, name + ".sample_init"));
     for (int i = 0; i < scheduler_->num_steps(); ++i) {
       const std::string step = absl::StrCat(".", i);
-      ASSIGN_OR_RETURN(at::Tensor model_output,
-                       Stored(inputs, name + ".model_output" + step, case_));
+      ASSIGN_OR_RETURN(
+          at::Tensor model_output,
+          RequireTensor(case_, inputs, name + ".model_output" + step));
       ASSIGN_OR_RETURN(schedulers::StepOutput out,
                        scheduler_->Step(model_output, current, options));
-      ASSIGN_OR_RETURN(at::Tensor prev,
-                       Stored(outputs, name + ".prev_sample" + step, case_));
+      ASSIGN_OR_RETURN(
+          at::Tensor prev,
+          RequireTensor(case_, outputs, name + ".prev_sample" + step));
       ASSIGN_OR_RETURN(
           at::Tensor x0,
-          Stored(outputs, name + ".pred_original_sample" + step, case_));
+          RequireTensor(case_, outputs, name + ".pred_original_sample" + step));
       Compare(name + ".prev_sample" + step, out.prev_sample, prev, tolerance);
       Compare(name + ".pred_original_sample" + step, out.pred_original_sample,
               x0, tolerance);
@@ -191,7 +182,7 @@ class CogVideoXSchedulerCaseRunner {
     if (draws == 2) names.push_back(chain + ".noise_discarded" + step);
     names.push_back(chain + ".noise" + step);
     for (const std::string& name : names) {
-      ASSIGN_OR_RETURN(at::Tensor stored, Stored(inputs, name, case_));
+      ASSIGN_OR_RETURN(at::Tensor stored, RequireTensor(case_, inputs, name));
       Compare(name, at::randn(sample.sizes(), replay, sample.options()), stored,
               kExact);
     }

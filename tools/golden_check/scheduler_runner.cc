@@ -77,18 +77,6 @@ at::Tensor AlphasCumprodOf(const Scheduler& scheduler) {
   return at::Tensor();
 }
 
-// Looks up a stored tensor; a missing one is an error in the case data.
-absl::StatusOr<at::Tensor> Stored(const io::TensorMap& tensors,
-                                  const std::string& name,
-                                  const GoldenCase& golden_case) {
-  auto it = tensors.find(name);
-  if (it == tensors.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(golden_case.dir, ": tensor \"", name, "\" is not stored"));
-  }
-  return it->second;
-}
-
 class SchedulerCaseRunner {
  public:
   SchedulerCaseRunner(const GoldenCase& golden_case,
@@ -134,7 +122,7 @@ class SchedulerCaseRunner {
       }
       RETURN_IF_ERROR(scheduler_->SetTimesteps(steps, options));
       ASSIGN_OR_RETURN(at::Tensor timesteps,
-                       Stored(stored, "timesteps." + key, case_));
+                       RequireTensor(case_, stored, "timesteps." + key));
       Compare("timesteps." + key, scheduler_->timesteps(), timesteps,
               timesteps.is_floating_point() ? tolerances_.timesteps_float
                                             : tolerances_.timesteps_int);
@@ -195,19 +183,21 @@ class SchedulerCaseRunner {
               outputs.at(name + ".timesteps"), tolerances_.timesteps_int);
     }
     ASSIGN_OR_RETURN(at::Tensor sample,
-                     Stored(inputs, name + ".sample_init", case_));
+                     RequireTensor(case_, inputs, name + ".sample_init"));
     at::Tensor current = sample;
     for (int i = 0; i < scheduler_->num_steps(); ++i) {
       const std::string step = absl::StrCat(".", i);
-      ASSIGN_OR_RETURN(at::Tensor model_output,
-                       Stored(inputs, name + ".model_output" + step, case_));
+      ASSIGN_OR_RETURN(
+          at::Tensor model_output,
+          RequireTensor(case_, inputs, name + ".model_output" + step));
       auto noise = inputs.find(name + ".variance_noise" + step);
       step_options.variance_noise =
           noise == inputs.end() ? at::Tensor() : noise->second;
       ASSIGN_OR_RETURN(schedulers::StepOutput out,
                        scheduler_->Step(model_output, current, step_options));
-      ASSIGN_OR_RETURN(at::Tensor prev,
-                       Stored(outputs, name + ".prev_sample" + step, case_));
+      ASSIGN_OR_RETURN(
+          at::Tensor prev,
+          RequireTensor(case_, outputs, name + ".prev_sample" + step));
       Compare(name + ".prev_sample" + step, out.prev_sample, prev, tolerance);
       auto x0 = outputs.find(name + ".pred_original_sample" + step);
       if (x0 != outputs.end()) {
