@@ -12,9 +12,12 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece libpng-dev libre2-dev libicu-dev
+  libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
   libgtest-dev libgmock-dev
   # end-to-end tests: a real Prometheus and a real gRPC reflection client (Node.js)
   prometheus curl
+  # ffprobe and ffmpeg check the MP4 files core/video writes
+  ffmpeg
 )
 # Node.js may come from elsewhere (e.g. NodeSource, which conflicts with Debian's npm).
 if ! command -v npm >/dev/null 2>&1; then

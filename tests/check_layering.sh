@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails on an #include that runs against the dependency order of DESIGN.md,
-#   base -> config, io, tokenizers -> dist, models, schedulers
+#   base -> config, io, tokenizers, video -> dist, models, schedulers
 #        -> parallel, checkpoints -> families (the interface, then each
 #        family's folder) -> engine -> server, worker, clients -> tools
 #        -> bench
@@ -17,7 +17,7 @@ cd "$(git -C "${1:-$(dirname "$0")}" rev-parse --show-toplevel)"
 layer_of() {
   case "$1" in
     core/base/*) echo 0 ;;
-    core/config/* | core/io/* | core/tokenizers/*) echo 1 ;;
+    core/config/* | core/io/* | core/tokenizers/* | core/video/*) echo 1 ;;
     core/dist/* | core/models/* | core/schedulers/*) echo 2 ;;
     core/parallel/* | core/checkpoints/*) echo 3 ;;
     core/families/*/*) echo 5 ;;
