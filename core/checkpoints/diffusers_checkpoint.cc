@@ -11,6 +11,15 @@
 
 namespace ditserve::checkpoints {
 
+VaeComponent AutoencoderKLComponent(const models::AutoencoderKLConfig& config) {
+  return {.config = models::ToJson(config),
+          .weights = [config]() -> absl::StatusOr<io::TensorMap> {
+            // The module holds the decoding half only.
+            models::AutoencoderKL vae(config);
+            return PerturbedWeights(vae);
+          }};
+}
+
 absl::Status WriteDiffusersCheckpoint(const DiffusersCheckpoint& checkpoint,
                                       CheckpointPreset preset, uint64_t seed,
                                       const std::string& out_dir) {
@@ -23,13 +32,9 @@ absl::Status WriteDiffusersCheckpoint(const DiffusersCheckpoint& checkpoint,
                          checkpoint.transformer_weights());
         RETURN_IF_ERROR(WriteDiffusersComponent(
             root / "transformer", checkpoint.transformer_config, weights));
-        // Drawn after the transformer's from the same generator; the module
-        // holds the decoding half only.
-        models::AutoencoderKL vae(checkpoint.vae);
-        RETURN_IF_ERROR(WriteDiffusersComponent(root / "vae",
-                                                models::ToJson(checkpoint.vae),
-                                                PerturbedWeights(vae)));
-        return absl::OkStatus();
+        ASSIGN_OR_RETURN(io::TensorMap vae_weights, checkpoint.vae.weights());
+        return WriteDiffusersComponent(root / "vae", checkpoint.vae.config,
+                                       vae_weights);
       }));
   RETURN_IF_ERROR(WriteSchedulerConfig(root, checkpoint.scheduler));
   RETURN_IF_ERROR(

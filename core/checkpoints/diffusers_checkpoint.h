@@ -19,6 +19,15 @@
 
 namespace ditserve::checkpoints {
 
+// vae/config.json and the builder of the VAE's weights (its decoding half).
+struct VaeComponent {
+  nlohmann::json config;
+  std::function<absl::StatusOr<io::TensorMap>()> weights;
+};
+
+// The AutoencoderKL of `config` (FLUX, PixArt, SD3).
+VaeComponent AutoencoderKLComponent(const models::AutoencoderKLConfig& config);
+
 // What sets one family's checkpoint apart.
 struct DiffusersCheckpoint {
   // model_index.json's _class_name, e.g. "PixArtSigmaPipeline".
@@ -29,7 +38,8 @@ struct DiffusersCheckpoint {
   // write (PerturbedWeights, plus any persistent buffer); called with torch's
   // generator freshly seeded.
   std::function<absl::StatusOr<io::TensorMap>()> transformer_weights;
-  models::AutoencoderKLConfig vae;
+  // Its weights are drawn after the transformer's from the same generator.
+  VaeComponent vae;
   // scheduler/scheduler_config.json.
   nlohmann::json scheduler;
   // model_index.json's entries besides the text components, name →

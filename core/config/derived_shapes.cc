@@ -58,6 +58,15 @@ std::vector<int> EvenOffsets(int items, int count) {
   return offsets;
 }
 
+LatentFrames LatentFramesOf(int num_frames, int temporal_compression,
+                            int temporal_patch) {
+  LatentFrames frames;
+  frames.unpadded = (num_frames - 1) / temporal_compression + 1;
+  frames.padded =
+      (frames.unpadded + temporal_patch - 1) / temporal_patch * temporal_patch;
+  return frames;
+}
+
 absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
                                                const ModelSpec& spec) {
   const ModelDefaults& defaults = spec.defaults;
@@ -70,13 +79,15 @@ absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
   shapes.set_latent_width(shapes.generated_width() / spec.vae_scale_factor);
   shapes.set_latent_channels(spec.latent_channels);
   shapes.set_patch_size(spec.patch_size);
-  // The latent frames of a video are drawn padded in front to whole
-  // temporal patches (the first, padding frame is dropped before decoding).
-  const int unpadded_frames =
-      (config.num_frames() - 1) / spec.temporal_compression + 1;
-  shapes.set_latent_frames((unpadded_frames + spec.temporal_patch - 1) /
-                           spec.temporal_patch * spec.temporal_patch);
+  const LatentFrames latent_frames = LatentFramesOf(
+      config.num_frames(), spec.temporal_compression, spec.temporal_patch);
+  shapes.set_latent_frames(latent_frames.padded);
   const int token_frames = shapes.latent_frames() / spec.temporal_patch;
+  if (defaults.video()) shapes.add_image_latent_shape(latent_frames.padded);
+  for (const int size :
+       {spec.latent_channels, shapes.latent_height(), shapes.latent_width()}) {
+    shapes.add_image_latent_shape(size);
+  }
   // Rows of patches over every token frame: PipeFusion patches are whole
   // rows, and a video's tokens run frame after frame.
   const int patch_rows =

@@ -37,6 +37,18 @@ PipeFusionShard PipeFusionShardOf(int tokens, int degree, int index);
 // whose sizes differ by at most one, larger runs first.
 std::vector<int> EvenOffsets(int items, int count);
 
+// The latent frames of a video of `num_frames` frames: the VAE's
+// (num_frames - 1) / temporal_compression + 1, and those padded in front to
+// whole temporal patches of `temporal_patch` frames, as the transformer and
+// the scheduler see them (CogVideoX 1.5; the padding is dropped before
+// decoding). 1 and 1 for an image.
+struct LatentFrames {
+  int unpadded = 1;
+  int padded = 1;
+};
+LatentFrames LatentFramesOf(int num_frames, int temporal_compression,
+                            int temporal_patch);
+
 // Every shape a rank sizes a buffer from, computed from the user-facing
 // fields of `config` (size, prompts, sequence length, guidance, parallel).
 // Fails with INVALID_ARGUMENT naming the field when the request cannot be

@@ -116,7 +116,7 @@ absl::Status FreezeFrames(const v1::GenerateRequest& request,
                           v1::InputConfig& config) {
   const int frames =
       request.has_num_frames() ? request.num_frames() : defaults.num_frames;
-  if (defaults.frame_step == 0) {
+  if (!defaults.video()) {
     if (frames != 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "num_frames ", frames, " is not allowed: ", defaults.name,
@@ -157,7 +157,20 @@ absl::Status FreezeFrames(const v1::GenerateRequest& request,
   return absl::OkStatus();
 }
 
-v1::OutputFormat ResolveOutputFormat(v1::OutputFormat format) {
+absl::StatusOr<v1::OutputFormat> FreezeOutputFormat(
+    v1::OutputFormat format, const ModelDefaults& defaults) {
+  if (!v1::OutputFormat_IsValid(format)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "output_format ", format,
+        " is unknown; use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_RGB8, "
+        "OUTPUT_FORMAT_LATENT_F32 or (video models) OUTPUT_FORMAT_MP4"));
+  }
+  if (format == v1::OUTPUT_FORMAT_MP4 && !defaults.video()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "output_format OUTPUT_FORMAT_MP4 is for video models; ", defaults.name,
+        " makes images: use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_RGB8 or "
+        "OUTPUT_FORMAT_LATENT_F32"));
+  }
   return format == v1::OUTPUT_FORMAT_UNSPECIFIED ? v1::OUTPUT_FORMAT_PNG
                                                  : format;
 }
@@ -226,6 +239,13 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
   config.set_do_classifier_free_guidance(
       defaults.uses_classifier_free_guidance && config.guidance_scale() > 1.0F);
   config.set_use_guidance_embedding(defaults.uses_guidance_embedding);
+  if (request.use_dynamic_cfg() && !defaults.supports_dynamic_cfg) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("use_dynamic_cfg is not available for ", defaults.name,
+                     " (its pipeline has no dynamic guidance); leave it unset "
+                     "or false"));
+  }
+  config.set_use_dynamic_cfg(request.use_dynamic_cfg());
 
   const uint64_t first_seed =
       request.has_seed() ? request.seed() : context.drawn_seed;
@@ -241,6 +261,13 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
   config.set_max_sequence_length(request.has_max_sequence_length()
                                      ? request.max_sequence_length()
                                      : defaults.max_sequence_length);
+  if (defaults.fixed_sequence_length &&
+      config.max_sequence_length() != defaults.max_sequence_length) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_sequence_length ", config.max_sequence_length(),
+                     " is not allowed for ", defaults.name, "; it is fixed at ",
+                     defaults.max_sequence_length, " (leave it unset)"));
+  }
   if (config.max_sequence_length() < 1 ||
       config.max_sequence_length() > defaults.max_sequence_length_limit) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -263,13 +290,9 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                         ? request.use_resolution_binning()
                                         : defaults.use_resolution_binning);
 
-  if (!v1::OutputFormat_IsValid(request.output_format())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "output_format ", request.output_format(),
-        " is unknown; use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_RGB8 or "
-        "OUTPUT_FORMAT_LATENT_F32"));
-  }
-  config.set_output_format(ResolveOutputFormat(request.output_format()));
+  ASSIGN_OR_RETURN(v1::OutputFormat output_format,
+                   FreezeOutputFormat(request.output_format(), defaults));
+  config.set_output_format(output_format);
   config.set_deadline_unix_micros(context.deadline_unix_micros);
   *config.mutable_parallel() = parallel;
 

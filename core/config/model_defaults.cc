@@ -18,6 +18,7 @@ v1::ModelDefaults ToProto(const ModelDefaults& defaults) {
   out.set_num_frames(defaults.num_frames);
   out.set_fps(defaults.fps);
   out.set_frame_step(defaults.frame_step);
+  out.set_supports_dynamic_cfg(defaults.supports_dynamic_cfg);
   return out;
 }
 

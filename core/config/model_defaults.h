@@ -25,6 +25,9 @@ struct ModelDefaults {
   int max_sequence_length = 0;
   // Upper bound on max_sequence_length the text pipeline accepts.
   int max_sequence_length_limit = 0;
+  // max_sequence_length is fixed (CogVideoX-2b: its position table has rows
+  // for exactly that many text tokens).
+  bool fixed_sequence_length = false;
   v1::SchedulerKind scheduler = v1::SCHEDULER_KIND_UNSPECIFIED;
   // Static timestep shift (ignored when dynamic_shift is set).
   float scheduler_shift = 1;
@@ -44,6 +47,13 @@ struct ModelDefaults {
   int num_frames = 1;
   int frame_step = 0;
   int fps = 0;
+  // The model's diffusers pipeline offers use_dynamic_cfg (CogVideoX).
+  bool supports_dynamic_cfg = false;
+  // Its transformer runs as PipeFusion stages.
+  bool supports_pipefusion = true;
+
+  // A video model: it makes frame_step × N + 1 frames.
+  bool video() const { return frame_step > 0; }
 };
 
 // The defaults as reported by GetServerInfo.

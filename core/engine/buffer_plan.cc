@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -18,12 +19,34 @@ const BufferSpec* BufferPlan::Find(absl::string_view name) const {
   return nullptr;
 }
 
+namespace {
+
+// A transformer output of `channels` per latent pixel in the unpacked
+// layout: a video's with a channel axis after the frames.
+std::vector<int64_t> TransformerOutputShape(const v1::DerivedShapes& shapes,
+                                            std::vector<int64_t> leading,
+                                            int64_t channels) {
+  std::vector<int64_t> shape = LatentsShape(shapes, std::move(leading));
+  shape[shape.size() - 3] = channels;
+  return shape;
+}
+
+}  // namespace
+
 std::string PatchBuffer(absl::string_view buffer, int patch) {
   return absl::StrCat(buffer, "/patch", patch);
 }
 
 std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+std::vector<int64_t> LatentsShape(const v1::DerivedShapes& shapes,
+                                  std::vector<int64_t> leading) {
+  std::vector<int64_t> shape = std::move(leading);
+  shape.insert(shape.end(), shapes.image_latent_shape().begin(),
+               shapes.image_latent_shape().end());
+  return shape;
 }
 
 absl::StatusOr<BufferPlan> PlanBuffers(
@@ -54,6 +77,12 @@ absl::StatusOr<BufferPlan> PlanBuffers(
           "shapes.", names[i], " ", positive[i], " must be positive"));
     }
   }
+  if (shapes.image_latent_shape_size() < 3) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shapes.image_latent_shape has ", shapes.image_latent_shape_size(),
+        " entries; expected channels, height and width (and "
+        "frames first for video)"));
+  }
 
   const int64_t rows =
       int64_t{shapes.max_batch_per_dp_group()} * shapes.branches_per_cfg_rank();
@@ -70,11 +99,12 @@ absl::StatusOr<BufferPlan> PlanBuffers(
   const std::string hidden_by =
       absl::StrCat("model hidden_size ", dimensions.hidden_size);
   const std::string latent_by =
-      absl::StrCat("shapes.latent_channels ", shapes.latent_channels(),
-                   ", shapes.latent_height ", shapes.latent_height(),
-                   ", shapes.latent_width ", shapes.latent_width(),
+      absl::StrCat("shapes.image_latent_shape ",
+                   ShapeString({shapes.image_latent_shape().begin(),
+                                shapes.image_latent_shape().end()}),
                    " (from generated height ", shapes.generated_height(),
-                   ", width ", shapes.generated_width(), ")");
+                   ", width ", shapes.generated_width(), ", latent_frames ",
+                   shapes.latent_frames(), ")");
 
   BufferPlan plan;
   plan.buffers.push_back(
@@ -97,8 +127,8 @@ absl::StatusOr<BufferPlan> PlanBuffers(
     }
     plan.buffers.push_back(
         {std::string(kCfgBranchGather),
-         {parallel.cfg_degree(), rows, dimensions.transformer_out_channels,
-          shapes.latent_height(), shapes.latent_width()},
+         TransformerOutputShape(shapes, {parallel.cfg_degree(), rows},
+                                dimensions.transformer_out_channels),
          absl::StrCat("cfg_degree ", parallel.cfg_degree(), "; ", rows_by,
                       "; model transformer_out_channels ",
                       dimensions.transformer_out_channels, "; ", latent_by)});
@@ -178,17 +208,14 @@ absl::StatusOr<BufferPlan> PlanBuffers(
   if (is_rank_zero) {
     plan.buffers.push_back(
         {std::string(kDpLatentsGather),
-         {parallel.dp_degree(), shapes.max_batch_per_dp_group(),
-          shapes.latent_channels(), shapes.latent_height(),
-          shapes.latent_width()},
+         LatentsShape(shapes,
+                      {parallel.dp_degree(), shapes.max_batch_per_dp_group()}),
          absl::StrCat("dp_degree ", parallel.dp_degree(), "; ",
                       "shapes.max_batch_per_dp_group ",
                       shapes.max_batch_per_dp_group(), "; ", latent_by)});
     const int prompts = shapes.dp_group_prompt_offsets(parallel.dp_degree());
     plan.buffers.push_back(
-        {std::string(kOutputLatents),
-         {prompts, shapes.latent_channels(), shapes.latent_height(),
-          shapes.latent_width()},
+        {std::string(kOutputLatents), LatentsShape(shapes, {prompts}),
          absl::StrCat("shapes.dp_group_prompt_offsets last entry ", prompts,
                       "; ", latent_by)});
   }

@@ -45,10 +45,10 @@ inline constexpr absl::string_view kStageNoisePrediction =
 // kStageTextStream.
 std::string PatchBuffer(absl::string_view buffer, int patch);
 // Rank 0 only: each dp group's latents, [dp, max_batch_per_dp_group,
-// channels, latent_height, latent_width].
+// ...shapes.image_latent_shape].
 inline constexpr absl::string_view kDpLatentsGather = "dp_latents_gather";
 // Rank 0 only: the final latents of every prompt in request order,
-// [prompts, channels, latent_height, latent_width].
+// [prompts, ...shapes.image_latent_shape].
 inline constexpr absl::string_view kOutputLatents = "output_latents";
 
 // One buffer a rank receives into.
@@ -78,6 +78,10 @@ absl::StatusOr<BufferPlan> PlanBuffers(
 
 // "[2, 144, 8]".
 std::string ShapeString(const std::vector<int64_t>& shape);
+
+// `leading` followed by shapes.image_latent_shape: the unpacked latents.
+std::vector<int64_t> LatentsShape(const v1::DerivedShapes& shapes,
+                                  std::vector<int64_t> leading);
 
 }  // namespace ditserve::engine
 

@@ -1,7 +1,9 @@
 #include "core/engine/denoise_loop.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -47,6 +49,19 @@ absl::Status CheckRequest(const FamilyModel& model,
     return absl::InvalidArgumentError(
         "the request has a CFG split, but this family has no classifier-free "
         "guidance to split");
+  }
+  if (!request.step_noise_seeds.empty() &&
+      request.step_noise_seeds.size() != request.seeds.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("step_noise_seeds has ", request.step_noise_seeds.size(),
+                     " entries; expected none or one per seed (",
+                     request.seeds.size(), ")"));
+  }
+  if (request.dynamic_cfg &&
+      model.guidance_rule() != families::GuidanceRule::kClassifierFree) {
+    return absl::InvalidArgumentError(
+        "dynamic_cfg is set, but this family has no classifier-free guidance "
+        "whose scale it could vary");
   }
   if (request.sequence_parallel.has_value() && request.stages.has_value()) {
     return absl::InvalidArgumentError(
@@ -103,17 +118,46 @@ absl::StatusOr<at::Tensor> Forward(FamilyModel& model,
 
 // The noise prediction the scheduler steps with, from the raw output.
 at::Tensor GuidedNoise(const FamilyModel& model,
-                       const GenerationRequest& request,
-                       const at::Tensor& raw) {
+                       const GenerationRequest& request, const at::Tensor& raw,
+                       const at::Tensor& timestep) {
   at::Tensor noise = raw;
   if (ClassifierFreeGuidance(model, request)) {
     const std::vector<at::Tensor> halves = noise.chunk(2, /*dim=*/0);
-    noise = halves[0] + request.guidance_scale * (halves[1] - halves[0]);
+    noise = halves[0] +
+            GuidanceScaleAt(request, timestep) * (halves[1] - halves[0]);
   }
   return model.NoiseOf(noise);
 }
 
+// One generator per image for a scheduler that draws noise every step.
+std::vector<at::Generator> StepNoiseGenerators(
+    const FamilyModel& model, const GenerationRequest& request) {
+  std::vector<at::Generator> generators;
+  const bool own_seeds = !request.step_noise_seeds.empty();
+  const std::vector<uint64_t>& seeds =
+      own_seeds ? request.step_noise_seeds : request.seeds;
+  for (const uint64_t seed : seeds) {
+    at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+    // Past the image's initial noise, which the same stream drew first.
+    if (!own_seeds) {
+      at::randn(model.NoiseShape(request), generator,
+                at::TensorOptions().dtype(at::kFloat));
+    }
+    generators.push_back(std::move(generator));
+  }
+  return generators;
+}
+
 }  // namespace
+
+double GuidanceScaleAt(const GenerationRequest& request,
+                       const at::Tensor& timestep) {
+  if (!request.dynamic_cfg) return request.guidance_scale;
+  const double steps = request.num_inference_steps;
+  const double ratio = (steps - timestep.item<double>()) / steps;
+  return 1.0 + request.guidance_scale *
+                   ((1.0 - std::cos(M_PI * std::pow(ratio, 5.0))) / 2.0);
+}
 
 absl::StatusOr<at::Tensor> InitialLatents(FamilyModel& model,
                                           const GenerationRequest& request) {
@@ -145,13 +189,18 @@ absl::StatusOr<at::Tensor> Denoise(FamilyModel& model,
     const Conditioning text = ForwardConditioning(model, request);
     const int steps = request.num_inference_steps;
     const bool clean_sample = steps == 1 && model.one_step_takes_clean_sample();
+    schedulers::StepOptions step_options;
+    if (scheduler->draws_noise()) {
+      step_options.generators = StepNoiseGenerators(model, request);
+    }
     for (int step = 0; step < steps; ++step) {
       const at::Tensor timestep = scheduler->timesteps()[step];
       ASSIGN_OR_RETURN(at::Tensor raw,
                        Forward(model, request, text, latents, timestep, step));
       ASSIGN_OR_RETURN(
           schedulers::StepOutput stepped,
-          scheduler->Step(GuidedNoise(model, request, raw), latents));
+          scheduler->Step(GuidedNoise(model, request, raw, timestep), latents,
+                          step_options));
       latents =
           (clean_sample ? stepped.pred_original_sample : stepped.prev_sample)
               .to(latents.scalar_type());
@@ -171,7 +220,9 @@ absl::StatusOr<families::DecodeOutput> Generate(
   ASSIGN_OR_RETURN(at::Tensor denoised,
                    Denoise(model, request, std::move(latents), observer));
   return model.Decode(model.UnpackLatents(denoised, request),
-                      config::ImageSize{request.height, request.width});
+                      families::OutputSize{.height = request.height,
+                                           .width = request.width,
+                                           .frames = request.frames});
 }
 
 }  // namespace ditserve::engine

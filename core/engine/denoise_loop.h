@@ -45,6 +45,13 @@ absl::StatusOr<at::Tensor> Denoise(families::FamilyModel& model,
                                    at::Tensor latents,
                                    const StepObserver& observer);
 
+// The classifier-free guidance scale of the step at `timestep` (0-dim): the
+// request's, or with dynamic_cfg diffusers' CogVideoX ramp 1 + g × (1 −
+// cos(π × ((N − t) / N)^5)) / 2 over the timestep value t (not the step
+// index; t near 999 makes the ratio large and negative, as in diffusers).
+double GuidanceScaleAt(const families::GenerationRequest& request,
+                       const at::Tensor& timestep);
+
 // InitialLatents, Denoise, unpack and Decode at the generated size.
 absl::StatusOr<families::DecodeOutput> Generate(
     families::FamilyModel& model, const families::GenerationRequest& request,

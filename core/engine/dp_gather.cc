@@ -81,8 +81,7 @@ absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
   const auto [first, end] = DpGroupPrompts(context);
   torch::NoGradGuard no_grad;
   at::Tensor group_latents =
-      torch::zeros({shapes.max_batch_per_dp_group(), shapes.latent_channels(),
-                    shapes.latent_height(), shapes.latent_width()});
+      torch::zeros(LatentsShape(shapes, {shapes.max_batch_per_dp_group()}));
   if (end > first) {
     ASSIGN_OR_RETURN(at::Tensor latents, generate(first, end));
     group_latents.narrow(0, 0, end - first).copy_(latents);

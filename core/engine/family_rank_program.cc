@@ -37,8 +37,10 @@ absl::StatusOr<at::Tensor> FamilyRankProgram::Generate(RankContext& context,
   }
   request.height = config.shapes().generated_height();
   request.width = config.shapes().generated_width();
+  request.frames = config.num_frames();
   request.num_inference_steps = config.num_inference_steps();
   request.guidance_scale = config.guidance_scale();
+  request.dynamic_cfg = config.use_dynamic_cfg();
   request.seeds.assign(config.seeds().begin() + first,
                        config.seeds().begin() + end);
   request.cfg_split = CfgSplitFor(context, end - first);
@@ -67,8 +69,10 @@ absl::StatusOr<at::Tensor> FamilyRankProgram::Decode(
   ScopedStageTimer timer(timings, Stage::kVaeDecode);
   torch::NoGradGuard no_grad;
   ASSIGN_OR_RETURN(families::DecodeOutput decoded,
-                   model_->Decode(latents, config::ImageSize{config.height(),
-                                                             config.width()}));
+                   model_->Decode(latents, families::OutputSize{
+                                               .height = config.height(),
+                                               .width = config.width(),
+                                               .frames = config.num_frames()}));
   return decoded.images.rgb;
 }
 

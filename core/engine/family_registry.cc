@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/status_macros.h"
+#include "core/families/cogvideox/cogvideox_family.h"
 #include "core/families/flux/flux_family.h"
 #include "core/families/pixart/pixart_family.h"
 #include "core/families/sd3/sd3_family.h"
@@ -16,6 +17,7 @@ const std::vector<const families::Family*>& RegisteredFamilies() {
           &families::FluxFamily(),
           &families::PixArtFamily(),
           &families::SD3Family(),
+          &families::CogVideoXFamily(),
       };
   return *registered;
 }

@@ -42,12 +42,13 @@ class RankProgram {
   virtual ~RankProgram() = default;
 
   // Returns the gathered output on rank 0 (for now the final latents,
-  // [prompts, channels, latent_height, latent_width]) and an undefined
-  // tensor on other ranks.
+  // [prompts, ...shapes.image_latent_shape]) and an undefined tensor on
+  // other ranks.
   virtual absl::StatusOr<at::Tensor> Run(RankContext& context) = 0;
 
-  // Rank 0, after Run: the VAE decode of the gathered latents [images, C, h,
-  // w] into uint8 RGB [images, height, width, 3] at the config's size,
+  // Rank 0, after Run: the VAE decode of the gathered latents [prompts,
+  // ...shapes.image_latent_shape] into uint8 RGB [prompts, height, width, 3]
+  // (video: [prompts, frames, height, width, 3]) at the config's size,
   // recording vae_decode in `timings`.
   virtual absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& config,
                                             const at::Tensor& latents,

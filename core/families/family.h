@@ -79,8 +79,16 @@ struct GenerationRequest {
   int64_t frames = 1;
   int num_inference_steps = 0;
   float guidance_scale = 0.0F;
+  // diffusers' use_dynamic_cfg: classifier-free guidance at a scale that
+  // follows the step's timestep (see InputConfig.use_dynamic_cfg).
+  bool dynamic_cfg = false;
   // One seed per image (B entries): image i starts from InitialNoise(seed i).
   std::vector<uint64_t> seeds;
+  // A scheduler that draws noise every step (Scheduler::draws_noise) draws
+  // image i's from a generator seeded with step_noise_seeds[i]. Empty: from
+  // image i's seed, continued after its initial noise, as diffusers'
+  // pipelines continue their generator after drawing the latents.
+  std::vector<uint64_t> step_noise_seeds;
   // With classifier-free guidance: run only this rank's branch and exchange
   // the outputs (CFG parallel). Unset: both branches in one batch.
   std::optional<parallel::CfgSplit> cfg_split;
@@ -115,6 +123,15 @@ class BoundForward {
       const parallel::PipeFusionStages& stages, int step) = 0;
 };
 
+// The output Decode makes of a request's latents.
+struct OutputSize {
+  int64_t height = 0;
+  int64_t width = 0;
+  // Frames of a video (1 for an image): the padding latent frames in front
+  // of those a video of this many frames decodes from are dropped.
+  int64_t frames = 1;
+};
+
 struct DecodeOutput {
   // The latents as handed to the VAE (unscaled, shifted).
   at::Tensor vae_input;
@@ -145,7 +162,8 @@ class FamilyModel {
   virtual absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> Schedule(
       const GenerationRequest& request) const = 0;
 
-  // The seeded noise of one image: [1, C, h, w] (video: [1, C, F, h, w]).
+  // The seeded noise of one image in the order the family's diffusers
+  // pipeline draws it: [1, C, h, w] (CogVideoX: [1, F, C, h, w]).
   virtual std::vector<int64_t> NoiseShape(
       const GenerationRequest& request) const = 0;
   // Noise [B, ...NoiseShape] → the latent layout the transformer and the
@@ -165,6 +183,14 @@ class FamilyModel {
       const GenerationRequest& request, const at::Tensor& latents,
       const at::Tensor& timestep, const Conditioning& text) = 0;
 
+  // Tables the family derives from the request's size alone, by the names
+  // diffusers' pipeline golden cases store them under (CogVideoX's
+  // "rotary_cos", "rotary_sin"), for golden checks; none by default.
+  virtual absl::StatusOr<std::vector<std::pair<std::string, at::Tensor>>>
+  RequestTables(const GenerationRequest& /*request*/) const {
+    return std::vector<std::pair<std::string, at::Tensor>>{};
+  }
+
   // The noise prediction in a (guided) transformer output: all of it, or
   // PixArt's learned-sigma half.
   virtual at::Tensor NoiseOf(const at::Tensor& output) const { return output; }
@@ -173,11 +199,12 @@ class FamilyModel {
   // sample rather than its previous sample (PixArt-α's DMD distillation).
   virtual bool one_step_takes_clean_sample() const { return false; }
 
-  // Unpacked latents [B, C, h, w] → images at `output_size` (PixArt after
-  // resolution binning: resized and centre-cropped to it; other families
-  // generate that size).
+  // Unpacked latents [B, ...DerivedShapes.image_latent_shape] → images at
+  // `output_size` (PixArt after resolution binning: resized and
+  // centre-cropped to it; other families generate that size); a video's
+  // frames are DecodedImages::rgb [B, frames, H, W, 3].
   virtual absl::StatusOr<DecodeOutput> Decode(
-      const at::Tensor& latents, config::ImageSize output_size) = 0;
+      const at::Tensor& latents, const OutputSize& output_size) = 0;
 
   virtual ModelDimensions dimensions() const = 0;
   // This rank's transformer (its stage's blocks under PipeFusion) and the

@@ -100,7 +100,7 @@ class LatentGridModel : public FamilyModel {
     return shape;
   }
   absl::StatusOr<DecodeOutput> Decode(
-      const at::Tensor& latents, config::ImageSize /*output_size*/) override {
+      const at::Tensor& latents, const OutputSize& /*output_size*/) override {
     return DecodeLatents(*vae_, latents);
   }
   torch::nn::Module& transformer() override { return *transformer_; }

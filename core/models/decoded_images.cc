@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <vector>
+
 namespace ditserve::models {
 
 DecodedImages PostprocessDecoded(const at::Tensor& raw) {
@@ -12,6 +14,24 @@ DecodedImages PostprocessDecoded(const at::Tensor& raw) {
                 .round()
                 .to(at::kByte)
                 .contiguous();
+  return out;
+}
+
+DecodedImages PostprocessDecodedVideo(const at::Tensor& raw) {
+  const int64_t batch = raw.size(0);
+  const int64_t frames = raw.size(2);
+  // Each frame as an image: [B × F, 3, H, W].
+  DecodedImages per_frame =
+      PostprocessDecoded(raw.permute({0, 2, 1, 3, 4}).flatten(0, 1));
+  DecodedImages out;
+  out.raw = raw;
+  const auto split_frames = [batch, frames](const at::Tensor& images) {
+    std::vector<int64_t> shape = {batch, frames};
+    shape.insert(shape.end(), images.sizes().begin() + 1, images.sizes().end());
+    return images.reshape(shape);
+  };
+  out.image = split_frames(per_frame.image);
+  out.rgb = split_frames(per_frame.rgb);
   return out;
 }
 

@@ -19,6 +19,11 @@ struct DecodedImages {
 // Post-processes decoder output (any device and dtype; computed in float32).
 DecodedImages PostprocessDecoded(const at::Tensor& raw);
 
+// The same for a video decoder's output [B, 3, F, H, W], as diffusers'
+// VideoProcessor.postprocess_video: raw as given, image [B, F, 3, H, W]
+// (output_type="pt"), rgb [B, F, H, W, 3] (output_type="pil").
+DecodedImages PostprocessDecodedVideo(const at::Tensor& raw);
+
 }  // namespace ditserve::models
 
 #endif  // DITSERVE_CORE_MODELS_DECODED_IMAGES_H_

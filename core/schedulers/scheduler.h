@@ -33,10 +33,11 @@ struct StepOptions {
   // DDIM with eta > 0: the noise to add, shaped like the sample. Required, so
   // the caller owns the random stream (a seeded CPU generator).
   at::Tensor variance_noise;
-  // CogVideoXDPMScheduler only, and required there: it draws its noise itself
-  // (one or two tensors per step, as diffusers does), so the caller hands over
-  // the seeded CPU generator that owns the stream.
-  std::optional<at::Generator> generator;
+  // Schedulers that draw noise themselves (draws_noise(); required there):
+  // one seeded CPU generator per row of the sample (dim 0), each owning its
+  // image's stream, so an image's noise does not depend on its batch. With
+  // one row this is diffusers' single generator.
+  std::vector<at::Generator> generators;
 };
 
 struct StepOutput {
@@ -72,6 +73,9 @@ class Scheduler {
 
   // Scale of the initial noise (1 for every scheduler here).
   virtual double init_noise_sigma() const { return 1.0; }
+
+  // Whether Step needs StepOptions::generators (CogVideoXDPMScheduler).
+  virtual bool draws_noise() const { return false; }
 
   int num_steps() const;
 };

@@ -3,6 +3,7 @@
 
 #include "core/config/model_defaults.h"
 #include "core/config/model_spec.h"
+#include "core/families/cogvideox/cogvideox_defaults.h"
 #include "core/families/flux/flux_defaults.h"
 #include "core/families/pixart/pixart_defaults.h"
 #include "core/families/sd3/sd3_defaults.h"
@@ -12,6 +13,27 @@ namespace ditserve::testing {
 // Dimensions of the released checkpoints of the served model `model` (from
 // their transformer/config.json), for validation tests that need real sizes.
 inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
+  if (model.name == families::kCogVideoX2bDefaults.name) {
+    return {.defaults = model,
+            .num_attention_heads = 30,
+            .num_layers = 30,
+            .patch_size = 2,
+            .latent_channels = 16,
+            .vae_scale_factor = 8,
+            .temporal_compression = 4};
+  }
+  if (model.name == families::kCogVideoX5bDefaults.name ||
+      model.name == families::kCogVideoX15Defaults.name) {
+    return {.defaults = model,
+            .num_attention_heads = 48,
+            .num_layers = 42,
+            .patch_size = 2,
+            .latent_channels = 16,
+            .vae_scale_factor = 8,
+            .temporal_compression = 4,
+            .temporal_patch =
+                model.name == families::kCogVideoX15Defaults.name ? 2 : 1};
+  }
   if (model.name == families::kSD3MediumDefaults.name) {
     return {.defaults = model,
             .num_attention_heads = 24,

@@ -130,7 +130,7 @@ class CogVideoXSchedulerCaseRunner {
     at::Generator replay;
     if (draws_noise_) {
       const uint64_t seed = chain.at("noise_seed").get<uint64_t>();
-      options.generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+      options.generators = {at::make_generator<at::CPUGeneratorImpl>(seed)};
       replay = at::make_generator<at::CPUGeneratorImpl>(seed);
       draws_per_step = chain.at("draws_per_step").get<std::vector<int>>();
       if (static_cast<int>(draws_per_step.size()) != scheduler_->num_steps()) {
@@ -159,7 +159,7 @@ class CogVideoXSchedulerCaseRunner {
               x0, tolerance);
       if (draws_noise_) {
         RETURN_IF_ERROR(CheckDraws(name, i, draws_per_step[i], current, inputs,
-                                   replay, *options.generator));
+                                   replay, options.generators[0]));
       }
       current = out.prev_sample;
     }

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -94,6 +95,15 @@ absl::StatusOr<families::GenerationRequest> ReadRequest(
         golden_case.spec.at("num_inference_steps").get<int>();
     request.guidance_scale = golden_case.spec.at("guidance_scale").get<float>();
     request.seeds = {golden_case.spec.at("generator_seed").get<uint64_t>()};
+    request.frames = golden_case.spec.value("num_frames", int64_t{1});
+    request.dynamic_cfg = golden_case.spec.value("use_dynamic_cfg", false);
+    // The case gave the latents and a generator of its own seed, which only
+    // the scheduler's noise drew from.
+    if (golden_case.spec.contains("scheduler_noise_generator_seed")) {
+      request.step_noise_seeds = {
+          golden_case.spec.at("scheduler_noise_generator_seed")
+              .get<uint64_t>()};
+    }
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(golden_case.dir, "/case.json: ", e.what()));
@@ -153,6 +163,8 @@ absl::StatusOr<std::vector<OutputComparison>> RunPipelineCase(
   ASSIGN_OR_RETURN(std::unique_ptr<schedulers::Scheduler> schedule,
                    model->Schedule(request));
   RecordSchedule(*schedule, outputs);
+  ASSIGN_OR_RETURN(auto tables, model->RequestTables(request));
+  for (auto& [name, table] : tables) outputs[name] = std::move(table);
   ASSIGN_OR_RETURN(at::Tensor final_latents,
                    engine::Denoise(*model, request, latents->second,
                                    [&outputs](const engine::StepEvent& event) {
@@ -167,11 +179,15 @@ absl::StatusOr<std::vector<OutputComparison>> RunPipelineCase(
   ASSIGN_OR_RETURN(
       families::DecodeOutput decoded,
       model->Decode(model->UnpackLatents(final_latents, request),
-                    config::ImageSize{request.height, request.width}));
+                    families::OutputSize{.height = request.height,
+                                         .width = request.width,
+                                         .frames = request.frames}));
   outputs["vae_input"] = decoded.vae_input;
-  outputs["image_raw"] = decoded.images.raw;
-  outputs["image"] = decoded.images.image;
-  outputs["image_uint8"] = decoded.images.rgb;
+  // diffusers names a video pipeline's outputs "frames".
+  const std::string output = request.frames > 1 ? "frames" : "image";
+  outputs[output + "_raw"] = decoded.images.raw;
+  outputs[output] = decoded.images.image;
+  outputs[output + "_uint8"] = decoded.images.rgb;
   return CompareWithReferenceOutputs(golden_case, outputs);
 }
 

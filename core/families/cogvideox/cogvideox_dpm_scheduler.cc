@@ -2,7 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/guarded.h"
@@ -18,13 +20,18 @@ at::Tensor Lambda(const at::Tensor& alpha_prod) {
   return (alpha_prod / (1 - alpha_prod)).pow(0.5).log();
 }
 
-// diffusers' randn_tensor with a CPU generator: drawn on the CPU in the
-// sample's dtype, then moved to the sample's device. `generator` is a handle:
-// the draw advances the caller's stream.
-at::Tensor DrawNoise(const at::Tensor& sample, at::Generator generator) {
-  return at::randn(sample.sizes(), generator,
-                   sample.options().device(torch::kCPU))
-      .to(sample.device());
+// diffusers' randn_tensor with a CPU generator, per row: row i drawn on the
+// CPU in the sample's dtype from generators[i], then moved to the sample's
+// device. The generators are handles: the draws advance the caller's
+// streams.
+at::Tensor DrawNoise(const at::Tensor& sample,
+                     const std::vector<at::Generator>& generators) {
+  std::vector<at::Tensor> rows;
+  for (int64_t row = 0; row < sample.size(0); ++row) {
+    rows.push_back(at::randn(sample.narrow(0, row, 1).sizes(), generators[row],
+                             sample.options().device(torch::kCPU)));
+  }
+  return at::cat(rows, /*dim=*/0).to(sample.device());
 }
 
 }  // namespace
@@ -36,12 +43,20 @@ absl::StatusOr<schedulers::StepOutput> CogVideoXDPMScheduler::Step(
     const at::Tensor& model_output, const at::Tensor& sample,
     const schedulers::StepOptions& options) {
   RETURN_IF_ERROR(CheckStep(model_output, sample));
-  if (!options.generator.has_value() || !options.generator->defined() ||
-      options.generator->device().type() != torch::kCPU) {
+  const bool cpu_generators = std::all_of(
+      options.generators.begin(), options.generators.end(),
+      [](const at::Generator& generator) {
+        return generator.defined() && generator.device().type() == torch::kCPU;
+      });
+  if (sample.dim() == 0 ||
+      static_cast<int64_t>(options.generators.size()) != sample.size(0) ||
+      !cpu_generators) {
     return absl::InvalidArgumentError(absl::StrCat(
         class_name(),
-        ": StepOptions.generator must be a CPU generator; every step draws "
-        "its noise from it"));
+        ": StepOptions.generators must hold one CPU generator "
+        "per row of the sample (",
+        sample.dim() == 0 ? 0 : sample.size(0), "), not ",
+        options.generators.size(), "; every step draws its noise from them"));
   }
   const int index = step_index();
   const int64_t prev_timestep = PrevTimestep();
@@ -65,7 +80,7 @@ absl::StatusOr<schedulers::StepOutput> CogVideoXDPMScheduler::Step(
             (1 - alpha_prod_t_prev).pow(0.5) * (1 - (-2 * h).exp()).pow(0.5);
         // diffusers draws for the first-order update before it knows whether
         // the second-order one replaces it, so that draw is always taken.
-        at::Tensor noise = DrawNoise(sample, *options.generator);
+        at::Tensor noise = DrawNoise(sample, options.generators);
         at::Tensor denoised = x0;
         if (second_order) {
           const at::Tensor lambda_back =
@@ -73,7 +88,7 @@ absl::StatusOr<schedulers::StepOutput> CogVideoXDPMScheduler::Step(
           const at::Tensor r = (lambda - lambda_back) / h;
           const at::Tensor mult4 = 1 / (2 * r);
           denoised = (1 + mult4) * x0 - mult4 * previous_x0_;
-          noise = DrawNoise(sample, *options.generator);
+          noise = DrawNoise(sample, options.generators);
         }
         out.prev_sample =
             mult1 * sample - mult2 * denoised + mult_noise * noise;

@@ -23,10 +23,12 @@ class CogVideoXDPMScheduler : public CogVideoXSchedulerBase {
     return "CogVideoXDPMScheduler";
   }
   // First order on step 0 and on a step to a timestep below 0, second order
-  // otherwise. Always adds noise from options.generator (required, CPU): one
-  // draw in a first-order step, two in a second-order step of which the first
-  // is thrown away, exactly as diffusers consumes the stream. options.eta and
+  // otherwise. Always adds noise, row i of the sample's from
+  // options.generators[i] (required, CPU, one per row): one draw in a
+  // first-order step, two in a second-order step of which the first is
+  // thrown away, exactly as diffusers consumes the stream. options.eta and
   // options.variance_noise are ignored, as in diffusers.
+  bool draws_noise() const override { return true; }
   absl::StatusOr<schedulers::StepOutput> Step(
       const at::Tensor& model_output, const at::Tensor& sample,
       const schedulers::StepOptions& options = {}) override;

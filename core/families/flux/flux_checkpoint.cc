@@ -84,7 +84,7 @@ absl::Status WriteFluxCheckpoint(const config::ModelDefaults& model,
                  models::BlockRange{0, transformer.total_blocks()}));
          return PerturbedWeights(*model);
        },
-       .vae = configs.vae,
+       .vae = AutoencoderKLComponent(configs.vae),
        .scheduler = FlowMatchSchedulerJson(configs.scheduler),
        .components = {{"scheduler",
                        {"diffusers", "FlowMatchEulerDiscreteScheduler"}},

@@ -95,9 +95,9 @@ absl::Status WritePixArtCheckpoint(const config::ModelDefaults& model,
          return PerturbedWeights(model);
        },
        // The SD VAE's latent statistics.
-       .vae = VaeConfig(
+       .vae = AutoencoderKLComponent(VaeConfig(
            preset,
-           {.channels = 4, .scaling_factor = 0.18215, .quant_convs = true}),
+           {.channels = 4, .scaling_factor = 0.18215, .quant_convs = true})),
        .scheduler = SchedulerJson(),
        .components = {{"scheduler",
                        {"diffusers", "DPMSolverMultistepScheduler"}},

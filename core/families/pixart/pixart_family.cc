@@ -9,9 +9,9 @@
 #include "core/families/latent_grid.h"
 #include "core/families/pixart/pixart_checkpoint.h"
 #include "core/families/pixart/pixart_defaults.h"
-#include "core/families/pixart/pixart_prompt_encoder.h"
 #include "core/families/pixart/pixart_transformer_2d_model.h"
 #include "core/families/pixart/resolution_binning.h"
+#include "core/models/text/t5_prompt_encoder.h"
 #include "core/parallel/latent_stage_model.h"
 #include "core/schedulers/load_scheduler.h"
 
@@ -44,7 +44,7 @@ class PixArtStageModel final
 };
 
 class PixArtModel final
-    : public LatentGridModel<families::PixArtPromptEncoder,
+    : public LatentGridModel<models::T5PromptEncoder,
                              models::PixArtTransformer2DModel, nlohmann::json> {
  public:
   using LatentGridModel::LatentGridModel;
@@ -56,11 +56,12 @@ class PixArtModel final
   absl::StatusOr<Conditioning> EncodePrompts(
       const std::vector<std::string>& prompts,
       int max_sequence_length) override {
-    ASSIGN_OR_RETURN(families::PixArtPromptEncoder * prompt_encoder, encoder());
-    ASSIGN_OR_RETURN(families::PixArtPromptEmbeddings embeddings,
-                     prompt_encoder->Encode(prompts, max_sequence_length));
-    return Conditioning{.states = embeddings.prompt_embeds,
-                        .mask = embeddings.prompt_attention_mask};
+    ASSIGN_OR_RETURN(models::T5PromptEncoder * prompt_encoder, encoder());
+    // The transformer's cross-attention masks the padding again.
+    ASSIGN_OR_RETURN(models::T5PromptStates text,
+                     prompt_encoder->Encode(prompts, max_sequence_length,
+                                            models::T5Padding::kMasked));
+    return Conditioning{.states = text.states, .mask = text.mask};
   }
 
   absl::Status CheckRequest(const GenerationRequest& request) const override {
@@ -109,12 +110,12 @@ class PixArtModel final
   bool one_step_takes_clean_sample() const override { return true; }
 
   absl::StatusOr<DecodeOutput> Decode(const at::Tensor& latents,
-                                      config::ImageSize output_size) override {
+                                      const OutputSize& output_size) override {
     ASSIGN_OR_RETURN(DecodeOutput decoded, DecodeLatents(vae(), latents));
     const at::Tensor& raw = decoded.images.raw;
     if (raw.size(2) != output_size.height || raw.size(3) != output_size.width) {
-      decoded.images = models::PostprocessDecoded(
-          families::ResizeAndCenterCrop(raw, output_size));
+      decoded.images = models::PostprocessDecoded(families::ResizeAndCenterCrop(
+          raw, config::ImageSize{output_size.height, output_size.width}));
     }
     return decoded;
   }
@@ -172,10 +173,10 @@ class PixArt final : public Family {
 
   absl::StatusOr<std::unique_ptr<FamilyModel>> Load(
       const std::string& model_dir, const LoadOptions& options) const override {
-    std::unique_ptr<families::PixArtPromptEncoder> encoder;
+    std::unique_ptr<models::T5PromptEncoder> encoder;
     if (options.prompt_encoders) {
-      ASSIGN_OR_RETURN(encoder, families::PixArtPromptEncoder::Load(
-                                    model_dir, options.placement));
+      ASSIGN_OR_RETURN(
+          encoder, models::T5PromptEncoder::Load(model_dir, options.placement));
     }
     ASSIGN_OR_RETURN(
         std::shared_ptr<models::PixArtTransformer2DModel> transformer,

@@ -87,9 +87,9 @@ absl::Status WriteSD3Checkpoint(CheckpointPreset preset, uint64_t seed,
          return weights;
        },
        // SD3's VAE latent statistics.
-       .vae = VaeConfig(
+       .vae = AutoencoderKLComponent(VaeConfig(
            preset,
-           {.channels = 16, .scaling_factor = 1.5305, .shift_factor = 0.0609}),
+           {.channels = 16, .scaling_factor = 1.5305, .shift_factor = 0.0609})),
        .scheduler = FlowMatchSchedulerJson(scheduler),
        .components = {{"scheduler",
                        {"diffusers", "FlowMatchEulerDiscreteScheduler"}},

@@ -1,5 +1,6 @@
 #include "core/config/freeze.h"
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <ostream>
@@ -76,7 +77,9 @@ TEST_P(OmittedFieldsTest, OmittedFieldsFreezeToTheModelsDefaults) {
   EXPECT_EQ(config->model(), defaults.name);
   EXPECT_EQ(config->height(), defaults.height);
   EXPECT_EQ(config->width(), defaults.width);
-  EXPECT_EQ(config->num_frames(), 1);
+  EXPECT_EQ(config->num_frames(), defaults.num_frames);
+  EXPECT_EQ(config->fps(), defaults.fps);
+  EXPECT_FALSE(config->use_dynamic_cfg());
   EXPECT_EQ(config->num_inference_steps(), defaults.num_inference_steps);
   EXPECT_FLOAT_EQ(config->guidance_scale(), defaults.guidance_scale);
   EXPECT_EQ(config->do_classifier_free_guidance(),
@@ -104,7 +107,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ModelDefaults>& info) {
       std::string name(info.param.name);
       for (char& c : name) {
-        if (c == '-') c = '_';
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
       }
       return name;
     });
@@ -500,6 +503,39 @@ TEST(FreezeValidationTest, RequestId) {
   ExpectRejected(request, "request_id may only hold printable ASCII");
 }
 
+TEST(FreezeValidationTest, Mp4IsForVideoModels) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_output_format(v1::OUTPUT_FORMAT_MP4);
+  ExpectRejected(request,
+                 "OUTPUT_FORMAT_MP4 is for video models; flux-dev makes "
+                 "images");
+  ExpectAccepted(request, families::kCogVideoX5bDefaults);
+}
+
+TEST(FreezeValidationTest, DynamicCfgOnlyWhereThePipelineHasIt) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_use_dynamic_cfg(true);
+  ExpectRejected(request, "use_dynamic_cfg is not available for flux-dev");
+  ExpectRejected(request, "use_dynamic_cfg is not available for sd3-medium",
+                 families::kSD3MediumDefaults);
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, families::kCogVideoX5bDefaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->use_dynamic_cfg());
+}
+
+TEST(FreezeValidationTest, CogVideoX2bTextLengthIsFixed) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_max_sequence_length(100);
+  ExpectRejected(request,
+                 "max_sequence_length 100 is not allowed for cogvideox-2b; it "
+                 "is fixed at 226",
+                 families::kCogVideoX2bDefaults);
+  ExpectAccepted(request, families::kCogVideoX5bDefaults);
+  request.set_max_sequence_length(226);
+  ExpectAccepted(request, families::kCogVideoX2bDefaults);
+}
+
 TEST(FreezeValidationTest, ImageModelsTakeOneFrameAndNoFps) {
   v1::GenerateRequest request = OnePrompt();
   request.set_num_frames(1);
@@ -542,6 +578,31 @@ TEST(FreezeVideoTest, DefaultsGiveLatentFramesAndVideoTokens) {
   EXPECT_EQ(config->shapes().latent_frames(), 13);
   // 13 frames of 30 x 45 patches (480 x 720 pixels, VAE 8, patch 2).
   EXPECT_EQ(config->shapes().image_tokens(), 13 * 30 * 45);
+}
+
+TEST(FreezeVideoTest, ImageLatentShapeHasTheFramesFirstForVideo) {
+  absl::StatusOr<v1::InputConfig> video =
+      FreezeVideo(OnePrompt(), VideoSpec(2));
+  ASSERT_TRUE(video.ok()) << video.status();
+  // 49 frames: 13 latent frames padded to 14, 16 channels, 60 x 90.
+  EXPECT_THAT(video->shapes().image_latent_shape(),
+              ElementsAre(14, 16, 60, 90));
+  absl::StatusOr<v1::InputConfig> image =
+      FreezeFor(OnePrompt(), families::kFluxDevDefaults);
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_THAT(image->shapes().image_latent_shape(), ElementsAre(16, 128, 128));
+}
+
+TEST(FreezeVideoTest, CogVideoX15DefaultsPadTwentyOneLatentFramesToTwentyTwo) {
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(OnePrompt(), families::kCogVideoX15Defaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->num_frames(), 81);
+  EXPECT_EQ(config->fps(), 16);
+  EXPECT_EQ(config->shapes().latent_frames(), 22);
+  // 11 token frames of 48 x 85 patches (768 x 1360 pixels).
+  EXPECT_EQ(config->shapes().image_tokens(), 11 * 48 * 85);
+  EXPECT_EQ(config->shapes().sequence_tokens(), 11 * 48 * 85 + 226);
 }
 
 TEST(FreezeVideoTest, TemporalPatchesPadTheLatentFramesInFront) {

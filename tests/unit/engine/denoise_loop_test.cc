@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/families/cogvideox/cogvideox_family.h"
 #include "core/families/flux/flux_family.h"
 #include "core/families/pixart/pixart_family.h"
 #include "core/families/sd3/sd3_family.h"
@@ -33,6 +34,7 @@ using ::ditserve::testing::Uint8Close;
 using families::Conditioning;
 using families::DecodeOutput;
 using families::GenerationRequest;
+using families::OutputSize;
 using ::testing::HasSubstr;
 
 struct PipelineCase {
@@ -87,7 +89,19 @@ class DenoiseLoopTest : public ::testing::TestWithParam<PipelineCase> {
     request.num_inference_steps = json.at("num_inference_steps").get<int>();
     request.guidance_scale = json.at("guidance_scale").get<float>();
     request.seeds = {json.at("generator_seed").get<uint64_t>()};
+    request.frames = json.value("num_frames", int64_t{1});
+    if (json.contains("scheduler_noise_generator_seed")) {
+      request.step_noise_seeds = {
+          json.at("scheduler_noise_generator_seed").get<uint64_t>()};
+    }
     return request;
+  }
+
+  // The golden output of the decoded `suffix` ("", "_raw", "_uint8"):
+  // diffusers names a video pipeline's outputs "frames".
+  std::string Decoded(const std::string& suffix) const {
+    return (golden_->json().contains("num_frames") ? "frames" : "image") +
+           suffix;
   }
 
   void ExpectClose(const at::Tensor& actual, const std::string& output) {
@@ -99,7 +113,9 @@ class DenoiseLoopTest : public ::testing::TestWithParam<PipelineCase> {
   absl::StatusOr<DecodeOutput> Decode(const at::Tensor& latents,
                                       const GenerationRequest& request) {
     return model_->Decode(model_->UnpackLatents(latents, request),
-                          config::ImageSize{request.height, request.width});
+                          OutputSize{.height = request.height,
+                                     .width = request.width,
+                                     .frames = request.frames});
   }
 
   std::unique_ptr<GoldenCase> golden_;
@@ -117,6 +133,7 @@ TEST_P(DenoiseLoopTest, ScheduleMatchesThePipeline) {
       model_->Schedule(Request());
   ASSERT_TRUE(schedule.ok()) << schedule.status();
   ExpectClose((*schedule)->timesteps(), "timesteps");
+  if (!golden_->json().at("outputs").contains("sigmas")) return;
   if (const auto* flow =
           dynamic_cast<const schedulers::FlowMatchEulerDiscreteScheduler*>(
               schedule->get())) {
@@ -152,11 +169,12 @@ TEST_P(DenoiseLoopTest, EveryStepAndTheImageMatchDiffusers) {
   absl::StatusOr<DecodeOutput> decoded = Decode(*latents, request);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   ExpectClose(decoded->vae_input, "vae_input");
-  ExpectClose(decoded->images.raw, "image_raw");
-  ExpectClose(decoded->images.image, "image");
+  ExpectClose(decoded->images.raw, Decoded("_raw"));
+  ExpectClose(decoded->images.image, Decoded(""));
   const nlohmann::json& rule =
-      golden_->json().at("tolerance").at("image_uint8");
-  EXPECT_TRUE(Uint8Close(decoded->images.rgb, golden_->Output("image_uint8"),
+      golden_->json().at("tolerance").at(Decoded("_uint8"));
+  EXPECT_TRUE(Uint8Close(decoded->images.rgb,
+                         golden_->Output(Decoded("_uint8")),
                          rule.at("atol").get<int>(),
                          rule.at("max_fraction_differing").get<double>()));
 }
@@ -165,7 +183,7 @@ TEST_P(DenoiseLoopTest, GenerateEqualsTheStagesRunInOrder) {
   absl::StatusOr<DecodeOutput> generated =
       Generate(*model_, Request(), nullptr);
   ASSERT_TRUE(generated.ok()) << generated.status();
-  ExpectClose(generated->images.image, "image");
+  ExpectClose(generated->images.image, Decoded(""));
 }
 
 // Rows [first, end) of every tensor of `conditioning`.
@@ -192,7 +210,9 @@ Conditioning Repeated(const Conditioning& conditioning, int64_t times) {
 }
 
 TEST_P(DenoiseLoopTest, EachImageOfABatchOfThreeEqualsItsSingleImage) {
-  const GenerationRequest golden = Request();
+  GenerationRequest golden = Request();
+  // Every image's step noise (if any) from its own seed.
+  golden.step_noise_seeds.clear();
   torch::manual_seed(0);
   // Two more prompts: random states and pooled vectors, one of them with
   // text padding where the family has a mask.
@@ -229,6 +249,7 @@ TEST_P(DenoiseLoopTest, EachImageOfABatchOfThreeEqualsItsSingleImage) {
 
 TEST_P(DenoiseLoopTest, EachImageDependsOnlyOnItsOwnSeed) {
   GenerationRequest pair = Request();
+  pair.step_noise_seeds.clear();
   pair.prompt = Repeated(pair.prompt, 2);
   if (GetParam().classifier_free_guidance) {
     pair.negative_prompt = Repeated(pair.negative_prompt, 2);
@@ -242,6 +263,7 @@ TEST_P(DenoiseLoopTest, EachImageDependsOnlyOnItsOwnSeed) {
 
 TEST_P(DenoiseLoopTest, SeedCountMustMatchThePromptBatch) {
   GenerationRequest request = Request();
+  request.step_noise_seeds.clear();
   request.seeds = {1, 2};
   absl::StatusOr<at::Tensor> latents = InitialLatents(*model_, request);
   EXPECT_EQ(latents.status().code(), absl::StatusCode::kInvalidArgument);
@@ -270,11 +292,13 @@ TEST_P(DenoiseLoopTest, LatentsOfAnotherShapeAreAnError) {
 
 INSTANTIATE_TEST_SUITE_P(
     Families, DenoiseLoopTest,
-    ::testing::Values(PipelineCase{"flux_dev", families::FluxFamily},
-                      PipelineCase{"flux_schnell", families::FluxFamily},
-                      PipelineCase{"pixart_sigma", families::PixArtFamily,
-                                   true},
-                      PipelineCase{"sd3", families::SD3Family, true}),
+    ::testing::Values(
+        PipelineCase{"flux_dev", families::FluxFamily},
+        PipelineCase{"flux_schnell", families::FluxFamily},
+        PipelineCase{"pixart_sigma", families::PixArtFamily, true},
+        PipelineCase{"sd3", families::SD3Family, true},
+        PipelineCase{"cogvideox_5b", families::CogVideoXFamily, true},
+        PipelineCase{"cogvideox15", families::CogVideoXFamily, true}),
     [](const ::testing::TestParamInfo<PipelineCase>& info) {
       return info.param.golden;
     });
@@ -391,12 +415,31 @@ TEST_P(GuidedDenoiseLoopTest, CfgSplitWithoutGuidanceIsAnError) {
 
 INSTANTIATE_TEST_SUITE_P(
     Families, GuidedDenoiseLoopTest,
-    ::testing::Values(PipelineCase{"pixart_sigma", families::PixArtFamily,
-                                   true},
-                      PipelineCase{"sd3", families::SD3Family, true}),
+    ::testing::Values(
+        PipelineCase{"pixart_sigma", families::PixArtFamily, true},
+        PipelineCase{"sd3", families::SD3Family, true},
+        PipelineCase{"cogvideox15", families::CogVideoXFamily, true}),
     [](const ::testing::TestParamInfo<PipelineCase>& info) {
       return info.param.golden;
     });
+
+TEST(GuidanceScaleTest, DynamicCfgFollowsDiffusersRampOverTheTimestepValue) {
+  GenerationRequest request;
+  request.guidance_scale = 6.0F;
+  request.num_inference_steps = 50;
+  EXPECT_EQ(GuidanceScaleAt(request, torch::tensor(999)), 6.0);
+  request.dynamic_cfg = true;
+  // Python's 1 + 6.0 * ((1 - math.cos(math.pi * ((N - t) / N) ** 5.0)) / 2).
+  EXPECT_NEAR(GuidanceScaleAt(request, torch::tensor(999)), 2.291487174551452,
+              1e-9);
+  EXPECT_NEAR(GuidanceScaleAt(request, torch::tensor(500)), 7.0, 1e-9);
+  EXPECT_NEAR(GuidanceScaleAt(request, torch::tensor(20)), 1.0890722913093067,
+              1e-9);
+  EXPECT_NEAR(GuidanceScaleAt(request, torch::tensor(49)), 1.0, 1e-9);
+  request.num_inference_steps = 4;
+  EXPECT_NEAR(GuidanceScaleAt(request, torch::tensor(1)), 1.7957833657121096,
+              1e-9);
+}
 
 TEST(DenoiseLoopCfgTest,
      CfgSplitOfAFamilyWithoutClassifierFreeGuidanceIsAnError) {

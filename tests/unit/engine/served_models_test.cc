@@ -4,6 +4,7 @@
 #include "absl/status/status.h"
 #include "core/config/model_defaults.h"
 #include "core/engine/family_registry.h"
+#include "core/families/cogvideox/cogvideox_defaults.h"
 #include "core/families/flux/flux_defaults.h"
 #include "core/families/pixart/pixart_defaults.h"
 #include "core/families/sd3/sd3_defaults.h"
@@ -29,7 +30,7 @@ TEST(ServedModelsTest, EveryRowHasAUniqueNameThatLooksItselfUp) {
         << row.name;
     EXPECT_NE(row.scheduler, v1::SCHEDULER_KIND_UNSPECIFIED) << row.name;
   }
-  EXPECT_EQ(names.size(), 5U);
+  EXPECT_EQ(names.size(), 8U);
 }
 
 TEST(ServedModelsTest, RowsHoldTheDocumentedDefaults) {
@@ -59,6 +60,24 @@ TEST(ServedModelsTest, RowsHoldTheDocumentedDefaults) {
   EXPECT_FLOAT_EQ(sd3.scheduler_shift, 3.0F);
   EXPECT_FALSE(sd3.scheduler_dynamic_shift);
   EXPECT_EQ(sd3.clip_sequence_tokens, 77);
+  // The THUDM folders': 49 frames of 720×480 at 8 fps (1.5: 81 of 1360×768
+  // at 16), 50 steps, guidance 6, T5 at 226 tokens.
+  for (const config::ModelDefaults& video :
+       {families::kCogVideoX2bDefaults, families::kCogVideoX5bDefaults,
+        families::kCogVideoX15Defaults}) {
+    const bool v15 = video.name == families::kCogVideoX15Defaults.name;
+    EXPECT_EQ(video.width, v15 ? 1360 : 720) << video.name;
+    EXPECT_EQ(video.height, v15 ? 768 : 480) << video.name;
+    EXPECT_EQ(video.num_frames, v15 ? 81 : 49) << video.name;
+    EXPECT_EQ(video.frame_step, v15 ? 16 : 8) << video.name;
+    EXPECT_EQ(video.fps, v15 ? 16 : 8) << video.name;
+    EXPECT_EQ(video.num_inference_steps, 50) << video.name;
+    EXPECT_FLOAT_EQ(video.guidance_scale, 6.0F) << video.name;
+    EXPECT_EQ(video.max_sequence_length, 226) << video.name;
+    EXPECT_TRUE(video.uses_classifier_free_guidance) << video.name;
+    EXPECT_TRUE(video.supports_dynamic_cfg) << video.name;
+  }
+  EXPECT_TRUE(families::kCogVideoX2bDefaults.fixed_sequence_length);
 }
 
 TEST(ServedModelsTest, UnknownModelIsNotFoundAndListsTheServedNames) {

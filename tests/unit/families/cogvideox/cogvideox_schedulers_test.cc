@@ -182,7 +182,7 @@ TEST(CogVideoXDpmTest, DrawsOnceInFirstOrderStepsAndTwiceInSecondOrderOnes) {
     CogVideoXDPMScheduler scheduler(Parse(CogVideoX2bConfig()));
     ASSERT_TRUE(scheduler.SetTimesteps(steps).ok());
     schedulers::StepOptions options;
-    options.generator = at::make_generator<at::CPUGeneratorImpl>(1234);
+    options.generators = {at::make_generator<at::CPUGeneratorImpl>(1234)};
     at::Tensor sample = torch::randn(shape);
     int draws = 0;
     for (int i = 0; i < steps; ++i) {
@@ -193,7 +193,7 @@ TEST(CogVideoXDpmTest, DrawsOnceInFirstOrderStepsAndTwiceInSecondOrderOnes) {
       // step of N = 4, not of N = 7, whose last step goes to 0).
       const bool first_order = i == 0 || (steps == 4 && i == steps - 1);
       draws += first_order ? 1 : 2;
-      EXPECT_TRUE(torch::equal(options.generator->get_state(),
+      EXPECT_TRUE(torch::equal(options.generators[0].get_state(),
                                StateAfterDraws(1234, draws, shape)))
           << steps << " steps, step " << i;
     }
@@ -201,18 +201,22 @@ TEST(CogVideoXDpmTest, DrawsOnceInFirstOrderStepsAndTwiceInSecondOrderOnes) {
   }
 }
 
-TEST(CogVideoXDpmTest, FirstStepAddsTheFirstDrawScaled) {
+TEST(CogVideoXDpmTest, FirstStepAddsEachRowsFirstDrawScaled) {
   // At t = 999 (ac = 0): x0 = -v, h = inf, so prev = -mult2 * x0 +
-  // sqrt(1 - ac_prev) * noise with mult2 = -sqrt(ac_prev).
+  // sqrt(1 - ac_prev) * noise with mult2 = -sqrt(ac_prev); row i's noise is
+  // the first draw of its own generator.
   CogVideoXDPMScheduler scheduler(Parse(CogVideoX2bConfig()));
   ASSERT_TRUE(scheduler.SetTimesteps(4).ok());
   schedulers::StepOptions options;
-  options.generator = at::make_generator<at::CPUGeneratorImpl>(7);
+  options.generators = {at::make_generator<at::CPUGeneratorImpl>(7),
+                        at::make_generator<at::CPUGeneratorImpl>(8)};
   const at::Tensor v = torch::randn({2, 8});
   auto out = scheduler.Step(v, torch::randn({2, 8}), options);
   ASSERT_TRUE(out.ok()) << out.status();
-  at::Generator replay = at::make_generator<at::CPUGeneratorImpl>(7);
-  const at::Tensor noise = at::randn({2, 8}, replay);
+  at::Generator replay7 = at::make_generator<at::CPUGeneratorImpl>(7);
+  at::Generator replay8 = at::make_generator<at::CPUGeneratorImpl>(8);
+  const at::Tensor noise =
+      at::cat({at::randn({1, 8}, replay7), at::randn({1, 8}, replay8)});
   const double ac_prev = At(scheduler.alphas_cumprod(), 749);
   const at::Tensor expected =
       std::sqrt(ac_prev) * -v + std::sqrt(1 - ac_prev) * noise;
@@ -223,7 +227,10 @@ TEST(CogVideoXDpmTest, InfiniteLambdasGiveFiniteStepsAndTheLastStepIsX0) {
   CogVideoXDPMScheduler scheduler(Parse(CogVideoX2bConfig()));
   ASSERT_TRUE(scheduler.SetTimesteps(4).ok());
   schedulers::StepOptions options;
-  options.generator = at::make_generator<at::CPUGeneratorImpl>(3);
+  for (uint64_t seed = 3; seed < 7; ++seed) {
+    options.generators.push_back(
+        at::make_generator<at::CPUGeneratorImpl>(seed));
+  }
   at::Tensor sample = torch::randn({4, 4});
   for (int i = 0; i < 4; ++i) {
     auto out = scheduler.Step(torch::randn({4, 4}), sample, options);
@@ -239,12 +246,17 @@ TEST(CogVideoXDpmTest, InfiniteLambdasGiveFiniteStepsAndTheLastStepIsX0) {
   }
 }
 
-TEST(CogVideoXDpmTest, MissingGeneratorIsAnError) {
+TEST(CogVideoXDpmTest, MissingOrTooFewGeneratorsAreAnError) {
   CogVideoXDPMScheduler scheduler(Parse(CogVideoX2bConfig()));
   ASSERT_TRUE(scheduler.SetTimesteps(4).ok());
   auto out = scheduler.Step(torch::zeros({3}), torch::zeros({3}));
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(out.status().message(), HasSubstr("StepOptions.generator"));
+  EXPECT_THAT(out.status().message(), HasSubstr("StepOptions.generators"));
+  schedulers::StepOptions one;
+  one.generators = {at::make_generator<at::CPUGeneratorImpl>(1)};
+  out = scheduler.Step(torch::zeros({2, 3}), torch::zeros({2, 3}), one);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("per row of the sample (2)"));
   // Nothing was consumed: the step can be retried.
   EXPECT_EQ(scheduler.step_index(), 0);
 }

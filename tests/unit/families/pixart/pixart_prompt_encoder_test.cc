@@ -1,5 +1,3 @@
-#include "core/families/pixart/pixart_prompt_encoder.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -12,6 +10,7 @@
 
 #include "core/engine/denoise_loop.h"
 #include "core/families/pixart/pixart_family.h"
+#include "core/models/text/t5_prompt_encoder.h"
 #include "core/parallel/local_attention.h"
 
 namespace ditserve::families {
@@ -39,8 +38,8 @@ class PixArtPromptEncoderTest : public ::testing::Test {
       fs::create_directory_symlink(
           golden / "pipelines/pixart_sigma" / component, dir_ / component);
     }
-    absl::StatusOr<std::unique_ptr<PixArtPromptEncoder>> encoder =
-        PixArtPromptEncoder::Load(dir_.string(), models::Placement{});
+    absl::StatusOr<std::unique_ptr<models::T5PromptEncoder>> encoder =
+        models::T5PromptEncoder::Load(dir_.string(), models::Placement{});
     ASSERT_TRUE(encoder.ok()) << encoder.status();
     encoder_ = *std::move(encoder);
   }
@@ -48,35 +47,55 @@ class PixArtPromptEncoderTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   fs::path dir_;
-  std::unique_ptr<PixArtPromptEncoder> encoder_;
+  std::unique_ptr<models::T5PromptEncoder> encoder_;
 };
 
 TEST_F(PixArtPromptEncoderTest, MaskMarksTheTokensAndEndOfSequence) {
-  absl::StatusOr<PixArtPromptEmbeddings> embeds =
-      encoder_->Encode({"a red fox", ""}, 12);
+  absl::StatusOr<models::T5PromptStates> embeds =
+      encoder_->Encode({"a red fox", ""}, 12, models::T5Padding::kMasked);
   ASSERT_TRUE(embeds.ok()) << embeds.status();
-  EXPECT_EQ(embeds->prompt_embeds.sizes(), (std::vector<int64_t>{2, 12, 32}));
-  const at::Tensor tokens = embeds->prompt_attention_mask.sum(1);
+  EXPECT_EQ(embeds->states.sizes(), (std::vector<int64_t>{2, 12, 32}));
+  const at::Tensor tokens = embeds->mask.sum(1);
   EXPECT_GT(tokens[0].item<int64_t>(), 1);
   // The empty negative prompt is `</s>` alone.
   EXPECT_EQ(tokens[1].item<int64_t>(), 1);
 }
 
-TEST_F(PixArtPromptEncoderTest, TokenStatesDoNotDependOnThePaddingLength) {
-  absl::StatusOr<PixArtPromptEmbeddings> short_pad =
-      encoder_->Encode({"a red fox"}, 12);
-  absl::StatusOr<PixArtPromptEmbeddings> long_pad =
-      encoder_->Encode({"a red fox"}, 24);
+TEST_F(PixArtPromptEncoderTest, MaskedTokenStatesDoNotDependOnThePadding) {
+  absl::StatusOr<models::T5PromptStates> short_pad =
+      encoder_->Encode({"a red fox"}, 12, models::T5Padding::kMasked);
+  absl::StatusOr<models::T5PromptStates> long_pad =
+      encoder_->Encode({"a red fox"}, 24, models::T5Padding::kMasked);
   ASSERT_TRUE(short_pad.ok()) << short_pad.status();
   ASSERT_TRUE(long_pad.ok()) << long_pad.status();
-  const int64_t tokens = short_pad->prompt_attention_mask.sum().item<int64_t>();
-  EXPECT_TRUE(torch::allclose(short_pad->prompt_embeds.slice(1, 0, tokens),
-                              long_pad->prompt_embeds.slice(1, 0, tokens), 1e-5,
+  const int64_t tokens = short_pad->mask.sum().item<int64_t>();
+  EXPECT_TRUE(torch::allclose(short_pad->states.slice(1, 0, tokens),
+                              long_pad->states.slice(1, 0, tokens), 1e-5,
                               1e-6));
 }
 
+// CogVideoX's pipeline passes no mask: its token states see the padding, so
+// they change with the padded length (and differ from the masked ones).
+TEST_F(PixArtPromptEncoderTest, AttendedTokenStatesSeeThePadding) {
+  absl::StatusOr<models::T5PromptStates> masked =
+      encoder_->Encode({"a red fox"}, 12, models::T5Padding::kMasked);
+  absl::StatusOr<models::T5PromptStates> short_pad =
+      encoder_->Encode({"a red fox"}, 12, models::T5Padding::kAttended);
+  absl::StatusOr<models::T5PromptStates> long_pad =
+      encoder_->Encode({"a red fox"}, 24, models::T5Padding::kAttended);
+  ASSERT_TRUE(masked.ok() && short_pad.ok() && long_pad.ok());
+  EXPECT_TRUE(torch::equal(short_pad->mask, masked->mask));
+  const int64_t tokens = masked->mask.sum().item<int64_t>();
+  const at::Tensor attended = short_pad->states.slice(1, 0, tokens);
+  EXPECT_FALSE(torch::allclose(attended, masked->states.slice(1, 0, tokens),
+                               1e-4, 1e-5));
+  EXPECT_FALSE(torch::allclose(attended, long_pad->states.slice(1, 0, tokens),
+                               1e-4, 1e-5));
+}
+
 TEST_F(PixArtPromptEncoderTest, NoPromptsIsAnError) {
-  absl::StatusOr<PixArtPromptEmbeddings> embeds = encoder_->Encode({}, 12);
+  absl::StatusOr<models::T5PromptStates> embeds =
+      encoder_->Encode({}, 12, models::T5Padding::kMasked);
   EXPECT_EQ(embeds.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(embeds.status().message(), HasSubstr("prompts is empty"));
 }

@@ -1,0 +1,21 @@
+#ifndef DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_FAMILY_H_
+#define DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_FAMILY_H_
+
+#include "core/families/family.h"
+
+namespace ditserve::families {
+
+// CogVideoX-2b, -5b and 1.5-5B text to video, as diffusers' CogVideoXPipeline
+// runs them: T5 states (no mask) in front of the video tokens in one joint
+// sequence, latents [B, F, C, h, w] (1.5: padded in front to whole temporal
+// patches, the padding dropped before decoding), classifier-free guidance
+// (optionally diffusers' dynamic CFG), the folder's CogVideoXDDIMScheduler or
+// CogVideoXDPMScheduler (seeded noise per image), and the causal 3-D VAE
+// decoded in frame chunks. Whole and sequence-parallel forwards; no
+// PipeFusion stages (the defaults rows say so, and the server refuses
+// --pipefusion_degree > 1 for these models at start-up).
+const Family& CogVideoXFamily();
+
+}  // namespace ditserve::families
+
+#endif  // DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_FAMILY_H_
