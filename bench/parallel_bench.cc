@@ -4,7 +4,8 @@
 // the same run. Prints one JSON document.
 //
 //   ditserve-bench-parallel [--family flux-dev] [--preset small]
-//       [--height 256 --width 256] [--steps 4] [--prompts 2] [--repeats 3]
+//       [--height 256 --width 256] [--frames N] [--steps 4] [--prompts 2]
+//       [--repeats 3]
 //       [--configs world1_threads1,world1_threads2,dp2,ulysses2,ring2,...]
 //       [--checkpoint DIR]
 //
@@ -43,6 +44,9 @@ ABSL_FLAG(std::string, checkpoint, "",
           "written to a temporary folder");
 ABSL_FLAG(int, height, 256, "image height in pixels");
 ABSL_FLAG(int, width, 256, "image width in pixels");
+ABSL_FLAG(int, frames, 0,
+          "frames per video (video models); 0 = the model's default for an "
+          "image model, 1");
 ABSL_FLAG(int, steps, 4, "denoising steps per request");
 ABSL_FLAG(int, prompts, 2,
           "prompts per request (data parallel needs at least dp of them)");
@@ -77,6 +81,8 @@ const std::map<std::string, BenchConfig>& KnownConfigs() {
       {"ring2", {2, 1, {"--ring_degree=2"}}},
       {"pipefusion2", {2, 1, {"--pipefusion_degree=2"}}},
       // Four ranks: for machines with four cores or accelerators or more.
+      {"ulysses2_ring2", {4, 1, {"--ulysses_degree=2", "--ring_degree=2"}}},
+      {"cfg2_ulysses2", {4, 1, {"--cfg_degree=2", "--ulysses_degree=2"}}},
       {"pipefusion2_ulysses2",
        {4, 1, {"--pipefusion_degree=2", "--ulysses_degree=2"}}},
       {"pipefusion2_ring2",
@@ -94,6 +100,9 @@ v1::GenerateRequest BenchRequest() {
   request.set_height(absl::GetFlag(FLAGS_height));
   request.set_width(absl::GetFlag(FLAGS_width));
   request.set_num_inference_steps(absl::GetFlag(FLAGS_steps));
+  if (absl::GetFlag(FLAGS_frames) > 0) {
+    request.set_num_frames(absl::GetFlag(FLAGS_frames));
+  }
   request.set_seed(1);
   request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
   return request;
@@ -124,28 +133,45 @@ nlohmann::json Measure(const std::string& name, const BenchConfig& config,
   }
   const v1::GenerateRequest request = BenchRequest();
   std::vector<double> milliseconds;
+  // Rank 0's denoise stage per step: the transformer forwards and the
+  // collectives, without text encoding and decoding.
+  std::vector<double> step_milliseconds;
   for (int i = 0; i <= absl::GetFlag(FLAGS_repeats); ++i) {
     const auto start = std::chrono::steady_clock::now();
-    if (absl::StatusOr<v1::GenerateResponse> response =
-            (*cluster)->Generate(request, /*seconds=*/600);
-        !response.ok()) {
+    absl::StatusOr<v1::GenerateResponse> response =
+        (*cluster)->Generate(request, /*seconds=*/3600);
+    if (!response.ok()) {
       result["error"] = response.status().ToString();
       return result;
     }
     // Request 0 is the warm-up (first-touch of weights, allocator).
-    if (i > 0) {
-      milliseconds.push_back(std::chrono::duration<double, std::milli>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count());
+    if (i == 0) continue;
+    milliseconds.push_back(std::chrono::duration<double, std::milli>(
+                               std::chrono::steady_clock::now() - start)
+                               .count());
+    for (const v1::StageTiming& timing : response->timings()) {
+      if (timing.rank() == 0 && timing.stage() == "denoise") {
+        step_milliseconds.push_back(1000 * timing.seconds() /
+                                    request.num_inference_steps());
+      }
     }
   }
   (*cluster)->Terminate();
   (*cluster)->ranks().WaitAll(std::chrono::seconds(60));
-  std::sort(milliseconds.begin(), milliseconds.end());
-  result["request_ms"] = {{"median", milliseconds[milliseconds.size() / 2]},
-                          {"min", milliseconds.front()},
-                          {"max", milliseconds.back()},
-                          {"runs", milliseconds.size()}};
+  const auto summary = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return nlohmann::json{{"median", values[values.size() / 2]},
+                          {"min", values.front()},
+                          {"max", values.back()},
+                          {"runs", values.size()}};
+  };
+  result["request_ms"] = summary(milliseconds);
+  if (!step_milliseconds.empty()) {
+    result["denoise_step_ms"] = summary(step_milliseconds);
+  }
+  // One output (image or video) per prompt.
+  result["per_output_ms"] =
+      result["request_ms"]["median"].get<double>() / request.prompt_size();
   return result;
 }
 
@@ -194,6 +220,7 @@ absl::StatusOr<nlohmann::json> Run() {
            : checkpoint},
       {"height", absl::GetFlag(FLAGS_height)},
       {"width", absl::GetFlag(FLAGS_width)},
+      {"frames", absl::GetFlag(FLAGS_frames)},
       {"steps", absl::GetFlag(FLAGS_steps)},
       {"prompts", absl::GetFlag(FLAGS_prompts)},
       {"cores", std::thread::hardware_concurrency()},

@@ -9,8 +9,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/engine/buffer_plan.h"
 #include "core/engine/stage.h"
 #include "core/io/image.h"
+#include "core/video/mp4_encoder.h"
 
 namespace ditserve::server {
 namespace {
@@ -22,36 +24,73 @@ std::string RawBytes(const at::Tensor& tensor) {
                      contiguous.numel() * contiguous.element_size());
 }
 
-absl::StatusOr<std::vector<v1::Image>> LatentImages(const at::Tensor& latents) {
+v1::Image Output(std::string data, const char* mime_type, int64_t height,
+                 int64_t width, int64_t frames, int prompt) {
+  v1::Image image;
+  image.set_data(std::move(data));
+  image.set_mime_type(mime_type);
+  image.set_height(static_cast<int32_t>(height));
+  image.set_width(static_cast<int32_t>(width));
+  image.set_num_frames(static_cast<int32_t>(frames));
+  image.set_prompt_index(prompt);
+  return image;
+}
+
+// Each prompt's latents [..., h, w] as they are: a video's with its frames.
+std::vector<v1::Image> LatentOutputs(const v1::InputConfig& config,
+                                     const at::Tensor& latents) {
   std::vector<v1::Image> images;
   const at::Tensor values = latents.to(torch::kCPU, torch::kFloat32);
+  const int64_t frames =
+      config.shapes().image_latent_shape_size() == 4 ? values.size(1) : 1;
   for (int64_t i = 0; i < values.size(0); ++i) {
-    v1::Image image;
-    image.set_data(RawBytes(values[i]));
-    image.set_mime_type(kLatentMimeType);
-    image.set_height(static_cast<int32_t>(values.size(2)));
-    image.set_width(static_cast<int32_t>(values.size(3)));
-    images.push_back(std::move(image));
+    images.push_back(Output(RawBytes(values[i]), kLatentMimeType,
+                            values.size(-2), values.size(-1), frames,
+                            static_cast<int>(i)));
   }
   return images;
 }
 
-absl::StatusOr<std::vector<v1::Image>> PixelImages(v1::OutputFormat format,
-                                                   const at::Tensor& rgb) {
+// `rgb` [prompts, H, W, 3] of an image model, [prompts, F, H, W, 3] of a
+// video model, in the config's format.
+absl::StatusOr<std::vector<v1::Image>> PixelOutputs(
+    const v1::InputConfig& config, const at::Tensor& rgb) {
+  const bool video = rgb.dim() == 5;
+  const at::Tensor videos = video ? rgb : rgb.unsqueeze(1);
+  const int64_t frames = videos.size(1);
+  const int64_t height = videos.size(2);
+  const int64_t width = videos.size(3);
   std::vector<v1::Image> images;
-  for (int64_t i = 0; i < rgb.size(0); ++i) {
-    v1::Image image;
-    if (format == v1::OUTPUT_FORMAT_RGB8) {
-      image.set_data(RawBytes(rgb[i]));
-      image.set_mime_type(kRgb8MimeType);
-    } else {
-      ASSIGN_OR_RETURN(std::string png, io::EncodePng(rgb[i]));
-      image.set_data(std::move(png));
-      image.set_mime_type(kPngMimeType);
+  for (int64_t i = 0; i < videos.size(0); ++i) {
+    const int prompt = static_cast<int>(i);
+    switch (config.output_format()) {
+      case v1::OUTPUT_FORMAT_RGB8:
+        images.push_back(Output(RawBytes(video ? videos[i] : videos[i][0]),
+                                kRgb8MimeType, height, width, frames, prompt));
+        break;
+      case v1::OUTPUT_FORMAT_MP4: {
+        const at::Tensor pixels = videos[i].contiguous();
+        ASSIGN_OR_RETURN(
+            std::string mp4,
+            video::EncodeMp4(video::RgbVideo{.data = pixels.data_ptr<uint8_t>(),
+                                             .frames = static_cast<int>(frames),
+                                             .height = static_cast<int>(height),
+                                             .width = static_cast<int>(width)},
+                             config.fps()));
+        images.push_back(Output(std::move(mp4), kMp4MimeType, height, width,
+                                frames, prompt));
+        break;
+      }
+      default:
+        // PNG: one file per image, and per frame of a video.
+        for (int64_t frame = 0; frame < frames; ++frame) {
+          ASSIGN_OR_RETURN(std::string png, io::EncodePng(videos[i][frame]));
+          v1::Image image =
+              Output(std::move(png), kPngMimeType, height, width, 1, prompt);
+          image.set_frame_index(static_cast<int32_t>(frame));
+          images.push_back(std::move(image));
+        }
     }
-    image.set_height(static_cast<int32_t>(rgb.size(1)));
-    image.set_width(static_cast<int32_t>(rgb.size(2)));
-    images.push_back(std::move(image));
   }
   return images;
 }
@@ -62,19 +101,20 @@ OutputEncoder MakeImageOutput(engine::RankProgram& program) {
   return [&program](const v1::InputConfig& config, const at::Tensor& latents,
                     engine::StageTimings& timings)
              -> absl::StatusOr<std::vector<v1::Image>> {
-    if (!latents.defined() || latents.dim() != 4 ||
-        latents.size(0) != config.prompt_size()) {
-      return absl::InternalError(absl::StrCat("rank 0 holds no latents of ",
-                                              config.prompt_size(),
-                                              " images after the gather"));
+    const std::vector<int64_t> expected =
+        engine::LatentsShape(config.shapes(), {config.prompt_size()});
+    if (!latents.defined() || latents.sizes() != expected) {
+      return absl::InternalError(absl::StrCat(
+          "rank 0 holds no latents ", engine::ShapeString(expected), " of ",
+          config.prompt_size(), " outputs after the gather"));
     }
     if (config.output_format() == v1::OUTPUT_FORMAT_LATENT_F32) {
       engine::ScopedStageTimer timer(timings, engine::Stage::kEncode);
-      return LatentImages(latents);
+      return LatentOutputs(config, latents);
     }
     ASSIGN_OR_RETURN(at::Tensor rgb, program.Decode(config, latents, timings));
     engine::ScopedStageTimer timer(timings, engine::Stage::kEncode);
-    return PixelImages(config.output_format(), rgb);
+    return PixelOutputs(config, rgb);
   };
 }
 

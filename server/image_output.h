@@ -17,17 +17,20 @@ namespace ditserve::server {
 inline constexpr char kPngMimeType[] = "image/png";
 inline constexpr char kRgb8MimeType[] = "application/x-rgb8";
 inline constexpr char kLatentMimeType[] = "application/x-latent-f32";
+inline constexpr char kMp4MimeType[] = "video/mp4";
 
-// Turns rank 0's gathered latents [images, channels, h, w] into the images
-// of config.output_format, recording vae_decode and encode in `timings`.
+// Turns rank 0's gathered latents [prompts, ...shapes.image_latent_shape]
+// into the outputs of config.output_format, recording vae_decode and encode
+// in `timings`.
 using OutputEncoder = std::function<absl::StatusOr<std::vector<v1::Image>>(
     const v1::InputConfig& config, const at::Tensor& latents,
     engine::StageTimings& timings)>;
 
-// The OutputEncoder of the host: LATENT_F32 sends each image's latents
-// [channels, h, w] as little-endian float32 without decoding; RGB8 and PNG
-// decode with `program`'s Decode (the family's VAE) and send raw pixels or a
-// PNG file. `program` must outlive the encoder.
+// The OutputEncoder of the host: LATENT_F32 sends each prompt's latents as
+// little-endian float32 without decoding; RGB8, PNG and MP4 decode with
+// `program`'s Decode (the family's VAE) and send raw pixels, a PNG file per
+// image or video frame, or an H.264 MP4 per video. `program` must outlive
+// the encoder.
 OutputEncoder MakeImageOutput(engine::RankProgram& program);
 
 }  // namespace ditserve::server

@@ -71,21 +71,39 @@ absl::StatusOr<v1::InputConfig> MergeConfigs(
 }
 
 absl::StatusOr<std::vector<v1::GenerateResponse>> SplitResponse(
-    const v1::GenerateResponse& merged, absl::Span<const int> image_counts) {
-  int total = 0;
-  for (int count : image_counts) total += count;
-  if (total != merged.images_size()) {
-    return absl::InternalError(
-        absl::StrCat("a merged run returned ", merged.images_size(),
-                     " images for requests of ", total, " in all"));
-  }
-  std::vector<v1::GenerateResponse> responses;
-  int next_image = 0;
-  for (int count : image_counts) {
-    v1::GenerateResponse& response = responses.emplace_back();
-    for (int i = 0; i < count; ++i) {
-      *response.add_images() = merged.images(next_image++);
+    const v1::GenerateResponse& merged, absl::Span<const int> prompt_counts) {
+  std::vector<v1::GenerateResponse> responses(prompt_counts.size());
+  size_t request = 0;
+  int first_prompt = 0;
+  int last_prompt = -1;
+  for (const v1::Image& output : merged.images()) {
+    const int prompt = output.prompt_index();
+    while (request < prompt_counts.size() &&
+           prompt >= first_prompt + prompt_counts[request]) {
+      first_prompt += prompt_counts[request++];
     }
+    if (request == prompt_counts.size() || prompt < last_prompt ||
+        prompt > last_prompt + 1) {
+      return absl::InternalError(absl::StrCat(
+          "a merged run returned an output of prompt ", prompt,
+          " after prompt ", last_prompt, "; expected every prompt of ",
+          first_prompt +
+              (request < prompt_counts.size() ? prompt_counts[request] : 0),
+          " in order"));
+    }
+    last_prompt = prompt;
+    v1::Image& own = *responses[request].add_images();
+    own = output;
+    own.set_prompt_index(prompt - first_prompt);
+  }
+  int total = 0;
+  for (const int count : prompt_counts) total += count;
+  if (last_prompt + 1 != total) {
+    return absl::InternalError(
+        absl::StrCat("a merged run returned outputs of ", last_prompt + 1,
+                     " prompts for requests of ", total, " in all"));
+  }
+  for (v1::GenerateResponse& response : responses) {
     *response.mutable_timings() = merged.timings();
   }
   return responses;

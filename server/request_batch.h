@@ -35,10 +35,13 @@ absl::StatusOr<v1::InputConfig> MergeConfigs(
     const config::ModelSpec& spec);
 
 // Splits the response of a merged run into one response per request, each
-// with that request's images (`image_counts[i]` of them, in order) and every
-// timing of the run. Fails if the counts do not add up to the images.
+// with the outputs of its prompts (request i has `prompt_counts[i]` of
+// them, after those of the requests before it), their prompt_index made its
+// own, and every timing of the run. A prompt may have several outputs (the
+// PNG frames of a video). INTERNAL when an output's prompt_index is out of
+// range or out of order, or a prompt has no output.
 absl::StatusOr<std::vector<v1::GenerateResponse>> SplitResponse(
-    const v1::GenerateResponse& merged, absl::Span<const int> image_counts);
+    const v1::GenerateResponse& merged, absl::Span<const int> prompt_counts);
 
 }  // namespace ditserve::server
 

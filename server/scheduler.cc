@@ -205,10 +205,10 @@ std::vector<std::shared_ptr<Job>> Scheduler::Batch(
 
 absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
   std::vector<const v1::InputConfig*> configs;
-  std::vector<int> image_counts;
+  std::vector<int> prompt_counts;
   for (const std::shared_ptr<Job>& job : jobs) {
     configs.push_back(&job->config());
-    image_counts.push_back(job->config().prompt_size());
+    prompt_counts.push_back(job->config().prompt_size());
   }
   absl::StatusOr<v1::InputConfig> merged =
       jobs.size() == 1 ? absl::StatusOr<v1::InputConfig>(jobs[0]->config())
@@ -284,7 +284,7 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
                absl::FormatDuration(finished - started));
   absl::StatusOr<std::vector<v1::GenerateResponse>> responses =
       outcome.ok()
-          ? SplitResponse(*outcome, image_counts)
+          ? SplitResponse(*outcome, prompt_counts)
           : absl::StatusOr<std::vector<v1::GenerateResponse>>(outcome.status());
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!responses.ok()) {

@@ -2,6 +2,7 @@
 //
 //   ditctl generate "a red fox in snow" [-W 512 -H 512 --steps 8 --seed 1
 //                   -o fox.png]
+//   ditctl generate "waves at dusk" --frames 49 --fps 8 -o waves.mp4
 //   ditctl info
 //   ditctl health
 #include <chrono>
@@ -16,6 +17,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/types/optional.h"
 #include "clients/ditctl/error_messages.h"
 #include "clients/ditctl/progress_bar.h"
@@ -36,10 +38,19 @@ ABSL_FLAG(absl::optional<int>, max_sequence_length, absl::nullopt,
           "text encoder sequence length");
 ABSL_FLAG(std::vector<std::string>, negative, {},
           "negative prompts, comma separated, one per prompt");
-ABSL_FLAG(std::string, format, "png", "png, rgb8 or latent");
+ABSL_FLAG(absl::optional<int>, frames, absl::nullopt,
+          "frames of a video (video models)");
+ABSL_FLAG(absl::optional<int>, fps, absl::nullopt,
+          "frames per second of a video (video models)");
+ABSL_FLAG(bool, dynamic_cfg, false,
+          "guidance that follows the step (diffusers' use_dynamic_cfg; "
+          "CogVideoX)");
+ABSL_FLAG(std::string, format, "",
+          "png, rgb8, latent or mp4 (video models); default mp4 when -o ends "
+          "in .mp4, else png");
 ABSL_FLAG(std::string, o, "out.png",
           "output file; with several prompts, -0, -1, ... is added before "
-          "the extension");
+          "the extension, and each PNG frame of a video gets -fNNN");
 ABSL_FLAG(bool, validate_only, false,
           "print the frozen config without generating");
 ABSL_FLAG(std::string, request_id, "", "request id for the server's logs");
@@ -81,18 +92,41 @@ std::string ToJson(const google::protobuf::Message& message) {
   return json;
 }
 
-std::string OutputPath(const std::string& base, int index, int count) {
-  if (count == 1) return base;
+// `base` with `suffix` inserted before its extension.
+std::string WithSuffix(const std::string& base, const std::string& suffix) {
+  if (suffix.empty()) return base;
   const size_t dot = base.find_last_of('.');
   const size_t slash = base.find_last_of('/');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
-    return absl::StrCat(base, "-", index);
+    return base + suffix;
   }
-  return absl::StrCat(base.substr(0, dot), "-", index, base.substr(dot));
+  return absl::StrCat(base.substr(0, dot), suffix, base.substr(dot));
 }
 
-bool ParseFormat(const std::string& name, v1::OutputFormat* format) {
-  if (name == "png") {
+// Where output `image` of a request of `prompts` prompts goes: -P for the
+// prompt when there are several, -fNNN for a PNG frame of a video.
+std::string OutputPath(const std::string& base, const v1::Image& image,
+                       const v1::InputConfig& config) {
+  std::string suffix;
+  if (config.prompt_size() > 1)
+    absl::StrAppend(&suffix, "-", image.prompt_index());
+  if (config.num_frames() > 1 && image.num_frames() == 1) {
+    absl::StrAppend(&suffix, absl::StrFormat("-f%03d", image.frame_index()));
+  }
+  return WithSuffix(base, suffix);
+}
+
+bool EndsWith(const std::string& text, const std::string& end) {
+  return text.size() >= end.size() &&
+         text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+bool ParseFormat(std::string name, v1::OutputFormat* format) {
+  if (name.empty())
+    name = EndsWith(absl::GetFlag(FLAGS_o), ".mp4") ? "mp4" : "png";
+  if (name == "mp4") {
+    *format = v1::OUTPUT_FORMAT_MP4;
+  } else if (name == "png") {
     *format = v1::OUTPUT_FORMAT_PNG;
   } else if (name == "rgb8") {
     *format = v1::OUTPUT_FORMAT_RGB8;
@@ -122,10 +156,13 @@ int Generate(const std::vector<std::string>& prompts) {
   if (auto m = absl::GetFlag(FLAGS_max_sequence_length)) {
     request.set_max_sequence_length(*m);
   }
+  if (auto f = absl::GetFlag(FLAGS_frames)) request.set_num_frames(*f);
+  if (auto f = absl::GetFlag(FLAGS_fps)) request.set_fps(*f);
+  if (absl::GetFlag(FLAGS_dynamic_cfg)) request.set_use_dynamic_cfg(true);
   v1::OutputFormat format;
   if (!ParseFormat(absl::GetFlag(FLAGS_format), &format)) {
     std::cerr << "ditctl: --format " << absl::GetFlag(FLAGS_format)
-              << " is unknown; use png, rgb8 or latent\n";
+              << " is unknown; use png, rgb8, latent or mp4\n";
     return 2;
   }
   request.set_output_format(format);
@@ -185,18 +222,20 @@ int Generate(const std::vector<std::string>& prompts) {
         result.images(i).data().empty() && i < static_cast<int>(chunked.size())
             ? chunked[i]
             : result.images(i).data();
+    const v1::Image& image = result.images(i);
     const std::string path =
-        OutputPath(absl::GetFlag(FLAGS_o), i, result.images_size());
+        OutputPath(absl::GetFlag(FLAGS_o), image, result.config());
     std::ofstream out(path, std::ios::binary);
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
     if (!out) {
       std::cerr << "ditctl: cannot write " << path << "\n";
       return 1;
     }
-    std::cout << path << " (" << result.images(i).width() << "x"
-              << result.images(i).height() << ", "
-              << result.images(i).mime_type() << ", seed "
-              << result.config().seeds(i) << ")\n";
+    std::cout << path << " (" << image.width() << "x" << image.height();
+    if (image.num_frames() > 1)
+      std::cout << ", " << image.num_frames() << " frames";
+    std::cout << ", " << image.mime_type() << ", seed "
+              << result.config().seeds(image.prompt_index()) << ")\n";
   }
   for (const v1::StageTiming& timing : result.timings()) {
     if (timing.rank() == 0) {
@@ -241,7 +280,8 @@ int Health() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "ditctl <generate PROMPT... | info | health> [flags]\n"
-      "  generate  make one image per prompt (progress on stderr)\n"
+      "  generate  make one image (or video) per prompt (progress on "
+      "stderr)\n"
       "  info      print the served model, parallel config and defaults\n"
       "  health    print SERVING / NOT_SERVING (exit 0 only when SERVING)");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);

@@ -15,11 +15,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/config/model_defaults.h"
-#include "core/engine/write_checkpoint.h"
 #include "core/families/pixart/pixart_defaults.h"
 #include "core/families/sd3/sd3_defaults.h"
 #include "core/io/image.h"
 #include "gtest/gtest.h"
+#include "tests/integration/serving/tiny_model_cluster.h"
 #include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
@@ -71,28 +71,6 @@ float MaxAbsDifference(const std::vector<float>& a,
     largest = std::max(largest, std::abs(a[i] - b[i]));
   }
   return largest;
-}
-
-// The tiny random checkpoint of `model` (written once into the test cache).
-std::string TinyCheckpoint(const config::ModelDefaults& model) {
-  absl::StatusOr<std::string> model_dir =
-      engine::CachedCheckpoint(model.name, checkpoints::CheckpointPreset::kTiny,
-                               /*seed=*/0, DITSERVE_TEST_MODEL_CACHE);
-  EXPECT_TRUE(model_dir.ok()) << model_dir.status();
-  return model_dir.ok() ? *model_dir : "";
-}
-
-// A group of `world_size` ranks serving `model_dir` with `flags`; null (and a
-// failed expectation) when it does not start.
-std::unique_ptr<ServingCluster> StartCluster(const std::string& model_dir,
-                                             int world_size,
-                                             std::vector<std::string> flags) {
-  flags.push_back("--model_dir=" + model_dir);
-  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start(
-          {.world_size = world_size, .rank_flags = std::move(flags)});
-  EXPECT_TRUE(cluster.ok()) << cluster.status();
-  return cluster.ok() ? *std::move(cluster) : nullptr;
 }
 
 // Latents of `prompts` (each with a negative prompt, so the guidance

@@ -1,0 +1,263 @@
+// CogVideoX text to video as a user meets it: tiny random checkpoints of
+// each release served by real ditserve-host and ditserve-worker processes on
+// loopback. World 1 returns the asked frames in every output format (an MP4
+// that ffprobe reads with the asked frame count, size and rate); every
+// parallel layout xDiT offers for CogVideoX (CFG, Ulysses, Ring, USP, data
+// parallel and their compositions) returns the single-rank latents, among
+// them the field failure: CogVideoX1.5 on ulysses 2 × ring 2 with a joint
+// sequence that needs padding.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/config/model_defaults.h"
+#include "core/families/cogvideox/cogvideox_defaults.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/integration/serving/tiny_model_cluster.h"
+#include "tools/local_cluster/serving_cluster.h"
+
+namespace ditserve::testing {
+namespace {
+
+using ::ditserve::local_cluster::LatentFloats;
+using ::ditserve::local_cluster::ServingCluster;
+
+constexpr double kCallSeconds = 300;
+// A parallel layout against the single-rank latents, relative to the largest
+// latent magnitude: the same float32 math with sums in another order (shards
+// merged by all-to-all or log-sum-exp, smaller batches). A wrong shard,
+// position, padded key or branch moves latents by 1e-2 or more.
+constexpr float kRelativeTolerance = 1e-5F;
+
+// A short video of `model`: two frame steps (2b/5b: 17 frames, 5 latent
+// frames; 1.5: 33 frames, 9 latent frames padded to 10), 32×48 pixels (2×3
+// patches per token frame), 2 steps, a negative prompt so the guidance
+// branches differ, and 31 text tokens, so that the joint sequence (61
+// tokens) is padded under every sequence-parallel degree (2b: its fixed 226
+// text tokens, 256 in all).
+v1::GenerateRequest VideoRequest(const config::ModelDefaults& model) {
+  v1::GenerateRequest request;
+  request.add_prompt("waves breaking on a rocky shore");
+  request.add_negative_prompt("blurry");
+  request.set_height(32);
+  request.set_width(48);
+  request.set_num_frames(2 * model.frame_step + 1);
+  request.set_num_inference_steps(2);
+  request.set_seed(11);
+  if (!model.fixed_sequence_length) request.set_max_sequence_length(31);
+  return request;
+}
+
+float MaxAbs(const std::vector<float>& values) {
+  float largest = 0;
+  for (const float value : values) largest = std::max(largest, std::abs(value));
+  return largest;
+}
+
+void ExpectLatentsClose(const v1::GenerateResponse& actual,
+                        const v1::GenerateResponse& expected,
+                        const std::string& layout) {
+  ASSERT_EQ(actual.images_size(), expected.images_size()) << layout;
+  for (int i = 0; i < expected.images_size(); ++i) {
+    const std::vector<float> want = LatentFloats(expected.images(i));
+    const std::vector<float> got = LatentFloats(actual.images(i));
+    ASSERT_EQ(got.size(), want.size()) << layout;
+    ASSERT_FALSE(want.empty());
+    float difference = 0;
+    for (size_t j = 0; j < want.size(); ++j) {
+      ASSERT_TRUE(std::isfinite(got[j])) << layout << " [" << j << "]";
+      difference = std::max(difference, std::abs(got[j] - want[j]));
+    }
+    const float scale = std::max(1.0F, MaxAbs(want));
+    std::cout << layout << " output " << i
+              << ": max |latent - world 1| = " << difference
+              << ", largest |latent| " << scale << "\n";
+    EXPECT_LE(difference, kRelativeTolerance * scale) << layout;
+  }
+}
+
+// What ffprobe reads from `mp4` (bytes): codec, pixel format, size, frames,
+// rate.
+nlohmann::json Probe(const std::string& mp4) {
+  char path[] = "/tmp/ditserve-mp4-XXXXXX";
+  const int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path, std::ios::binary).write(mp4.data(), mp4.size());
+  const std::string command = absl::StrCat(
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+      "stream=codec_name,pix_fmt,width,height,nb_read_frames,r_frame_rate "
+      "-of json ",
+      path);
+  std::string output;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[4096];
+    size_t read;
+    while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+      output.append(buffer, read);
+    }
+    EXPECT_EQ(pclose(pipe), 0) << command;
+  }
+  std::remove(path);
+  const nlohmann::json json = nlohmann::json::parse(output, nullptr, false);
+  if (json.is_discarded() || !json.contains("streams") ||
+      json["streams"].empty()) {
+    ADD_FAILURE() << "ffprobe gave no stream: " << output;
+    return nlohmann::json::object();
+  }
+  return json["streams"][0];
+}
+
+class CogVideoXServingTest
+    : public ::testing::TestWithParam<config::ModelDefaults> {
+ protected:
+  void SetUp() override { model_dir_ = TinyCheckpoint(GetParam()); }
+
+  // `request` served by a fresh group of `world_size` ranks with `flags`.
+  v1::GenerateResponse Serve(int world_size, std::vector<std::string> flags,
+                             const v1::GenerateRequest& request) {
+    std::unique_ptr<ServingCluster> cluster =
+        StartCluster(model_dir_, world_size, std::move(flags));
+    if (cluster == nullptr) return {};
+    absl::StatusOr<v1::GenerateResponse> response =
+        cluster->Generate(request, kCallSeconds);
+    EXPECT_TRUE(response.ok()) << response.status();
+    return response.ok() ? *response : v1::GenerateResponse();
+  }
+
+  std::string model_dir_;
+};
+
+TEST_P(CogVideoXServingTest, EveryOutputFormatHoldsTheAskedFrames) {
+  const config::ModelDefaults& model = GetParam();
+  std::unique_ptr<ServingCluster> cluster = StartCluster(model_dir_, 1, {});
+  ASSERT_NE(cluster, nullptr);
+  v1::GenerateRequest request = VideoRequest(model);
+  const int frames = request.num_frames();
+
+  request.set_output_format(v1::OUTPUT_FORMAT_MP4);
+  request.set_fps(12);
+  absl::StatusOr<v1::GenerateResponse> mp4 =
+      cluster->Generate(request, kCallSeconds);
+  ASSERT_TRUE(mp4.ok()) << mp4.status();
+  ASSERT_EQ(mp4->images_size(), 1);
+  EXPECT_EQ(mp4->images(0).mime_type(), "video/mp4");
+  EXPECT_EQ(mp4->images(0).num_frames(), frames);
+  const nlohmann::json stream = Probe(mp4->images(0).data());
+  EXPECT_EQ(stream.value("codec_name", ""), "h264");
+  EXPECT_EQ(stream.value("pix_fmt", ""), "yuv420p");
+  EXPECT_EQ(stream.value("width", 0), 48);
+  EXPECT_EQ(stream.value("height", 0), 32);
+  EXPECT_EQ(stream.value("nb_read_frames", ""), std::to_string(frames));
+  EXPECT_EQ(stream.value("r_frame_rate", ""), "12/1");
+
+  request.clear_fps();
+  request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
+  absl::StatusOr<v1::GenerateResponse> rgb =
+      cluster->Generate(request, kCallSeconds);
+  ASSERT_TRUE(rgb.ok()) << rgb.status();
+  ASSERT_EQ(rgb->images_size(), 1);
+  EXPECT_EQ(rgb->images(0).data().size(), size_t{32} * 48 * 3 * frames);
+  EXPECT_EQ(rgb->config().fps(), model.fps);
+
+  request.set_output_format(v1::OUTPUT_FORMAT_PNG);
+  absl::StatusOr<v1::GenerateResponse> png =
+      cluster->Generate(request, kCallSeconds);
+  ASSERT_TRUE(png.ok()) << png.status();
+  ASSERT_EQ(png->images_size(), frames);
+  for (int frame = 0; frame < frames; ++frame) {
+    EXPECT_EQ(png->images(frame).frame_index(), frame);
+    EXPECT_EQ(png->images(frame).mime_type(), "image/png");
+  }
+
+  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+  absl::StatusOr<v1::GenerateResponse> latents =
+      cluster->Generate(request, kCallSeconds);
+  ASSERT_TRUE(latents.ok()) << latents.status();
+  const v1::DerivedShapes& shapes = latents->config().shapes();
+  EXPECT_EQ(latents->images(0).num_frames(), shapes.latent_frames());
+  EXPECT_EQ(LatentFloats(latents->images(0)).size(),
+            size_t(shapes.latent_frames()) * 16 * 4 * 6);
+}
+
+TEST_P(CogVideoXServingTest, BadFrameCountIsRefusedAndTheGroupKeepsServing) {
+  const config::ModelDefaults& model = GetParam();
+  std::unique_ptr<ServingCluster> cluster = StartCluster(model_dir_, 1, {});
+  ASSERT_NE(cluster, nullptr);
+  v1::GenerateRequest request = VideoRequest(model);
+  request.set_num_frames(model.frame_step + 2);
+  absl::StatusOr<v1::GenerateResponse> response =
+      cluster->Generate(request, kCallSeconds);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(response.status().message().find(
+                absl::StrCat(model.frame_step, " × N + 1 frames")),
+            std::string::npos)
+      << response.status();
+  // The group keeps serving.
+  request.set_num_frames(1);
+  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+  EXPECT_TRUE(cluster->Generate(request, kCallSeconds).ok());
+}
+
+struct Layout {
+  std::string name;
+  int world_size;
+  std::vector<std::string> flags;
+};
+
+TEST_P(CogVideoXServingTest, EveryParallelLayoutGivesTheSingleRankLatents) {
+  v1::GenerateRequest request = VideoRequest(GetParam());
+  request.add_prompt("a red kite over green hills");
+  request.add_negative_prompt("dark");
+  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+  const v1::GenerateResponse single = Serve(1, {}, request);
+  ASSERT_EQ(single.images_size(), 2);
+  const std::vector<Layout> layouts = {
+      {"cfg2", 2, {"--cfg_degree=2"}},
+      {"ulysses2", 2, {"--ulysses_degree=2"}},
+      {"ring2", 2, {"--ring_degree=2"}},
+      {"dp2", 2, {"--dp_degree=2"}},
+      // The field failure's layout and its neighbours: the joint sequence
+      // (61 tokens; 1.5 with 9 latent frames padded to 10) is padded to 64.
+      {"ulysses2_ring2", 4, {"--ulysses_degree=2", "--ring_degree=2"}},
+      {"ulysses4", 4, {"--ulysses_degree=4"}},
+      {"ring4", 4, {"--ring_degree=4"}},
+      {"cfg2_ulysses2", 4, {"--cfg_degree=2", "--ulysses_degree=2"}},
+  };
+  for (const Layout& layout : layouts) {
+    const v1::GenerateResponse split =
+        Serve(layout.world_size, layout.flags, request);
+    const v1::DerivedShapes& shapes = split.config().shapes();
+    std::cout << layout.name << ": joint sequence " << shapes.sequence_tokens()
+              << " tokens, padded to " << shapes.padded_sequence_tokens()
+              << "\n";
+    ExpectLatentsClose(split, single, layout.name);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Releases, CogVideoXServingTest,
+    ::testing::Values(families::kCogVideoX2bDefaults,
+                      families::kCogVideoX5bDefaults,
+                      families::kCogVideoX15Defaults),
+    [](const ::testing::TestParamInfo<config::ModelDefaults>& info) {
+      std::string name;
+      for (const char c : info.param.name) {
+        if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+      }
+      return name;
+    });
+
+}  // namespace
+}  // namespace ditserve::testing
