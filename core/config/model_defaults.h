@@ -49,8 +49,6 @@ struct ModelDefaults {
   int fps = 0;
   // The model's diffusers pipeline offers use_dynamic_cfg (CogVideoX).
   bool supports_dynamic_cfg = false;
-  // Its transformer runs as PipeFusion stages.
-  bool supports_pipefusion = true;
 
   // A video model: it makes frame_step × N + 1 frames.
   bool video() const { return frame_step > 0; }

@@ -99,13 +99,6 @@ absl::Status ValidateParallelForModel(const v1::ParallelConfig& parallel,
         "--ulysses_degree ", parallel.ulysses_degree(), " does not divide the ",
         spec.num_attention_heads, " attention heads of ", defaults.name));
   }
-  if (parallel.pipefusion_degree() > 1 && !defaults.supports_pipefusion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--pipefusion_degree ", parallel.pipefusion_degree(),
-        " is not available for ", defaults.name,
-        " (its transformer does not run as PipeFusion stages); use 1 and "
-        "ring, ulysses, cfg or dp ranks instead"));
-  }
   if (parallel.pipefusion_degree() > spec.num_layers) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--pipefusion_degree ", parallel.pipefusion_degree(), " exceeds the ",

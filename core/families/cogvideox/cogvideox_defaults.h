@@ -23,8 +23,7 @@ inline constexpr config::ModelDefaults kCogVideoX2bDefaults{
     .num_frames = 49,
     .frame_step = 8,
     .fps = 8,
-    .supports_dynamic_cfg = true,
-    .supports_pipefusion = false};
+    .supports_dynamic_cfg = true};
 
 // The same pipeline with THUDM/CogVideoX-5b (3-D RoPE instead of the sincos
 // table, so the text length is free).
@@ -42,8 +41,7 @@ inline constexpr config::ModelDefaults kCogVideoX5bDefaults{
     .num_frames = 49,
     .frame_step = 8,
     .fps = 8,
-    .supports_dynamic_cfg = true,
-    .supports_pipefusion = false};
+    .supports_dynamic_cfg = true};
 
 // THUDM/CogVideoX1.5-5B: 81 frames of 1360×768 at 16 fps; two latent frames
 // per token, so the pipeline pads the latent frames in front.
@@ -61,8 +59,7 @@ inline constexpr config::ModelDefaults kCogVideoX15Defaults{
     .num_frames = 81,
     .frame_step = 16,
     .fps = 16,
-    .supports_dynamic_cfg = true,
-    .supports_pipefusion = false};
+    .supports_dynamic_cfg = true};
 
 }  // namespace ditserve::families
 

@@ -16,6 +16,7 @@
 #include "core/families/cogvideox/cogvideox_ddim_scheduler.h"
 #include "core/families/cogvideox/cogvideox_defaults.h"
 #include "core/families/cogvideox/cogvideox_dpm_scheduler.h"
+#include "core/families/cogvideox/cogvideox_pipefusion.h"
 #include "core/families/cogvideox/cogvideox_transformer_3d_model.h"
 #include "core/families/cogvideox/cogvideox_vae_decoder.h"
 #include "core/families/latent_grid.h"
@@ -44,8 +45,8 @@ absl::StatusOr<std::unique_ptr<CogVideoXSchedulerBase>> MakeCogVideoXScheduler(
                    "CogVideoXDDIMScheduler or CogVideoXDPMScheduler"));
 }
 
-// One forward, whole or over this rank's shard of the joint sequence
-// [text | video].
+// One forward: whole, over this rank's shard of the joint sequence
+// [text | video], or through this rank's PipeFusion stage.
 class CogVideoXForward final : public BoundForward {
  public:
   CogVideoXForward(CogVideoXTransformer3DModel& transformer,
@@ -73,11 +74,9 @@ class CogVideoXForward final : public BoundForward {
     return transformer_.Unpatchify(gathered.slice(1, text_tokens), grid);
   }
 
-  absl::StatusOr<at::Tensor> Staged(
-      const parallel::PipeFusionStages& /*stages*/, int /*step*/) override {
-    return absl::UnimplementedError(
-        "CogVideoX does not run as PipeFusion stages; serve it with "
-        "--pipefusion_degree 1");
+  absl::StatusOr<at::Tensor> Staged(const parallel::PipeFusionStages& stages,
+                                    int step) override {
+    return CogVideoXStagedForward(transformer_, inputs_, stages, step);
   }
 
  private:

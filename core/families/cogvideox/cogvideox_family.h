@@ -11,9 +11,8 @@ namespace ditserve::families {
 // patches, the padding dropped before decoding), classifier-free guidance
 // (optionally diffusers' dynamic CFG), the folder's CogVideoXDDIMScheduler or
 // CogVideoXDPMScheduler (seeded noise per image), and the causal 3-D VAE
-// decoded in frame chunks. Whole and sequence-parallel forwards; no
-// PipeFusion stages (the defaults rows say so, and the server refuses
-// --pipefusion_degree > 1 for these models at start-up).
+// decoded in frame chunks. Whole, sequence-parallel and PipeFusion-stage
+// forwards (both streams travel between stages).
 const Family& CogVideoXFamily();
 
 }  // namespace ditserve::families

@@ -199,16 +199,81 @@ absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::ForwardShard(
   });
 }
 
+absl::StatusOr<CogVideoXStreams> CogVideoXTransformer3DModel::ForwardStage(
+    const CogVideoXTransformerInputs& inputs, const models::TokenSpan& patch,
+    const std::optional<CogVideoXStreams>& incoming) {
+  ASSIGN_OR_RETURN(const VideoTokenGrid grid, CheckInputs(inputs));
+  RETURN_IF_ERROR(models::CheckStageArguments(
+      kModel, blocks_, patch, grid.tokens(), incoming.has_value()));
+  const int64_t batch = inputs.hidden_states.size(0);
+  const int64_t text_tokens = inputs.encoder_hidden_states.size(1);
+  if (incoming.has_value()) {
+    absl::Status status =
+        models::CheckShape("incoming video stream", incoming->video,
+                           {batch, patch.tokens, config_.inner_dim()});
+    status.Update(
+        models::CheckShape("incoming text stream", incoming->text,
+                           {batch, text_tokens, config_.inner_dim()}));
+    RETURN_IF_ERROR(status);
+  }
+  ASSIGN_OR_RETURN(std::optional<models::RotaryTables> rotary,
+                   VideoRotary(grid));
+  return base::Guarded(absl::StrCat(kModel, " stage forward"), [&] {
+    Embedded stage;
+    stage.temb = TimeEmbedding(inputs);
+    at::Tensor text;
+    at::Tensor video;
+    if (incoming.has_value()) {
+      text = incoming->text;
+      video = incoming->video;
+    } else {
+      // The patch embedding is cheap next to the blocks: embed all, keep the
+      // patch.
+      const at::Tensor joint = patch_embed_->Forward(
+          inputs.encoder_hidden_states, inputs.hidden_states, grid);
+      text = joint.narrow(1, 0, text_tokens);
+      video = joint.narrow(1, text_tokens + patch.begin, patch.tokens);
+    }
+    stage.tokens = {at::cat({text, video}, /*dim=*/1), text_tokens};
+    if (rotary.has_value()) {
+      stage.rotary =
+          JointRotary({rotary->cos.narrow(0, patch.begin, patch.tokens),
+                       rotary->sin.narrow(0, patch.begin, patch.tokens)},
+                      text_tokens);
+    }
+    const JointTokens x = RunBlocks(stage.tokens, stage, std::nullopt);
+    return CogVideoXStreams{
+        .text = x.states.narrow(1, 0, text_tokens),
+        .video = x.states.narrow(1, text_tokens, patch.tokens)};
+  });
+}
+
+absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::StageOutput(
+    const CogVideoXTransformerInputs& inputs, const at::Tensor& video_stream) {
+  RETURN_IF_ERROR(CheckInputs(inputs).status());
+  RETURN_IF_ERROR(models::CheckStageOutputArguments(
+      kModel, blocks_, config_.num_layers, video_stream,
+      {inputs.hidden_states.size(0), models::kAnySize, config_.inner_dim()}));
+  return base::Guarded(absl::StrCat(kModel, " stage output"), [&] {
+    return VideoOutput(video_stream, TimeEmbedding(inputs));
+  });
+}
+
+at::Tensor CogVideoXTransformer3DModel::TimeEmbedding(
+    const CogVideoXTransformerInputs& inputs) {
+  return time_embedding_->Forward(
+      models::SinusoidalTimestepFeatures(inputs.timestep, config_.inner_dim(),
+                                         config_.flip_sin_to_cos,
+                                         config_.freq_shift)
+          .to(inputs.hidden_states.dtype()));
+}
+
 CogVideoXTransformer3DModel::Embedded CogVideoXTransformer3DModel::Embed(
     const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid,
     const std::optional<models::RotaryTables>& video_rotary) {
   const at::Tensor& video = inputs.hidden_states;
   Embedded embedded;
-  embedded.temb =
-      time_embedding_->Forward(models::SinusoidalTimestepFeatures(
-                                   inputs.timestep, config_.inner_dim(),
-                                   config_.flip_sin_to_cos, config_.freq_shift)
-                                   .to(video.dtype()));
+  embedded.temb = TimeEmbedding(inputs);
   const int64_t text_tokens = inputs.encoder_hidden_states.size(1);
   embedded.tokens = {
       patch_embed_->Forward(inputs.encoder_hidden_states, video, grid),

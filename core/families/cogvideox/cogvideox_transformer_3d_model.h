@@ -35,6 +35,13 @@ struct CogVideoXTransformerInputs {
   at::Tensor timestep;
 };
 
+// What one PipeFusion stage hands the next: the text tokens and the video
+// tokens of a patch, [B, tokens, inner_dim] each.
+struct CogVideoXStreams {
+  at::Tensor text;
+  at::Tensor video;
+};
+
 // diffusers CogVideoXPatchEmbed: text_proj for the T5 states; proj embeds
 // the video as a Conv2d on every frame (1.0) or a Linear over
 // patch_size_t x patch_size x patch_size patches (1.5), and the 2b model
@@ -108,6 +115,21 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
       const CogVideoXTransformerInputs& inputs,
       const models::SequenceShard& shard);
 
+  // PipeFusion: this stage's blocks over the video tokens `patch` (in token
+  // order) with the whole text, [text | patch] being the rows the stage's
+  // attention computes. The first stage (blocks from 0) embeds `inputs` and
+  // takes no `incoming`; a later stage continues from the previous stage's
+  // streams. Errors as Forward, plus INVALID_ARGUMENT for a patch or
+  // incoming streams that do not fit (see models::CheckStageArguments).
+  absl::StatusOr<CogVideoXStreams> ForwardStage(
+      const CogVideoXTransformerInputs& inputs, const models::TokenSpan& patch,
+      const std::optional<CogVideoXStreams>& incoming);
+
+  // The last stage's output [B, tokens, token_output_channels] for the video
+  // stream its ForwardStage returned; FAILED_PRECONDITION on another stage.
+  absl::StatusOr<at::Tensor> StageOutput(
+      const CogVideoXTransformerInputs& inputs, const at::Tensor& video_stream);
+
   // The RoPE tables of `grid`'s video tokens; nullopt for the 2b model.
   absl::StatusOr<std::optional<models::RotaryTables>> VideoRotary(
       const VideoTokenGrid& grid) const;
@@ -124,6 +146,7 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
     JointTokens tokens;
     std::optional<models::RotaryTables> rotary;
   };
+  at::Tensor TimeEmbedding(const CogVideoXTransformerInputs& inputs);
   Embedded Embed(const CogVideoXTransformerInputs& inputs,
                  const VideoTokenGrid& grid,
                  const std::optional<models::RotaryTables>& video_rotary);

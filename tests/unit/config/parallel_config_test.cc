@@ -115,18 +115,6 @@ TEST(ParallelConfigTest, PipefusionFourOnWorldFourFitsFluxButNotThreeLayers) {
                         "layers"));
 }
 
-TEST(ParallelConfigTest, PipefusionIsRefusedForCogVideoXNamingTheFlag) {
-  absl::StatusOr<v1::ParallelConfig> config =
-      MakeParallelConfig({.pipefusion_degree = 2}, 2);
-  ASSERT_TRUE(config.ok()) << config.status();
-  absl::Status refused = ValidateParallelForModel(
-      *config, FullSizeSpec(families::kCogVideoX5bDefaults));
-  ASSERT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(refused.message(),
-              HasSubstr("--pipefusion_degree 2 is not available for "
-                        "cogvideox-5b"));
-}
-
 TEST(ParallelConfigTest, UlyssesMustDivideHeads) {
   absl::StatusOr<v1::ParallelConfig> config =
       MakeParallelConfig({.ulysses_degree = 4}, 4);

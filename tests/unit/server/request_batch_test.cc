@@ -100,8 +100,11 @@ TEST(RequestBatchTest, MergingRequestsThatCannotShareNamesThem) {
 
 TEST(RequestBatchTest, SplitGivesEachRequestItsImagesAndEveryTiming) {
   v1::GenerateResponse merged;
+  int prompt = 0;
   for (const char* data : {"first", "second", "third"}) {
-    merged.add_images()->set_data(data);
+    v1::Image* image = merged.add_images();
+    image->set_data(data);
+    image->set_prompt_index(prompt++);
   }
   merged.add_timings()->set_stage("denoise");
   absl::StatusOr<std::vector<v1::GenerateResponse>> split =
@@ -113,10 +116,32 @@ TEST(RequestBatchTest, SplitGivesEachRequestItsImagesAndEveryTiming) {
   ASSERT_EQ((*split)[1].images_size(), 2);
   EXPECT_EQ((*split)[1].images(0).data(), "second");
   EXPECT_EQ((*split)[1].images(1).data(), "third");
+  EXPECT_EQ((*split)[1].images(1).prompt_index(), 1);
   for (const v1::GenerateResponse& response : *split) {
     ASSERT_EQ(response.timings_size(), 1);
     EXPECT_EQ(response.timings(0).stage(), "denoise");
   }
+  EXPECT_EQ(SplitResponse(merged, {1, 1}).status().code(),
+            absl::StatusCode::kInternal);
+  EXPECT_EQ(SplitResponse(merged, {2, 2}).status().code(),
+            absl::StatusCode::kInternal);
+}
+
+TEST(RequestBatchTest, SplitKeepsEveryFrameOfAPromptTogether) {
+  v1::GenerateResponse merged;
+  for (const int prompt : {0, 0, 0, 1, 1, 1}) {
+    v1::Image* frame = merged.add_images();
+    frame->set_prompt_index(prompt);
+    frame->set_frame_index(merged.images_size() % 3);
+  }
+  absl::StatusOr<std::vector<v1::GenerateResponse>> split =
+      SplitResponse(merged, {1, 1});
+  ASSERT_TRUE(split.ok()) << split.status();
+  ASSERT_EQ((*split)[0].images_size(), 3);
+  ASSERT_EQ((*split)[1].images_size(), 3);
+  EXPECT_EQ((*split)[1].images(2).prompt_index(), 0);
+  // Out of prompt order is a bug of the run, not something to reorder.
+  merged.mutable_images(1)->set_prompt_index(1);
   EXPECT_EQ(SplitResponse(merged, {1, 1}).status().code(),
             absl::StatusCode::kInternal);
 }

@@ -170,6 +170,63 @@ TEST(CogVideoXTransformerTest, AStageCannotRunTheWholeModel) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// Two stages of one block each over the whole sequence are the model: the
+// second continues from the first's text and video streams, and only it
+// projects the output.
+TEST_P(CogVideoXGoldenTest, TwoStagesOverTheWholeSequenceAreTheModel) {
+  const GoldenCase golden("models/" + GetParam());
+  std::shared_ptr<CogVideoXTransformer3DModel> first =
+      LoadGoldenModel(golden, models::BlockRange{0, 1});
+  std::shared_ptr<CogVideoXTransformer3DModel> second =
+      LoadGoldenModel(golden, models::BlockRange{1, 2});
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  const CogVideoXTransformerInputs inputs = GoldenInputs(golden);
+  const at::Tensor& latents = inputs.hidden_states;
+  absl::StatusOr<VideoTokenGrid> grid = TokenGridOf(
+      first->config(), latents.size(1), latents.size(3), latents.size(4));
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  const models::TokenSpan whole{0, grid->tokens()};
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<CogVideoXStreams> streams =
+      first->ForwardStage(inputs, whole, std::nullopt);
+  ASSERT_TRUE(streams.ok()) << streams.status();
+  EXPECT_EQ(first->StageOutput(inputs, streams->video).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  streams = second->ForwardStage(inputs, whole, *streams);
+  ASSERT_TRUE(streams.ok()) << streams.status();
+  absl::StatusOr<at::Tensor> tokens =
+      second->StageOutput(inputs, streams->video);
+  ASSERT_TRUE(tokens.ok()) << tokens.status();
+  EXPECT_TRUE(AllClose(second->Unpatchify(*tokens, *grid),
+                       golden.Output("sample"), golden.ToleranceFor("sample")));
+}
+
+TEST(CogVideoXTransformerTest, StagesRefuseMisplacedPatchesAndStreams) {
+  const GoldenCase golden("models/cogvideox_5b");
+  std::shared_ptr<CogVideoXTransformer3DModel> first =
+      LoadGoldenModel(golden, models::BlockRange{0, 1});
+  std::shared_ptr<CogVideoXTransformer3DModel> second =
+      LoadGoldenModel(golden, models::BlockRange{1, 2});
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  const CogVideoXTransformerInputs inputs = GoldenInputs(golden);
+  // 3 frames of 2 x 2 patches: 12 video tokens.
+  EXPECT_EQ(first->ForwardStage(inputs, {10, 4}, std::nullopt).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<CogVideoXStreams> streams =
+      first->ForwardStage(inputs, {0, 6}, std::nullopt);
+  ASSERT_TRUE(streams.ok()) << streams.status();
+  EXPECT_EQ(first->ForwardStage(inputs, {0, 6}, *streams).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(second->ForwardStage(inputs, {0, 6}, std::nullopt).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<CogVideoXStreams> wrong =
+      second->ForwardStage(inputs, {0, 4}, *streams);
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(wrong.status().message(), HasSubstr("incoming video stream"));
+}
+
 nlohmann::json GoldenConfigJson() {
   absl::StatusOr<nlohmann::json> json =
       base::ReadJsonFile(std::string(DITSERVE_TEST_DATA_DIR) +
