@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/base/status_macros.h"
+#include "core/parallel/stage_rows.h"
 
 namespace ditserve::families {
 namespace {
@@ -31,9 +32,7 @@ class CogVideoXStageModel final : public parallel::StageModel {
   }
 
   at::Tensor AttentionRows(const models::TokenSpan& patch) const override {
-    return at::cat(
-        {at::arange(text_tokens(), at::kLong),
-         text_tokens() + patch.begin + at::arange(patch.tokens, at::kLong)});
+    return parallel::TextFirstAttentionRows(text_tokens(), patch);
   }
 
   absl::StatusOr<parallel::StageStreams> Forward(

@@ -8,11 +8,11 @@
 // with a joint sequence that needs padding. PipeFusion's patch pipeline,
 // which xDiT does not offer for CogVideoX, stays close to a single rank.
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "core/config/model_defaults.h"
 #include "core/families/cogvideox/cogvideox_defaults.h"
 #include "gtest/gtest.h"
@@ -88,19 +89,8 @@ void ExpectLatentsClose(const v1::GenerateResponse& actual,
   }
 }
 
-// What ffprobe reads from `mp4` (bytes): codec, pixel format, size, frames,
-// rate.
-nlohmann::json Probe(const std::string& mp4) {
-  char path[] = "/tmp/ditserve-mp4-XXXXXX";
-  const int fd = mkstemp(path);
-  EXPECT_GE(fd, 0);
-  close(fd);
-  std::ofstream(path, std::ios::binary).write(mp4.data(), mp4.size());
-  const std::string command = absl::StrCat(
-      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-      "stream=codec_name,pix_fmt,width,height,nb_read_frames,r_frame_rate "
-      "-of json ",
-      path);
+// The output of `command`, or a failed expectation when it exits non-zero.
+std::string CommandOutput(const std::string& command) {
   std::string output;
   if (FILE* pipe = popen(command.c_str(), "r")) {
     char buffer[4096];
@@ -108,9 +98,21 @@ nlohmann::json Probe(const std::string& mp4) {
     while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
       output.append(buffer, read);
     }
-    EXPECT_EQ(pclose(pipe), 0) << command;
+    EXPECT_EQ(pclose(pipe), 0) << command << ": " << output;
+  } else {
+    ADD_FAILURE() << "cannot run " << command;
   }
-  std::remove(path);
+  return output;
+}
+
+// What ffprobe reads from the video file `path`: codec, pixel format, size,
+// frames, rate.
+nlohmann::json ProbeFile(const std::string& path) {
+  const std::string output = CommandOutput(absl::StrCat(
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+      "stream=codec_name,pix_fmt,width,height,nb_read_frames,r_frame_rate "
+      "-of json ",
+      path));
   const nlohmann::json json = nlohmann::json::parse(output, nullptr, false);
   if (json.is_discarded() || !json.contains("streams") ||
       json["streams"].empty()) {
@@ -118,6 +120,22 @@ nlohmann::json Probe(const std::string& mp4) {
     return nlohmann::json::object();
   }
   return json["streams"][0];
+}
+
+// A fresh scratch folder for one test's files.
+std::string ScratchDir() {
+  char dir[] = "/tmp/ditserve-video-XXXXXX";
+  EXPECT_NE(mkdtemp(dir), nullptr);
+  return dir;
+}
+
+// ProbeFile of the MP4 file `mp4` (bytes).
+nlohmann::json Probe(const std::string& mp4) {
+  const std::string path = ScratchDir() + "/video.mp4";
+  std::ofstream(path, std::ios::binary).write(mp4.data(), mp4.size());
+  const nlohmann::json stream = ProbeFile(path);
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+  return stream;
 }
 
 class CogVideoXServingTest
@@ -192,6 +210,34 @@ TEST_P(CogVideoXServingTest, EveryOutputFormatHoldsTheAskedFrames) {
             size_t(shapes.latent_frames()) * 16 * 4 * 6);
 }
 
+// ditctl as a user runs it: -o clip.mp4 asks for MP4, --format png writes
+// one file per frame.
+TEST_P(CogVideoXServingTest, DitctlWritesTheMp4AndEveryPngFrame) {
+  const config::ModelDefaults& model = GetParam();
+  std::unique_ptr<ServingCluster> cluster = StartCluster(model_dir_, 1, {});
+  ASSERT_NE(cluster, nullptr);
+  const std::string dir = ScratchDir();
+  const int frames = model.frame_step + 1;
+  const std::string generate = absl::StrCat(
+      DITSERVE_BIN_DIR, "/ditctl generate \"waves on a rocky shore\" --server=",
+      cluster->address(), " -W 48 -H 32 --steps 1 --frames ", frames,
+      " --fps 10");
+  CommandOutput(absl::StrCat(generate, " -o ", dir, "/clip.mp4 2>&1"));
+  const nlohmann::json stream = ProbeFile(dir + "/clip.mp4");
+  EXPECT_EQ(stream.value("nb_read_frames", ""), std::to_string(frames));
+  EXPECT_EQ(stream.value("r_frame_rate", ""), "10/1");
+
+  CommandOutput(
+      absl::StrCat(generate, " --format png -o ", dir, "/frame.png 2>&1"));
+  for (int frame = 0; frame < frames; ++frame) {
+    const std::string path = absl::StrFormat("%s/frame-f%03d.png", dir, frame);
+    EXPECT_TRUE(std::filesystem::exists(path)) << path;
+  }
+  EXPECT_FALSE(std::filesystem::exists(
+      absl::StrFormat("%s/frame-f%03d.png", dir, frames)));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_P(CogVideoXServingTest, BadFrameCountIsRefusedAndTheGroupKeepsServing) {
   const config::ModelDefaults& model = GetParam();
   std::unique_ptr<ServingCluster> cluster = StartCluster(model_dir_, 1, {});
@@ -257,8 +303,8 @@ TEST_P(CogVideoXServingTest, EveryParallelLayoutGivesTheSingleRankLatents) {
 // and values of the other patches by design, so it is measured by its
 // similarity to a single rank's video. Measured (tiny checkpoints, 17 or
 // 33 frames of 32×48, 4 steps, 1 warm-up, 2 patches of rows): 63.8 dB 2b,
-// 54.4 dB 5b, 56.2 dB 1.5; the bound is 40 dB. Patches that attended to zeros, to the wrong rows or only
-// to themselves fall far below it.
+// 54.4 dB 5b, 56.2 dB 1.5; the bound is 40 dB. Patches that attended to zeros,
+// to the wrong rows or only to themselves fall far below it.
 constexpr double kMinPatchPipelinePsnrDb = 40;
 
 TEST_P(CogVideoXServingTest, PatchPipelineStaysCloseToASingleRank) {

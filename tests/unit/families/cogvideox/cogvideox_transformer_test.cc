@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/base/json.h"
 #include "core/families/cogvideox/cogvideox_positions.h"
@@ -170,15 +171,20 @@ TEST(CogVideoXTransformerTest, AStageCannotRunTheWholeModel) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// The golden model as two PipeFusion stages of one block each.
+std::pair<std::shared_ptr<CogVideoXTransformer3DModel>,
+          std::shared_ptr<CogVideoXTransformer3DModel>>
+TwoStages(const GoldenCase& golden) {
+  return {LoadGoldenModel(golden, models::BlockRange{0, 1}),
+          LoadGoldenModel(golden, models::BlockRange{1, 2})};
+}
+
 // Two stages of one block each over the whole sequence are the model: the
 // second continues from the first's text and video streams, and only it
 // projects the output.
 TEST_P(CogVideoXGoldenTest, TwoStagesOverTheWholeSequenceAreTheModel) {
   const GoldenCase golden("models/" + GetParam());
-  std::shared_ptr<CogVideoXTransformer3DModel> first =
-      LoadGoldenModel(golden, models::BlockRange{0, 1});
-  std::shared_ptr<CogVideoXTransformer3DModel> second =
-      LoadGoldenModel(golden, models::BlockRange{1, 2});
+  auto [first, second] = TwoStages(golden);
   ASSERT_NE(first, nullptr);
   ASSERT_NE(second, nullptr);
   const CogVideoXTransformerInputs inputs = GoldenInputs(golden);
@@ -204,10 +210,7 @@ TEST_P(CogVideoXGoldenTest, TwoStagesOverTheWholeSequenceAreTheModel) {
 
 TEST(CogVideoXTransformerTest, StagesRefuseMisplacedPatchesAndStreams) {
   const GoldenCase golden("models/cogvideox_5b");
-  std::shared_ptr<CogVideoXTransformer3DModel> first =
-      LoadGoldenModel(golden, models::BlockRange{0, 1});
-  std::shared_ptr<CogVideoXTransformer3DModel> second =
-      LoadGoldenModel(golden, models::BlockRange{1, 2});
+  auto [first, second] = TwoStages(golden);
   ASSERT_NE(first, nullptr);
   ASSERT_NE(second, nullptr);
   const CogVideoXTransformerInputs inputs = GoldenInputs(golden);

@@ -1,0 +1,20 @@
+#ifndef DITSERVE_CORE_PARALLEL_STAGE_ROWS_H_
+#define DITSERVE_CORE_PARALLEL_STAGE_ROWS_H_
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+#include "core/models/sequence_shard.h"
+
+namespace ditserve::parallel {
+
+// StageModel::AttentionRows of a model whose attention sequence is
+// [text | image] (FLUX, CogVideoX): every text row, then the patch's image
+// rows.
+at::Tensor TextFirstAttentionRows(int64_t text_tokens,
+                                  const models::TokenSpan& patch);
+
+}  // namespace ditserve::parallel
+
+#endif  // DITSERVE_CORE_PARALLEL_STAGE_ROWS_H_
