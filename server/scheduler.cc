@@ -29,16 +29,18 @@ void AddTiming(v1::GenerateResponse& response, engine::Stage stage,
   timing->set_rank(0);
 }
 
-// Why `job` stops after `step`, if it does.
+// Why `job` stops after `step`, if it does. The deadline is looked at first:
+// gRPC cancels a call when its deadline passes, so a job past its deadline
+// is also cancelled, and must count as deadline_exceeded.
 std::optional<absl::Status> StopReason(const Job& job, absl::Time now, int step,
                                        int total_steps) {
-  if (job.cancelled()) {
-    return absl::CancelledError(absl::StrCat(
-        "cancelled by the client after step ", step, " of ", total_steps));
-  }
   if (now >= job.deadline()) {
     return absl::DeadlineExceededError(
         absl::StrCat("deadline passed after step ", step, " of ", total_steps));
+  }
+  if (job.cancelled()) {
+    return absl::CancelledError(absl::StrCat(
+        "cancelled by the client after step ", step, " of ", total_steps));
   }
   return std::nullopt;
 }

@@ -404,6 +404,8 @@ TEST_F(ServingTest, CancelMidRunStopsTheRunAndTheGroupServesTheNextRequest) {
 }
 
 TEST_F(ServingTest, DeadlinePassingWhileRunningIsDeadlineExceeded) {
+  absl::StatusOr<std::string> before = cluster_->ScrapeMetrics();
+  ASSERT_TRUE(before.ok());
   v1::GenerateResponse response;
   const grpc::Status status =
       Generate(*cluster_, LongRequest(), &response, /*seconds=*/3);
@@ -411,6 +413,18 @@ TEST_F(ServingTest, DeadlinePassingWhileRunningIsDeadlineExceeded) {
   const grpc::Status next =
       Generate(*cluster_, SmallRequest("after the deadline"), &response);
   ASSERT_TRUE(next.ok()) << next.error_message();
+  // gRPC also cancels the call when its deadline passes; the request still
+  // counts as deadline_exceeded, not cancelled.
+  absl::StatusOr<std::string> after = cluster_->ScrapeMetrics();
+  ASSERT_TRUE(after.ok());
+  const auto count = [](const std::string& metrics, const char* status) {
+    return MetricValue(metrics, "ditserve_requests_total",
+                       {absl::StrCat("status=\"", status, "\"")});
+  };
+  EXPECT_EQ(
+      count(*after, "deadline_exceeded") - count(*before, "deadline_exceeded"),
+      1);
+  EXPECT_EQ(count(*after, "cancelled"), count(*before, "cancelled"));
 }
 
 // Waits (up to 30 s) until `depth` requests wait in the host's queue.
