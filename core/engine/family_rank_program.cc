@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <utility>
+#include <vector>
 
 #include "core/base/status_macros.h"
 #include "core/engine/cfg_exchange.h"
@@ -68,12 +69,20 @@ absl::StatusOr<at::Tensor> FamilyRankProgram::Decode(
     StageTimings& timings) {
   ScopedStageTimer timer(timings, Stage::kVaeDecode);
   torch::NoGradGuard no_grad;
-  ASSIGN_OR_RETURN(families::DecodeOutput decoded,
-                   model_->Decode(latents, families::OutputSize{
-                                               .height = config.height(),
-                                               .width = config.width(),
-                                               .frames = config.num_frames()}));
-  return decoded.images.rgb;
+  const families::OutputSize size{.height = config.height(),
+                                  .width = config.width(),
+                                  .frames = config.num_frames()};
+  // One output at a time: CPU kernels may round a value differently with
+  // other images in the batch, and a client's images must be the same bytes
+  // whatever they were batched with. It also bounds the decode's memory to
+  // one output.
+  std::vector<at::Tensor> rgb;
+  for (int64_t output = 0; output < latents.size(0); ++output) {
+    ASSIGN_OR_RETURN(families::DecodeOutput decoded,
+                     model_->Decode(latents.narrow(0, output, 1), size));
+    rgb.push_back(std::move(decoded.images.rgb));
+  }
+  return at::cat(rgb, /*dim=*/0);
 }
 
 }  // namespace ditserve::engine
