@@ -238,6 +238,52 @@ TEST_P(CogVideoXServingTest, DitctlWritesTheMp4AndEveryPngFrame) {
   std::filesystem::remove_all(dir);
 }
 
+// A video over the message size goes out of GenerateStream in chunks that
+// reassemble to the bytes Generate returns: 17 frames of 256×256 RGB8 are
+// 3.3 MB, over the server's 1 MiB chunk size.
+TEST_P(CogVideoXServingTest, LargeVideoStreamsInChunksThatMakeUpTheWhole) {
+  std::unique_ptr<ServingCluster> cluster = StartCluster(model_dir_, 1, {});
+  ASSERT_NE(cluster, nullptr);
+  v1::GenerateRequest request = VideoRequest(GetParam());
+  request.set_height(256);
+  request.set_width(256);
+  request.set_num_frames(17);
+  request.set_num_inference_steps(1);
+  request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
+  absl::StatusOr<v1::GenerateResponse> whole =
+      cluster->Generate(request, kCallSeconds);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_EQ(whole->images(0).data().size(), size_t{17} * 256 * 256 * 3);
+
+  std::unique_ptr<grpc::ClientContext> context =
+      local_cluster::ContextWithDeadline(kCallSeconds);
+  std::unique_ptr<grpc::ClientReader<v1::GenerateStreamResponse>> reader =
+      cluster->generation().GenerateStream(context.get(), request);
+  v1::GenerateStreamResponse message;
+  std::string reassembled;
+  int chunks = 0;
+  v1::GenerateResponse result;
+  while (reader->Read(&message)) {
+    if (message.has_image_chunk()) {
+      const auto& chunk = message.image_chunk();
+      EXPECT_EQ(chunk.image_index(), 0);
+      EXPECT_EQ(chunk.offset(), static_cast<int64_t>(reassembled.size()));
+      EXPECT_EQ(chunk.total_bytes(),
+                static_cast<int64_t>(whole->images(0).data().size()));
+      reassembled += chunk.data();
+      ++chunks;
+    } else if (message.has_result()) {
+      result = message.result();
+    }
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_GE(chunks, 4);
+  ASSERT_EQ(result.images_size(), 1);
+  EXPECT_TRUE(result.images(0).data().empty());
+  EXPECT_EQ(result.images(0).num_frames(), 17);
+  EXPECT_TRUE(reassembled == whole->images(0).data());
+}
+
 TEST_P(CogVideoXServingTest, BadFrameCountIsRefusedAndTheGroupKeepsServing) {
   const config::ModelDefaults& model = GetParam();
   std::unique_ptr<ServingCluster> cluster = StartCluster(model_dir_, 1, {});
