@@ -125,6 +125,14 @@ absl::StatusOr<int64_t> JsonFields::PositiveInt(
   return value->get<int64_t>();
 }
 
+absl::Status JsonFields::PositiveInts(
+    std::initializer_list<std::pair<const char*, int64_t*>> fields) const {
+  for (const auto& [name, target] : fields) {
+    ASSIGN_OR_RETURN(*target, PositiveInt(name));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> JsonFields::Bool(const std::string& field) const {
   ASSIGN_OR_RETURN(const nlohmann::json* value, Required(field));
   if (!value->is_boolean()) return WrongType(field, *value, "true/false");

@@ -2,8 +2,10 @@
 #define DITSERVE_CORE_BASE_JSON_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -38,6 +40,10 @@ class JsonFields {
   JsonFields(const nlohmann::json& json, std::string source);
 
   absl::StatusOr<int64_t> PositiveInt(const std::string& field) const;
+  // *target = PositiveInt(name) for each (name, target), in order; the first
+  // error is returned.
+  absl::Status PositiveInts(
+      std::initializer_list<std::pair<const char*, int64_t*>> fields) const;
   absl::StatusOr<bool> Bool(const std::string& field) const;
   absl::StatusOr<std::string> String(const std::string& field) const;
   absl::StatusOr<std::vector<int64_t>> PositiveIntList(

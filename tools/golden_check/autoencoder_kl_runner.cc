@@ -5,7 +5,6 @@
 #include <memory>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/models/vae/autoencoder_kl.h"
 #include "tools/golden_check/runners.h"
@@ -17,16 +16,12 @@ absl::StatusOr<std::vector<OutputComparison>> RunAutoencoderKLCase(
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
       golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
-  auto z = inputs.find("z");
-  if (z == inputs.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(golden_case.dir, ": the inputs file has no \"z\""));
-  }
+  ASSIGN_OR_RETURN(at::Tensor z, RequireTensor(golden_case, inputs, "z"));
   ASSIGN_OR_RETURN(
       std::shared_ptr<models::AutoencoderKL> vae,
       models::LoadAutoencoderKL(golden_case.dir, models::Placement{}));
   torch::NoGradGuard no_grad;
-  ASSIGN_OR_RETURN(at::Tensor sample, vae->Decode(z->second));
+  ASSIGN_OR_RETURN(at::Tensor sample, vae->Decode(z));
   return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});
 }
 

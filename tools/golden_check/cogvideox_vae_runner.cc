@@ -8,7 +8,6 @@
 #include <memory>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/families/cogvideox/cogvideox_vae_decoder.h"
 #include "tools/golden_check/runners.h"
@@ -20,18 +19,13 @@ absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXVaeCase(
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
       golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
-  auto z = inputs.find("z");
-  if (z == inputs.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(golden_case.dir, ": the inputs file has no \"z\""));
-  }
+  ASSIGN_OR_RETURN(at::Tensor z, RequireTensor(golden_case, inputs, "z"));
   ASSIGN_OR_RETURN(std::shared_ptr<families::AutoencoderKLCogVideoX> vae,
                    families::LoadAutoencoderKLCogVideoX(golden_case.dir,
                                                         models::Placement{}));
   io::TensorMap outputs;
-  ASSIGN_OR_RETURN(outputs["sample"], vae->Decode(z->second));
-  ASSIGN_OR_RETURN(outputs["sample_single_pass"],
-                   vae->DecodeSinglePass(z->second));
+  ASSIGN_OR_RETURN(outputs["sample"], vae->Decode(z));
+  ASSIGN_OR_RETURN(outputs["sample_single_pass"], vae->DecodeSinglePass(z));
   if (auto z_even = inputs.find("z_even"); z_even != inputs.end()) {
     ASSIGN_OR_RETURN(outputs["sample_even"], vae->Decode(z_even->second));
   }

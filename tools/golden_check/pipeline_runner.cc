@@ -147,11 +147,8 @@ absl::StatusOr<std::vector<OutputComparison>> RunPipelineCase(
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
       golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
-  auto latents = inputs.find("latents");
-  if (latents == inputs.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(golden_case.dir, ": the inputs file has no \"latents\""));
-  }
+  ASSIGN_OR_RETURN(at::Tensor latents,
+                   RequireTensor(golden_case, inputs, "latents"));
   families::LoadOptions options;
   options.attention = std::make_shared<parallel::LocalAttention>();
   options.prompt_encoders = golden_case.spec.contains("prompt");
@@ -165,16 +162,15 @@ absl::StatusOr<std::vector<OutputComparison>> RunPipelineCase(
   RecordSchedule(*schedule, outputs);
   ASSIGN_OR_RETURN(auto tables, model->RequestTables(request));
   for (auto& [name, table] : tables) outputs[name] = std::move(table);
-  ASSIGN_OR_RETURN(at::Tensor final_latents,
-                   engine::Denoise(*model, request, latents->second,
-                                   [&outputs](const engine::StepEvent& event) {
-                                     const std::string step =
-                                         absl::StrCat("step.", event.step, ".");
-                                     outputs[step + "noise_pred"] =
-                                         event.noise_pred;
-                                     outputs[step + "latents"] = event.latents;
-                                     return absl::OkStatus();
-                                   }));
+  ASSIGN_OR_RETURN(
+      at::Tensor final_latents,
+      engine::Denoise(
+          *model, request, latents, [&outputs](const engine::StepEvent& event) {
+            const std::string step = absl::StrCat("step.", event.step, ".");
+            outputs[step + "noise_pred"] = event.noise_pred;
+            outputs[step + "latents"] = event.latents;
+            return absl::OkStatus();
+          }));
   outputs["latents_final"] = final_latents;
   ASSIGN_OR_RETURN(
       families::DecodeOutput decoded,

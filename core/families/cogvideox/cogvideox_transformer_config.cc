@@ -75,28 +75,20 @@ absl::StatusOr<CogVideoXTransformerConfig> ParseCogVideoXTransformerConfig(
     const nlohmann::json& json, const std::string& source) {
   const base::JsonFields fields(json, source);
   CogVideoXTransformerConfig config;
-  struct IntField {
-    const char* name;
-    int64_t* target;
-  };
-  for (const IntField& field : {
-           IntField{"num_attention_heads", &config.num_attention_heads},
-           IntField{"attention_head_dim", &config.attention_head_dim},
-           IntField{"in_channels", &config.in_channels},
-           IntField{"num_layers", &config.num_layers},
-           IntField{"time_embed_dim", &config.time_embed_dim},
-           IntField{"text_embed_dim", &config.text_embed_dim},
-           IntField{"max_text_seq_length", &config.max_text_seq_length},
-           IntField{"patch_size", &config.patch_size},
-           IntField{"sample_height", &config.sample_height},
-           IntField{"sample_width", &config.sample_width},
-           IntField{"sample_frames", &config.sample_frames},
-           IntField{"temporal_compression_ratio",
-                    &config.temporal_compression_ratio},
-       }) {
-    ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
-    *field.target = value;
-  }
+  RETURN_IF_ERROR(fields.PositiveInts({
+      {"num_attention_heads", &config.num_attention_heads},
+      {"attention_head_dim", &config.attention_head_dim},
+      {"in_channels", &config.in_channels},
+      {"num_layers", &config.num_layers},
+      {"time_embed_dim", &config.time_embed_dim},
+      {"text_embed_dim", &config.text_embed_dim},
+      {"max_text_seq_length", &config.max_text_seq_length},
+      {"patch_size", &config.patch_size},
+      {"sample_height", &config.sample_height},
+      {"sample_width", &config.sample_width},
+      {"sample_frames", &config.sample_frames},
+      {"temporal_compression_ratio", &config.temporal_compression_ratio},
+  }));
   ASSIGN_OR_RETURN(std::optional<int64_t> out_channels,
                    fields.OptionalPositiveInt("out_channels"));
   config.out_channels = out_channels.value_or(config.in_channels);

@@ -34,23 +34,16 @@ absl::StatusOr<FluxTransformerConfig> ParseFluxTransformerConfig(
     const nlohmann::json& json, const std::string& source) {
   const base::JsonFields fields(json, source);
   FluxTransformerConfig config;
-  struct IntField {
-    const char* name;
-    int64_t* target;
-  };
-  for (const IntField& field : {
-           IntField{"patch_size", &config.patch_size},
-           IntField{"in_channels", &config.in_channels},
-           IntField{"num_layers", &config.num_layers},
-           IntField{"num_single_layers", &config.num_single_layers},
-           IntField{"attention_head_dim", &config.attention_head_dim},
-           IntField{"num_attention_heads", &config.num_attention_heads},
-           IntField{"joint_attention_dim", &config.joint_attention_dim},
-           IntField{"pooled_projection_dim", &config.pooled_projection_dim},
-       }) {
-    ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
-    *field.target = value;
-  }
+  RETURN_IF_ERROR(fields.PositiveInts({
+      {"patch_size", &config.patch_size},
+      {"in_channels", &config.in_channels},
+      {"num_layers", &config.num_layers},
+      {"num_single_layers", &config.num_single_layers},
+      {"attention_head_dim", &config.attention_head_dim},
+      {"num_attention_heads", &config.num_attention_heads},
+      {"joint_attention_dim", &config.joint_attention_dim},
+      {"pooled_projection_dim", &config.pooled_projection_dim},
+  }));
   ASSIGN_OR_RETURN(std::optional<int64_t> out_channels,
                    fields.OptionalPositiveInt("out_channels"));
   config.out_channels = out_channels.value_or(config.in_channels);

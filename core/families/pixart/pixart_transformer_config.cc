@@ -82,23 +82,16 @@ absl::StatusOr<PixArtTransformerConfig> ParsePixArtTransformerConfig(
   RETURN_IF_ERROR(CheckSupportedVariant(json, source));
   const base::JsonFields fields(json, source);
   PixArtTransformerConfig config;
-  struct IntField {
-    const char* name;
-    int64_t* target;
-  };
-  for (const IntField& field : {
-           IntField{"num_attention_heads", &config.num_attention_heads},
-           IntField{"attention_head_dim", &config.attention_head_dim},
-           IntField{"in_channels", &config.in_channels},
-           IntField{"num_layers", &config.num_layers},
-           IntField{"cross_attention_dim", &config.cross_attention_dim},
-           IntField{"caption_channels", &config.caption_channels},
-           IntField{"sample_size", &config.sample_size},
-           IntField{"patch_size", &config.patch_size},
-       }) {
-    ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
-    *field.target = value;
-  }
+  RETURN_IF_ERROR(fields.PositiveInts({
+      {"num_attention_heads", &config.num_attention_heads},
+      {"attention_head_dim", &config.attention_head_dim},
+      {"in_channels", &config.in_channels},
+      {"num_layers", &config.num_layers},
+      {"cross_attention_dim", &config.cross_attention_dim},
+      {"caption_channels", &config.caption_channels},
+      {"sample_size", &config.sample_size},
+      {"patch_size", &config.patch_size},
+  }));
   ASSIGN_OR_RETURN(std::optional<int64_t> out_channels,
                    fields.OptionalPositiveInt("out_channels"));
   config.out_channels = out_channels.value_or(config.in_channels);

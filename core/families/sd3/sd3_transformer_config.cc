@@ -53,25 +53,18 @@ absl::StatusOr<SD3TransformerConfig> ParseSD3TransformerConfig(
     const nlohmann::json& json, const std::string& source) {
   const base::JsonFields fields(json, source);
   SD3TransformerConfig config;
-  struct IntField {
-    const char* name;
-    int64_t* target;
-  };
-  for (const IntField& field : {
-           IntField{"sample_size", &config.sample_size},
-           IntField{"patch_size", &config.patch_size},
-           IntField{"in_channels", &config.in_channels},
-           IntField{"num_layers", &config.num_layers},
-           IntField{"attention_head_dim", &config.attention_head_dim},
-           IntField{"num_attention_heads", &config.num_attention_heads},
-           IntField{"joint_attention_dim", &config.joint_attention_dim},
-           IntField{"caption_projection_dim", &config.caption_projection_dim},
-           IntField{"pooled_projection_dim", &config.pooled_projection_dim},
-           IntField{"pos_embed_max_size", &config.pos_embed_max_size},
-       }) {
-    ASSIGN_OR_RETURN(int64_t value, fields.PositiveInt(field.name));
-    *field.target = value;
-  }
+  RETURN_IF_ERROR(fields.PositiveInts({
+      {"sample_size", &config.sample_size},
+      {"patch_size", &config.patch_size},
+      {"in_channels", &config.in_channels},
+      {"num_layers", &config.num_layers},
+      {"attention_head_dim", &config.attention_head_dim},
+      {"num_attention_heads", &config.num_attention_heads},
+      {"joint_attention_dim", &config.joint_attention_dim},
+      {"caption_projection_dim", &config.caption_projection_dim},
+      {"pooled_projection_dim", &config.pooled_projection_dim},
+      {"pos_embed_max_size", &config.pos_embed_max_size},
+  }));
   ASSIGN_OR_RETURN(std::optional<int64_t> out_channels,
                    fields.OptionalPositiveInt("out_channels"));
   config.out_channels = out_channels.value_or(config.in_channels);

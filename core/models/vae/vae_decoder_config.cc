@@ -46,18 +46,12 @@ absl::Status ParseVaeDecoderConfig(const nlohmann::json& json,
                                    absl::string_view up_block_type,
                                    VaeDecoderConfig& config) {
   const base::JsonFields fields(json, source);
-  struct IntField {
-    const char* name;
-    int64_t* target;
-  };
-  for (const IntField& field : {
-           IntField{"out_channels", &config.out_channels},
-           IntField{"latent_channels", &config.latent_channels},
-           IntField{"layers_per_block", &config.layers_per_block},
-           IntField{"norm_num_groups", &config.norm_num_groups},
-       }) {
-    ASSIGN_OR_RETURN(*field.target, fields.PositiveInt(field.name));
-  }
+  RETURN_IF_ERROR(fields.PositiveInts({
+      {"out_channels", &config.out_channels},
+      {"latent_channels", &config.latent_channels},
+      {"layers_per_block", &config.layers_per_block},
+      {"norm_num_groups", &config.norm_num_groups},
+  }));
   ASSIGN_OR_RETURN(config.block_out_channels,
                    fields.PositiveIntList("block_out_channels"));
   ASSIGN_OR_RETURN(config.up_block_types, fields.StringList("up_block_types"));
