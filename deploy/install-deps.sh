@@ -13,9 +13,12 @@ packages=(
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece libpng-dev libre2-dev libicu-dev
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
+  libcpp-httplib-dev
   libgtest-dev libgmock-dev
   # end-to-end tests: a real Prometheus and a real gRPC reflection client (Node.js)
   prometheus curl
+  # certificates for the TLS tests
+  openssl
   # ffprobe and ffmpeg check the MP4 files core/video writes
   ffmpeg
 )

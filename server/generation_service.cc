@@ -2,33 +2,31 @@
 
 #include <chrono>
 #include <deque>
+#include <filesystem>
 #include <memory>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "core/config/freeze.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/config/model_defaults.h"
 #include "server/status_conversion.h"
-#include "spdlog/spdlog.h"
 
 namespace ditserve::server {
 namespace {
 
-int64_t DeadlineMicros(const grpc::CallbackServerContext& context) {
+absl::Time Deadline(const grpc::CallbackServerContext& context) {
   const std::chrono::system_clock::time_point deadline = context.deadline();
-  if (deadline == std::chrono::system_clock::time_point::max()) return 0;
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             deadline.time_since_epoch())
-      .count();
+  if (deadline == std::chrono::system_clock::time_point::max()) {
+    return absl::InfiniteFuture();
+  }
+  return absl::FromChrono(deadline);
 }
 
-// The status a job gets when its client goes away: gRPC cancels the call
-// both on client cancellation and when the deadline passes.
-absl::Status AbandonedStatus(const Job& job) {
-  if (absl::Now() >= job.deadline()) {
-    return absl::DeadlineExceededError("deadline passed");
-  }
-  return absl::CancelledError("cancelled by the client");
+// Clients see the folder's name, not where the host keeps it.
+std::string FolderName(const std::string& path) {
+  std::filesystem::path normal = std::filesystem::path(path).lexically_normal();
+  if (!normal.has_filename()) normal = normal.parent_path();
+  return normal.filename().string();
 }
 
 }  // namespace
@@ -38,8 +36,8 @@ absl::Status AbandonedStatus(const Job& job) {
 // the job's callback, so a late completion never touches freed memory.
 class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
  public:
-  UnaryCall(AdmissionQueue* queue, v1::GenerateResponse* response)
-      : queue_(queue), response_(response) {}
+  UnaryCall(RequestIntake* intake, v1::GenerateResponse* response)
+      : intake_(intake), response_(response) {}
 
   void Bind(std::shared_ptr<UnaryCall> self) { self_ = std::move(self); }
 
@@ -63,15 +61,13 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
       absl::MutexLock lock(&mu_);
       job = job_;
     }
-    if (job == nullptr) return;
-    job->Cancel();
-    if (queue_->Remove(job)) job->Finish(AbandonedStatus(*job));
+    if (job != nullptr) intake_->Abandon(job);
   }
 
   void OnDone() override { self_.reset(); }
 
  private:
-  AdmissionQueue* const queue_;
+  RequestIntake* const intake_;
   v1::GenerateResponse* const response_;
   std::shared_ptr<UnaryCall> self_;
   absl::Mutex mu_;
@@ -83,7 +79,7 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
 class GenerationService::StreamCall
     : public grpc::ServerWriteReactor<v1::GenerateStreamResponse> {
  public:
-  explicit StreamCall(AdmissionQueue* queue) : queue_(queue) {}
+  explicit StreamCall(RequestIntake* intake) : intake_(intake) {}
 
   void Bind(std::shared_ptr<StreamCall> self) { self_ = std::move(self); }
 
@@ -158,9 +154,7 @@ class GenerationService::StreamCall
       absl::MutexLock lock(&mu_);
       job = job_;
     }
-    if (job == nullptr) return;
-    job->Cancel();
-    if (queue_->Remove(job)) job->Finish(AbandonedStatus(*job));
+    if (job != nullptr) intake_->Abandon(job);
   }
 
   void OnDone() override { self_.reset(); }
@@ -171,7 +165,7 @@ class GenerationService::StreamCall
     StartWrite(&pending_.front());
   }
 
-  AdmissionQueue* const queue_;
+  RequestIntake* const intake_;
   std::shared_ptr<StreamCall> self_;
   absl::Mutex mu_;
   std::shared_ptr<Job> job_ ABSL_GUARDED_BY(mu_);
@@ -181,53 +175,34 @@ class GenerationService::StreamCall
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
 };
 
-GenerationService::GenerationService(ServedModel model, AdmissionQueue* queue,
-                                     Metrics* metrics)
-    : model_(std::move(model)), queue_(queue), metrics_(metrics) {}
-
-absl::StatusOr<v1::InputConfig> GenerationService::FreezeRequest(
-    const v1::GenerateRequest& request,
-    const grpc::CallbackServerContext& context) {
-  config::FreezeContext freeze_context;
-  freeze_context.sequence_number = next_sequence_.fetch_add(1);
-  freeze_context.generated_request_id =
-      absl::StrCat("req-", freeze_context.sequence_number);
-  {
-    absl::MutexLock lock(&rng_mu_);
-    // Below 2^63 so that a batch's consecutive seeds never wrap.
-    freeze_context.drawn_seed =
-        absl::Uniform<uint64_t>(rng_, 0, uint64_t{1} << 63);
-  }
-  freeze_context.deadline_unix_micros = DeadlineMicros(context);
-  return config::Freeze(request, model_.spec, model_.options, model_.parallel,
-                        freeze_context);
-}
+GenerationService::GenerationService(RequestIntake* intake,
+                                     const BearerAuth* auth)
+    : intake_(intake), auth_(auth) {}
 
 grpc::ServerUnaryReactor* GenerationService::Generate(
     grpc::CallbackServerContext* context, const v1::GenerateRequest* request,
     v1::GenerateResponse* response) {
   const absl::Time received = absl::Now();
-  auto call = std::make_shared<UnaryCall>(queue_, response);
+  auto call = std::make_shared<UnaryCall>(intake_, response);
   call->Bind(call);
-  absl::StatusOr<v1::InputConfig> config = FreezeRequest(*request, *context);
+  absl::Status allowed = auth_->CheckCall(*context);
+  absl::StatusOr<v1::InputConfig> config =
+      allowed.ok() ? intake_->Freeze(*request, Deadline(*context)) : allowed;
   if (!config.ok() || request->validate_only()) {
-    metrics_->CountRequest(StatusLabel(config.status().code()));
+    intake_->CountUnadmitted(config.status());
     if (config.ok()) *response->mutable_config() = *config;
     call->Complete(
         config.ok() ? absl::StatusOr<v1::GenerateResponse>(std::move(*response))
                     : config.status());
     return call.get();
   }
-  Metrics* metrics = metrics_;
-  auto job = std::make_shared<Job>(
-      *std::move(config), received, absl::Now(), nullptr,
-      [call, metrics](absl::StatusOr<v1::GenerateResponse> outcome) {
-        metrics->CountRequest(StatusLabel(outcome.status().code()));
-        call->Complete(std::move(outcome));
-      });
+  std::shared_ptr<Job> job =
+      intake_->NewJob(*std::move(config), received, nullptr,
+                      [call](absl::StatusOr<v1::GenerateResponse> outcome) {
+                        call->Complete(std::move(outcome));
+                      });
   call->SetJob(job);
-  absl::StatusOr<int> position = queue_->Push(job);
-  if (!position.ok()) job->Finish(position.status());
+  intake_->Enqueue(job);
   return call.get();
 }
 
@@ -235,11 +210,13 @@ grpc::ServerWriteReactor<v1::GenerateStreamResponse>*
 GenerationService::GenerateStream(grpc::CallbackServerContext* context,
                                   const v1::GenerateRequest* request) {
   const absl::Time received = absl::Now();
-  auto call = std::make_shared<StreamCall>(queue_);
+  auto call = std::make_shared<StreamCall>(intake_);
   call->Bind(call);
-  absl::StatusOr<v1::InputConfig> config = FreezeRequest(*request, *context);
+  absl::Status allowed = auth_->CheckCall(*context);
+  absl::StatusOr<v1::InputConfig> config =
+      allowed.ok() ? intake_->Freeze(*request, Deadline(*context)) : allowed;
   if (!config.ok() || request->validate_only()) {
-    metrics_->CountRequest(StatusLabel(config.status().code()));
+    intake_->CountUnadmitted(config.status());
     if (config.ok()) {
       v1::GenerateResponse response;
       *response.mutable_config() = *config;
@@ -249,55 +226,56 @@ GenerationService::GenerateStream(grpc::CallbackServerContext* context,
     }
     return call.get();
   }
-  Metrics* metrics = metrics_;
   const v1::InputConfig frozen = *config;
-  auto job = std::make_shared<Job>(
-      *std::move(config), received, absl::Now(),
+  std::shared_ptr<Job> job = intake_->NewJob(
+      *std::move(config), received,
       [call](const v1::GenerateStreamResponse::Progress& progress) {
         v1::GenerateStreamResponse message;
         *message.mutable_progress() = progress;
         call->Send(std::move(message));
       },
-      [call, metrics](absl::StatusOr<v1::GenerateResponse> outcome) {
-        metrics->CountRequest(StatusLabel(outcome.status().code()));
+      [call](absl::StatusOr<v1::GenerateResponse> outcome) {
         call->Complete(std::move(outcome));
       });
   call->SetJob(job);
-  absl::StatusOr<int> position =
-      queue_->Push(job, [&call, &frozen](int queue_position) {
-        v1::GenerateStreamResponse accepted;
-        accepted.mutable_accepted()->set_queue_position(queue_position);
-        *accepted.mutable_accepted()->mutable_config() = frozen;
-        call->Send(std::move(accepted));
-      });
-  if (!position.ok()) job->Finish(position.status());
+  intake_->Enqueue(job, [&call, &frozen](int queue_position) {
+    v1::GenerateStreamResponse accepted;
+    accepted.mutable_accepted()->set_queue_position(queue_position);
+    *accepted.mutable_accepted()->mutable_config() = frozen;
+    call->Send(std::move(accepted));
+  });
   return call.get();
 }
 
 grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
     grpc::CallbackServerContext* context,
     const v1::GetServerInfoRequest* /*request*/, v1::ServerInfo* response) {
-  const config::ModelDefaults& defaults = model_.spec.defaults;
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status allowed = auth_->CheckCall(*context); !allowed.ok()) {
+    reactor->Finish(ToGrpcStatus(allowed));
+    return reactor;
+  }
+  const ServedModel& model = intake_->model();
+  const config::ModelDefaults& defaults = model.spec.defaults;
   response->set_model(std::string(defaults.name));
-  response->set_model_dir(model_.model_dir);
-  response->set_world_size(model_.parallel.world_size());
-  *response->mutable_parallel() = model_.parallel;
+  response->set_model_dir(FolderName(model.model_dir));
+  response->set_world_size(model.parallel.world_size());
+  *response->mutable_parallel() = model.parallel;
   *response->mutable_defaults() = config::ToProto(defaults);
   v1::RequestLimits* limits = response->mutable_limits();
-  limits->set_max_batch(model_.options.max_batch);
-  limits->set_size_multiple(model_.spec.size_multiple());
-  limits->set_max_side_pixels(model_.options.max_side_pixels);
-  limits->set_max_pixels(model_.options.max_pixels);
-  limits->set_max_frames(model_.options.max_frames);
-  limits->set_max_video_pixels(model_.options.max_video_pixels);
-  limits->set_max_inference_steps(model_.options.max_inference_steps);
+  limits->set_max_batch(model.options.max_batch);
+  limits->set_size_multiple(model.spec.size_multiple());
+  limits->set_max_side_pixels(model.options.max_side_pixels);
+  limits->set_max_pixels(model.options.max_pixels);
+  limits->set_max_frames(model.options.max_frames);
+  limits->set_max_video_pixels(model.options.max_video_pixels);
+  limits->set_max_inference_steps(model.options.max_inference_steps);
   limits->set_max_sequence_length(defaults.max_sequence_length_limit);
-  limits->set_max_prompt_bytes(model_.options.max_prompt_bytes);
-  limits->set_max_queue(model_.options.max_queue);
-  response->set_version(model_.version);
-  response->set_torch_version(model_.torch_version);
-  response->set_backend(model_.backend);
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  limits->set_max_prompt_bytes(model.options.max_prompt_bytes);
+  limits->set_max_queue(model.options.max_queue);
+  response->set_version(model.version);
+  response->set_torch_version(model.torch_version);
+  response->set_backend(model.backend);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

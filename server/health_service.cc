@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "server/status_conversion.h"
 
 namespace ditserve::server {
 
@@ -78,7 +79,14 @@ class HealthService::Watcher
   ServingStatus pending_ ABSL_GUARDED_BY(mu_);
 };
 
-HealthService::HealthService() : status_(HealthCheckResponse::NOT_SERVING) {}
+HealthService::HealthService(const BearerAuth* auth)
+    : auth_(auth), status_(HealthCheckResponse::NOT_SERVING) {}
+
+absl::Status HealthService::Authorize(
+    const grpc::CallbackServerContext& context) const {
+  if (auth_ == nullptr || !auth_->guards_health()) return absl::OkStatus();
+  return auth_->CheckCall(context);
+}
 
 HealthService::~HealthService() { Shutdown(); }
 
@@ -118,6 +126,10 @@ grpc::ServerUnaryReactor* HealthService::Check(
     grpc::CallbackServerContext* context, const HealthCheckRequest* request,
     HealthCheckResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status allowed = Authorize(*context); !allowed.ok()) {
+    reactor->Finish(ToGrpcStatus(allowed));
+    return reactor;
+  }
   if (!IsKnown(request->service())) {
     reactor->Finish(grpc::Status(
         grpc::StatusCode::NOT_FOUND,
@@ -134,13 +146,17 @@ grpc::ServerUnaryReactor* HealthService::Check(
 }
 
 grpc::ServerWriteReactor<HealthCheckResponse>* HealthService::Watch(
-    grpc::CallbackServerContext* /*context*/,
-    const HealthCheckRequest* request) {
-  const bool known = IsKnown(request->service());
+    grpc::CallbackServerContext* context, const HealthCheckRequest* request) {
+  const absl::Status allowed = Authorize(*context);
+  // An unknown service is answered SERVICE_UNKNOWN at once, so a refused
+  // watcher is made as a known one that ends before its first write.
+  const bool known = !allowed.ok() || IsKnown(request->service());
   auto* watcher = new Watcher(this, known);
   absl::MutexLock lock(&mu_);
   watchers_.insert(watcher);
-  if (shut_down_) {
+  if (!allowed.ok()) {
+    watcher->End(ToGrpcStatus(allowed));
+  } else if (shut_down_) {
     watcher->End(
         grpc::Status(grpc::StatusCode::UNAVAILABLE, "server is shutting down"));
   } else if (known) {

@@ -10,6 +10,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "server/bearer_auth.h"
 
 namespace ditserve::server {
 
@@ -17,7 +18,8 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
  public:
   using ServingStatus = grpc::health::v1::HealthCheckResponse::ServingStatus;
 
-  HealthService();
+  // With `auth` guarding health (--auth_health), calls need a token.
+  explicit HealthService(const BearerAuth* auth = nullptr);
   ~HealthService() override;
 
   // Sets the status of every known service and notifies watchers.
@@ -40,8 +42,10 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   class Watcher;
 
   static bool IsKnown(const std::string& service);
+  absl::Status Authorize(const grpc::CallbackServerContext& context) const;
   void Unregister(Watcher* watcher);
 
+  const BearerAuth* const auth_;
   mutable absl::Mutex mu_;
   ServingStatus status_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -7,9 +7,12 @@ const ditserve::config::ServerOptions kDefaults;
 }  // namespace
 
 ABSL_FLAG(std::string, listen, "0.0.0.0",
-          "address the gRPC and metrics servers bind to");
+          "address the gRPC, HTTP API and metrics servers bind to");
 ABSL_FLAG(int, grpc_port, 50051, "gRPC port");
 ABSL_FLAG(int, metrics_port, 9400, "Prometheus /metrics port; 0 = off");
+ABSL_FLAG(int, http_port, 0,
+          "OpenAI-compatible HTTP API port (POST /v1/images/generations, GET "
+          "/v1/models, GET /health); 0 = off");
 ABSL_FLAG(int, max_queue, kDefaults.max_queue,
           "requests waiting to run before RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_batch, kDefaults.max_batch,
@@ -25,6 +28,19 @@ ABSL_FLAG(int64_t, max_video_pixels, kDefaults.max_video_pixels,
           "video models: most height × width × num_frames per output");
 ABSL_FLAG(double, drain_timeout_s, 120,
           "on SIGTERM, longest wait for admitted requests to finish");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate (chain) for TLS on gRPC and the HTTP API; with "
+          "--tls_key");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificates: clients must present a certificate one of "
+          "them signed (mutual TLS)");
+ABSL_FLAG(std::string, auth_token_file, "",
+          "file of bearer tokens, one per line ('#' comments); when set, "
+          "calls need 'authorization: Bearer <token>'");
+ABSL_FLAG(bool, auth_health, false,
+          "with --auth_token_file, health checks need a token too and "
+          "server reflection is not offered");
 
 namespace ditserve::server {
 

@@ -24,12 +24,17 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "server/admission_queue.h"
+#include "server/bearer_auth.h"
 #include "server/generation_service.h"
 #include "server/health_service.h"
 #include "server/host_flags.h"
+#include "server/http_api.h"
+#include "server/http_server.h"
 #include "server/image_output.h"
 #include "server/metrics.h"
+#include "server/request_intake.h"
 #include "server/scheduler.h"
+#include "server/tls_config.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::server {
@@ -78,6 +83,21 @@ int RunHost() {
       !s.ok()) {
     return Fail(s, "parallel flags");
   }
+  // Checked before the rendezvous, so that a bad flag fails in seconds.
+  absl::StatusOr<std::optional<TlsConfig>> tls =
+      MakeTlsConfig(absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+                    absl::GetFlag(FLAGS_tls_client_ca));
+  if (!tls.ok()) return Fail(tls.status(), "TLS flags");
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> grpc_credentials =
+      GrpcServerCredentials(*tls);
+  if (!grpc_credentials.ok()) return Fail(grpc_credentials.status(), "TLS");
+  absl::StatusOr<BearerAuth> auth = BearerAuth();
+  if (!absl::GetFlag(FLAGS_auth_token_file).empty()) {
+    auth = BearerAuth::FromTokenFile(absl::GetFlag(FLAGS_auth_token_file),
+                                     absl::GetFlag(FLAGS_auth_health));
+  }
+  if (!auth.ok()) return Fail(auth.status(), "auth flags");
+
   const std::string model_name(spec->defaults.name);
   spdlog::info(
       "serving {} from {} on {} ranks, {} intra-op threads, {} BLAS threads",
@@ -96,10 +116,10 @@ int RunHost() {
                   {kVersion, TORCH_VERSION, "cpu"});
   const std::string listen = absl::GetFlag(FLAGS_listen);
   if (absl::GetFlag(FLAGS_metrics_port) != 0) {
-    if (absl::Status s =
+    if (absl::StatusOr<int> port =
             metrics.Serve(listen, absl::GetFlag(FLAGS_metrics_port));
-        !s.ok()) {
-      return Fail(s, "metrics");
+        !port.ok()) {
+      return Fail(port.status(), "metrics");
     }
   }
   metrics.SetRanksAlive(env->world_size);
@@ -113,18 +133,31 @@ int RunHost() {
       &queue, &loop, MakeImageOutput(*model->program), &metrics, *spec,
       {.max_batch = options.max_batch,
        .ping_interval = absl::Seconds(absl::GetFlag(FLAGS_ping_interval_s))});
-  HealthService health;
-  GenerationService generation(
-      ServedModel{*spec, *model_dir, *parallel, options, kVersion,
-                  TORCH_VERSION, "cpu"},
-      &queue, &metrics);
+  HealthService health(&*auth);
+  const ServedModel served{*spec,    *model_dir,    *parallel, options,
+                           kVersion, TORCH_VERSION, "cpu"};
+  RequestIntake intake(&served, &queue, &metrics);
+  GenerationService generation(&intake, &*auth);
+  HttpApi http_api(&intake, &health, &*auth);
+  std::unique_ptr<HttpServer> http_server;
+  if (absl::GetFlag(FLAGS_http_port) != 0) {
+    absl::StatusOr<std::unique_ptr<HttpServer>> started = HttpServer::Start(
+        listen, absl::GetFlag(FLAGS_http_port), http_api.threads(),
+        [&http_api](httplib::Server& server) { http_api.AddRoutes(server); },
+        *tls);
+    if (!started.ok()) return Fail(started.status(), "HTTP API");
+    http_server = *std::move(started);
+  }
 
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // The plugin registers itself with every ServerBuilder made after this.
+  if (!auth->guards_health()) {
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  }
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(
       absl::StrCat(listen, ":", absl::GetFlag(FLAGS_grpc_port)),
-      grpc::InsecureServerCredentials(), &bound_port);
+      *grpc_credentials, &bound_port);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(&generation);
   builder.RegisterService(&health);
@@ -138,8 +171,15 @@ int RunHost() {
 
   scheduler.Start();
   health.SetServing(true);
-  spdlog::info("serving gRPC on {}:{}, metrics on port {}", listen, bound_port,
-               absl::GetFlag(FLAGS_metrics_port));
+  spdlog::info(
+      "serving gRPC on {}:{}, HTTP API on port {}, metrics on port {}; TLS "
+      "{}, bearer tokens {}",
+      listen, bound_port, absl::GetFlag(FLAGS_http_port),
+      absl::GetFlag(FLAGS_metrics_port),
+      !tls->has_value()                ? "off"
+      : (*tls)->client_ca_path.empty() ? "on"
+                                       : "on, client certificates required",
+      auth->enabled() ? "required" : "off");
 
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);
@@ -162,6 +202,7 @@ int RunHost() {
   spdlog::info("stopping: draining admitted requests");
   health.SetServing(false);
   scheduler.Drain(absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)));
+  http_server.reset();
   health.Shutdown();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   if (!scheduler.group_status().ok()) {

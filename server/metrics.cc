@@ -1,14 +1,21 @@
 #include "server/metrics.h"
 
+#include <httplib.h>
+
 #include <exception>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/engine/stage.h"
+#include "prometheus/text_serializer.h"
 
 namespace ditserve::server {
 namespace {
+
+// Scrapes are short, but a silent or slow client holds its thread until the
+// I/O timeout; a few spare threads keep Prometheus answered meanwhile.
+constexpr int kScrapeThreads = 8;
 
 // Latency buckets from 1 ms to about 17 minutes, doubling.
 prometheus::Histogram::BucketBoundaries LatencyBuckets() {
@@ -82,11 +89,20 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
       .Set(1);
 }
 
-absl::Status Metrics::Serve(const std::string& host, int port) {
-  ASSIGN_OR_RETURN(std::unique_ptr<MetricsHttpServer> server,
-                   MetricsHttpServer::Start(host, port, registry_));
-  http_server_ = std::move(server);
-  return absl::OkStatus();
+absl::StatusOr<int> Metrics::Serve(const std::string& host, int port) {
+  std::shared_ptr<prometheus::Registry> registry = registry_;
+  ASSIGN_OR_RETURN(
+      http_server_,
+      HttpServer::Start(
+          host, port, kScrapeThreads, [registry](httplib::Server& server) {
+            server.Get("/metrics", [registry](const httplib::Request&,
+                                              httplib::Response& response) {
+              response.set_content(
+                  prometheus::TextSerializer().Serialize(registry->Collect()),
+                  "text/plain; version=0.0.4");
+            });
+          }));
+  return http_server_->port();
 }
 
 prometheus::Histogram& Metrics::StageSeries(const std::string& stage) {

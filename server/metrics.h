@@ -7,13 +7,13 @@
 #include <memory>
 #include <string>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
-#include "server/metrics_http_server.h"
+#include "server/http_server.h"
 
 namespace ditserve::server {
 
@@ -43,9 +43,10 @@ class Metrics {
  public:
   Metrics(std::string model, int world_size, const BuildInfo& build);
 
-  // Serves /metrics on `host`:`port` ("0.0.0.0", 9400). UNAVAILABLE if the
-  // address cannot be bound.
-  absl::Status Serve(const std::string& host, int port);
+  // Serves GET /metrics (Prometheus text format 0.0.4) on `host`:`port`
+  // ("0.0.0.0", 9400; 0 picks a free port) and returns the bound port.
+  // UNAVAILABLE if the address cannot be bound.
+  absl::StatusOr<int> Serve(const std::string& host, int port);
 
   // Stage durations measured on rank 0 (the request's own view).
   void ObserveStage(const std::string& stage, double seconds);
@@ -67,7 +68,7 @@ class Metrics {
 
   const std::string model_;
   std::shared_ptr<prometheus::Registry> registry_;
-  std::unique_ptr<MetricsHttpServer> http_server_;
+  std::unique_ptr<HttpServer> http_server_;
   prometheus::Family<prometheus::Histogram>& stage_;
   prometheus::Family<prometheus::Histogram>& rank_stage_;
   prometheus::Histogram& denoise_step_;

@@ -17,6 +17,11 @@ inline grpc::Status ToGrpcStatus(const absl::Status& status) {
 // "ok", "invalid_argument", ... for the requests_total{status} label.
 std::string StatusLabel(absl::StatusCode code);
 
+// The HTTP status of an HTTP API answer with this code: 400, 401, 403, 404,
+// 429, 499 (client closed the request, as nginx logs it), 501, 503, 504, or
+// 500 for the rest.
+int HttpStatusFor(absl::StatusCode code);
+
 }  // namespace ditserve::server
 
 #endif  // DITSERVE_SERVER_STATUS_CONVERSION_H_

@@ -7,9 +7,11 @@
 //   ditctl health
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -55,23 +57,68 @@ ABSL_FLAG(bool, validate_only, false,
           "print the frozen config without generating");
 ABSL_FLAG(std::string, request_id, "", "request id for the server's logs");
 ABSL_FLAG(std::string, service, "", "service name for `health`");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA certificates to verify the server by; set to use TLS");
+ABSL_FLAG(std::string, tls_client_cert, "",
+          "PEM client certificate for mutual TLS (with --tls_client_key)");
+ABSL_FLAG(std::string, tls_client_key, "", "PEM key of --tls_client_cert");
+ABSL_FLAG(std::string, token, "",
+          "bearer token for servers started with --auth_token_file "
+          "(default: $DITSERVE_TOKEN)");
 
 namespace ditserve::ditctl {
 namespace {
 
 constexpr int kMaxMessageBytes = 256 << 20;
 
+// The contents of `path`; exits naming `flag` when it cannot be read.
+std::string ReadFileOrExit(const char* flag, const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  if (!file) {
+    std::cerr << "ditctl: --" << flag << " " << path << " cannot be read\n";
+    std::exit(2);
+  }
+  return contents.str();
+}
+
+std::shared_ptr<grpc::ChannelCredentials> Credentials() {
+  if (absl::GetFlag(FLAGS_tls_ca).empty()) {
+    return grpc::InsecureChannelCredentials();
+  }
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs =
+      ReadFileOrExit("tls_ca", absl::GetFlag(FLAGS_tls_ca));
+  if (!absl::GetFlag(FLAGS_tls_client_cert).empty()) {
+    options.pem_cert_chain =
+        ReadFileOrExit("tls_client_cert", absl::GetFlag(FLAGS_tls_client_cert));
+    options.pem_private_key =
+        ReadFileOrExit("tls_client_key", absl::GetFlag(FLAGS_tls_client_key));
+  }
+  return grpc::SslCredentials(options);
+}
+
 std::shared_ptr<grpc::Channel> Connect() {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server),
-                                   grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), Credentials(),
+                                   args);
 }
 
-void SetDeadline(grpc::ClientContext& context) {
+// The call's deadline, and its bearer token when there is one.
+void PrepareContext(grpc::ClientContext& context) {
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::milliseconds(static_cast<int64_t>(
                            absl::GetFlag(FLAGS_timeout) * 1000)));
+  std::string token = absl::GetFlag(FLAGS_token);
+  if (const char* from_environment = std::getenv("DITSERVE_TOKEN");
+      token.empty() && from_environment != nullptr) {
+    token = from_environment;
+  }
+  if (!token.empty()) {
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", token));
+  }
 }
 
 int Fail(const grpc::Status& status) {
@@ -171,7 +218,7 @@ int Generate(const std::vector<std::string>& prompts) {
 
   auto stub = v1::Generation::NewStub(Connect());
   grpc::ClientContext context;
-  SetDeadline(context);
+  PrepareContext(context);
   auto reader = stub->GenerateStream(&context, request);
   v1::GenerateStreamResponse message;
   v1::GenerateResponse result;
@@ -248,7 +295,7 @@ int Generate(const std::vector<std::string>& prompts) {
 int Info() {
   auto stub = v1::Generation::NewStub(Connect());
   grpc::ClientContext context;
-  SetDeadline(context);
+  PrepareContext(context);
   v1::ServerInfo info;
   const grpc::Status status =
       stub->GetServerInfo(&context, v1::GetServerInfoRequest(), &info);
@@ -260,7 +307,7 @@ int Info() {
 int Health() {
   auto stub = grpc::health::v1::Health::NewStub(Connect());
   grpc::ClientContext context;
-  SetDeadline(context);
+  PrepareContext(context);
   grpc::health::v1::HealthCheckRequest request;
   request.set_service(absl::GetFlag(FLAGS_service));
   grpc::health::v1::HealthCheckResponse response;

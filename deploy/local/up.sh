@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Starts a ditserve cluster on this machine and proves it with one image.
 #
-#   deploy/local/up.sh [--world N] [--grpc_port P] [--metrics_port P]
-#                      [--run_dir DIR] [any rank flag, e.g. --model_dir=DIR]
+#   deploy/local/up.sh [--world N] [--grpc_port P] [--http_port P]
+#                      [--metrics_port P] [--run_dir DIR]
+#                      [any rank flag, e.g. --model_dir=DIR]
 #
 # Installs dependencies and builds if needed, starts N ranks (default 2;
 # rank 0 = ditserve-host, the others ditserve-worker) with the torchrun
@@ -17,6 +18,7 @@ cd "$root"
 
 world=2
 grpc_port=50051
+http_port=8000
 metrics_port=9400
 run_dir=""
 rank_flags=()
@@ -26,11 +28,13 @@ while (($# > 0)); do
     --world=*) world=${1#*=}; shift ;;
     --grpc_port) grpc_port=$2; shift 2 ;;
     --grpc_port=*) grpc_port=${1#*=}; shift ;;
+    --http_port) http_port=$2; shift 2 ;;
+    --http_port=*) http_port=${1#*=}; shift ;;
     --metrics_port) metrics_port=$2; shift 2 ;;
     --metrics_port=*) metrics_port=${1#*=}; shift ;;
     --run_dir) run_dir=$2; shift 2 ;;
     --run_dir=*) run_dir=${1#*=}; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) rank_flags+=("$1"); shift ;;
   esac
 done
@@ -49,9 +53,9 @@ cmake --build "$build_dir" -j "$(nproc)" --target ditserve-host \
 bin="$root/$build_dir/bin"
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for port in "$grpc_port" "$metrics_port"; do
+for port in "$grpc_port" "$http_port" "$metrics_port"; do
   if port_in_use "$port"; then
-    echo "up.sh: port $port is already in use (pass --grpc_port/--metrics_port)" >&2
+    echo "up.sh: port $port is already in use (pass --grpc_port/--http_port/--metrics_port)" >&2
     exit 1
   fi
 done
@@ -83,7 +87,7 @@ threads=$(( $(nproc) / world ))
 for ((rank = 0; rank < world; rank++)); do
   if ((rank == 0)); then
     binary=("$bin/ditserve-host" "--grpc_port=$grpc_port"
-            "--metrics_port=$metrics_port")
+            "--http_port=$http_port" "--metrics_port=$metrics_port")
   else
     binary=("$bin/ditserve-worker")
   fi
@@ -119,6 +123,7 @@ image="$run_dir/first.png"
 "${ditctl[@]}" generate "a lighthouse on a cliff at dusk" -W 256 -H 256 \
   --steps 4 --seed 1 -o "$image"
 echo "up.sh: first image: $image"
-echo "up.sh: serving on 127.0.0.1:$grpc_port (gRPC) and" \
+echo "up.sh: serving on 127.0.0.1:$grpc_port (gRPC)," \
+  "http://127.0.0.1:$http_port/v1 (OpenAI Images API) and" \
   "http://127.0.0.1:$metrics_port/metrics; Ctrl-C stops every rank"
 wait "${pids[0]}"

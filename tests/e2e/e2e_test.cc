@@ -1,14 +1,16 @@
 // End to end with real third-party clients: a gRPC reflection client that
-// knows none of ditserve's .proto files (Node.js, as grpcurl works), and a
-// real Prometheus server scraping the host.
+// knows none of ditserve's .proto files (Node.js, as grpcurl works), the
+// official OpenAI SDK on the HTTP API, and a real Prometheus server scraping
+// the host.
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -16,6 +18,7 @@
 #include "tools/local_cluster/http_get.h"
 #include "tools/local_cluster/rank_launcher.h"
 #include "tools/local_cluster/serving_cluster.h"
+#include "tools/local_cluster/shell_command.h"
 
 namespace ditserve::testing {
 namespace {
@@ -32,20 +35,12 @@ using ::testing::IsSupersetOf;
 
 // stdout of `command`, or an error with its exit status.
 absl::StatusOr<std::string> RunCommand(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return absl::InternalError("popen failed");
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    output.append(buffer, n);
+  local_cluster::ShellResult result = local_cluster::RunShell(command);
+  if (result.exit_code != 0) {
+    return absl::InternalError(absl::StrCat(
+        "`", command, "` exited with ", result.exit_code, ": ", result.output));
   }
-  const int status = ::pclose(pipe);
-  if (status != 0) {
-    return absl::InternalError(
-        absl::StrCat("`", command, "` exited with ", status, ": ", output));
-  }
-  return output;
+  return std::move(result.output);
 }
 
 TEST(ReflectionE2eTest, ClientBuiltFromReflectionListsDescribesAndCalls) {
@@ -74,6 +69,50 @@ TEST(ReflectionE2eTest, ClientBuiltFromReflectionListsDescribesAndCalls) {
   EXPECT_EQ(image["height"], 64);
   EXPECT_EQ(image["png_signature"], "89504e470d0a1a0a");
   EXPECT_EQ(summary["config"]["num_inference_steps"], 2);
+}
+
+// The official openai npm package (client.images.generate) against the
+// HTTP API: images equal to gRPC's for the same fields, and OpenAI's error
+// classes for refused requests.
+TEST(OpenAiSdkE2eTest, ImagesGenerateReturnsTheGrpcImagesAndTypedErrors) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 1});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::StatusOr<std::string> output = RunCommand(absl::StrCat(
+      "timeout 300 node ", DITSERVE_E2E_DIR, "/openai_client.js http://",
+      "127.0.0.1:", (*cluster)->http_port(), "/v1 flux-dev 2>&1"));
+  ASSERT_TRUE(output.ok()) << output.status();
+  const nlohmann::json summary = nlohmann::json::parse(*output);
+
+  v1::GenerateRequest request = SmallRequest("a lighthouse at dusk");
+  request.add_prompt("a lighthouse at dusk");
+  v1::GenerateResponse expected;
+  auto context = ContextWithDeadline(120);
+  const grpc::Status status =
+      (*cluster)->generation().Generate(context.get(), request, &expected);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(summary["images"].size(), 2U);
+  for (int i = 0; i < 2; ++i) {
+    const nlohmann::json& image = summary["images"][i];
+    EXPECT_EQ(image["png_signature"], "89504e470d0a1a0a");
+    EXPECT_EQ(image["width"], 48);
+    EXPECT_EQ(image["height"], 64);
+    std::string png;
+    ASSERT_TRUE(
+        absl::Base64Unescape(image["b64_json"].get<std::string>(), &png));
+    EXPECT_EQ(png, expected.images(i).data()) << "image " << i;
+  }
+  EXPECT_EQ(summary["seed"], "7");
+  EXPECT_EQ(summary["models"], nlohmann::json::array({"flux-dev"}));
+
+  EXPECT_EQ(summary["bad_size"]["status"], 400);
+  EXPECT_EQ(summary["bad_size"]["class"], "BadRequestError");
+  EXPECT_THAT(summary["bad_size"]["message"].get<std::string>(),
+              ::testing::HasSubstr("width 50"));
+  EXPECT_EQ(summary["too_many"]["param"], "n");
+  EXPECT_EQ(summary["url_format"]["param"], "response_format");
+  EXPECT_EQ(summary["other_model"]["status"], 404);
+  EXPECT_EQ(summary["other_model"]["class"], "NotFoundError");
 }
 
 TEST(PrometheusE2eTest, RealPrometheusScrapesStageHistograms) {

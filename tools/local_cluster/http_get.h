@@ -7,7 +7,7 @@
 
 namespace ditserve::local_cluster {
 
-// The body of `GET path` from 127.0.0.1:port (HTTP/1.0, 10 s timeout);
+// The body of `GET path` from 127.0.0.1:port (10 s timeouts);
 // an error unless the status is 200.
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path);
 

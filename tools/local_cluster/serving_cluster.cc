@@ -13,8 +13,10 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/local_cluster/http_get.h"
@@ -51,6 +53,25 @@ std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds) {
   return context;
 }
 
+double MetricValue(const std::string& exposition, const std::string& metric,
+                   const std::vector<std::string>& labels) {
+  double total = 0;
+  for (absl::string_view line : absl::StrSplit(exposition, '\n')) {
+    if (!absl::StartsWith(line, metric + "{") &&
+        !absl::StartsWith(line, metric + " ")) {
+      continue;
+    }
+    bool matches = true;
+    for (const std::string& label : labels) {
+      matches = matches && absl::StrContains(line, label);
+    }
+    if (!matches) continue;
+    const size_t space = line.rfind(' ');
+    total += std::stod(std::string(line.substr(space + 1)));
+  }
+  return total;
+}
+
 v1::GenerateRequest SmallRequest(const std::string& prompt) {
   v1::GenerateRequest request;
   request.add_prompt(prompt);
@@ -74,12 +95,15 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
   std::unique_ptr<ServingCluster> cluster(new ServingCluster());
   ASSIGN_OR_RETURN(int grpc_port, PickFreePort());
   ASSIGN_OR_RETURN(int metrics_port, PickFreePort());
+  ASSIGN_OR_RETURN(int http_port, PickFreePort());
   cluster->grpc_port_ = grpc_port;
   cluster->metrics_port_ = metrics_port;
+  cluster->http_port_ = http_port;
 
   std::vector<std::string> host_flags = {
       absl::StrCat("--grpc_port=", grpc_port),
-      absl::StrCat("--metrics_port=", metrics_port), "--listen=127.0.0.1"};
+      absl::StrCat("--metrics_port=", metrics_port),
+      absl::StrCat("--http_port=", http_port), "--listen=127.0.0.1"};
   host_flags.insert(host_flags.end(), options.host_flags.begin(),
                     options.host_flags.end());
   std::vector<std::string> rank_flags = {
@@ -111,7 +135,10 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   auto channel = grpc::CreateCustomChannel(
-      cluster->address(), grpc::InsecureChannelCredentials(), args);
+      cluster->address(),
+      options.credentials != nullptr ? options.credentials
+                                     : grpc::InsecureChannelCredentials(),
+      args);
   cluster->generation_ = v1::Generation::NewStub(channel);
   cluster->health_ = grpc::health::v1::Health::NewStub(channel);
 

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "ditserve/v1/generation.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/security/credentials.h"
 #include "tools/local_cluster/rank_launcher.h"
 
 namespace ditserve::local_cluster {
@@ -23,6 +24,8 @@ struct ClusterOptions {
   std::vector<std::string> rank_flags;
   // Flags for the host only (queue size, drain timeout).
   std::vector<std::string> host_flags;
+  // How the cluster's own stubs connect; nullptr = plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
 };
 
 class ServingCluster {
@@ -36,6 +39,8 @@ class ServingCluster {
   RankLauncher& ranks() { return *ranks_; }
   std::string address() const;
   int metrics_port() const { return metrics_port_; }
+  // The OpenAI-compatible HTTP API (server/http_api.h).
+  int http_port() const { return http_port_; }
 
   // One Generate call with a deadline `seconds` from now; a failed call's
   // gRPC status as an absl::Status.
@@ -54,10 +59,16 @@ class ServingCluster {
 
   int grpc_port_ = 0;
   int metrics_port_ = 0;
+  int http_port_ = 0;
   std::unique_ptr<RankLauncher> ranks_;
   std::unique_ptr<v1::Generation::Stub> generation_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
 };
+
+// Sum of the samples of `metric` in a /metrics scrape whose labels contain
+// every `labels` entry (e.g. "status=\"cancelled\"").
+double MetricValue(const std::string& exposition, const std::string& metric,
+                   const std::vector<std::string>& labels);
 
 // A context whose deadline is `seconds` from now.
 std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds);

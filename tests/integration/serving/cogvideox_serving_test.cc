@@ -28,6 +28,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/integration/serving/tiny_model_cluster.h"
 #include "tools/local_cluster/serving_cluster.h"
+#include "tools/local_cluster/shell_command.h"
 
 namespace ditserve::testing {
 namespace {
@@ -91,18 +92,9 @@ void ExpectLatentsClose(const v1::GenerateResponse& actual,
 
 // The output of `command`, or a failed expectation when it exits non-zero.
 std::string CommandOutput(const std::string& command) {
-  std::string output;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[4096];
-    size_t read;
-    while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-      output.append(buffer, read);
-    }
-    EXPECT_EQ(pclose(pipe), 0) << command << ": " << output;
-  } else {
-    ADD_FAILURE() << "cannot run " << command;
-  }
-  return output;
+  local_cluster::ShellResult result = local_cluster::RunShell(command);
+  EXPECT_EQ(result.exit_code, 0) << command << ": " << result.output;
+  return std::move(result.output);
 }
 
 // What ffprobe reads from the video file `path`: codec, pixel format, size,

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "core/config/model_defaults.h"
 #include "core/families/flux/flux_defaults.h"
 #include "core/io/image.h"
@@ -24,6 +23,7 @@ namespace ditserve::testing {
 namespace {
 
 using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::RankExit;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
@@ -40,26 +40,6 @@ grpc::Status Generate(ServingCluster& cluster,
                       double seconds = kCallSeconds) {
   auto context = ContextWithDeadline(seconds);
   return cluster.generation().Generate(context.get(), request, response);
-}
-
-// Sum of the samples of `metric` whose labels contain every `labels` entry.
-double MetricValue(const std::string& exposition, const std::string& metric,
-                   const std::vector<std::string>& labels) {
-  double total = 0;
-  for (absl::string_view line : absl::StrSplit(exposition, '\n')) {
-    if (!absl::StartsWith(line, metric + "{") &&
-        !absl::StartsWith(line, metric + " ")) {
-      continue;
-    }
-    bool matches = true;
-    for (const std::string& label : labels) {
-      matches = matches && absl::StrContains(line, label);
-    }
-    if (!matches) continue;
-    const size_t space = line.rfind(' ');
-    total += std::stod(std::string(line.substr(space + 1)));
-  }
-  return total;
 }
 
 void ExpectPngOfSize(const v1::Image& image, int width, int height) {

@@ -1,0 +1,211 @@
+#include "server/http_api.h"
+
+#include <httplib.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+#include "server/openai_images.h"
+#include "server/peer_socket.h"
+#include "server/status_conversion.h"
+#include "spdlog/spdlog.h"
+
+namespace ditserve::server {
+namespace {
+
+constexpr char kJson[] = "application/json";
+// A prompt is at most ServerOptions::max_prompt_bytes; anything far larger is
+// not a generation request.
+constexpr size_t kMaxBodyBytes = size_t{1} << 20;
+// Handler threads beyond those that wait for generations.
+constexpr int kSpareThreads = 4;
+// How often a waiting handler checks that its client is still there.
+constexpr absl::Duration kPeerCheckInterval = absl::Milliseconds(100);
+
+void ReplyError(const absl::Status& status, httplib::Response& response) {
+  response.status = HttpStatusFor(status.code());
+  if (status.code() == absl::StatusCode::kResourceExhausted ||
+      status.code() == absl::StatusCode::kUnavailable) {
+    response.set_header("Retry-After", "1");
+  }
+  response.set_content(ErrorBody(status), kJson);
+}
+
+nlohmann::json ModelObject(const ServedModel& model) {
+  return {{"id", std::string(model.spec.defaults.name)},
+          {"object", "model"},
+          {"created", 0},
+          {"owned_by", "ditserve"}};
+}
+
+// The job's outcome, handed from the scheduler thread to the handler.
+class Outcome {
+ public:
+  void Set(absl::StatusOr<v1::GenerateResponse> outcome) {
+    {
+      absl::MutexLock lock(&mu_);
+      outcome_ = std::move(outcome);
+    }
+    done_.Notify();
+  }
+  bool WaitFor(absl::Duration timeout) {
+    return done_.WaitForNotificationWithTimeout(timeout);
+  }
+  absl::StatusOr<v1::GenerateResponse> Take() {
+    absl::MutexLock lock(&mu_);
+    return *std::move(outcome_);
+  }
+
+ private:
+  absl::Notification done_;
+  absl::Mutex mu_;
+  std::optional<absl::StatusOr<v1::GenerateResponse>> outcome_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+HttpApi::HttpApi(RequestIntake* intake, const HealthService* health,
+                 const BearerAuth* auth)
+    : intake_(intake), health_(health), auth_(auth) {}
+
+absl::Status HttpApi::Authorize(const httplib::Request& request,
+                                httplib::Response& response,
+                                bool is_health) const {
+  if (is_health && !auth_->guards_health()) return absl::OkStatus();
+  absl::Status allowed =
+      auth_->Check(request.get_header_value("Authorization"));
+  if (!allowed.ok()) {
+    ReplyError(allowed, response);
+    response.set_header("WWW-Authenticate", "Bearer");
+  }
+  return allowed;
+}
+
+int HttpApi::threads() const {
+  const config::ServerOptions& options = intake_->model().options;
+  return options.max_queue + options.max_batch + kSpareThreads;
+}
+
+void HttpApi::AddRoutes(httplib::Server& server) const {
+  server.set_payload_max_length(kMaxBodyBytes);
+  server.Post("/v1/images/generations", [this](const httplib::Request& request,
+                                               httplib::Response& response) {
+    if (absl::Status allowed = Authorize(request, response, false);
+        !allowed.ok()) {
+      intake_->CountUnadmitted(allowed);
+      return;
+    }
+    GenerateImages(request, response);
+  });
+  server.Get("/v1/models", [this](const httplib::Request& request,
+                                  httplib::Response& response) {
+    if (Authorize(request, response, false).ok()) ListModels(response);
+  });
+  server.Get(R"(/v1/models/([^/]+))", [this](const httplib::Request& request,
+                                             httplib::Response& response) {
+    if (Authorize(request, response, false).ok()) GetModel(request, response);
+  });
+  server.Get("/health", [this](const httplib::Request& request,
+                               httplib::Response& response) {
+    if (Authorize(request, response, true).ok()) Health(response);
+  });
+  server.set_error_handler([](const httplib::Request& request,
+                              httplib::Response& response) {
+    if (!response.body.empty()) return;
+    const absl::Status status =
+        response.status == 404
+            ? absl::NotFoundError(absl::StrCat(
+                  "no route ", request.method, " ", request.path,
+                  "; this server offers POST /v1/images/generations, GET "
+                  "/v1/models and GET /health"))
+            : absl::InvalidArgumentError(absl::StrCat("HTTP ", response.status,
+                                                      " for ", request.method,
+                                                      " ", request.path));
+    const int http_status = response.status;
+    ReplyError(status, response);
+    response.status = http_status;
+  });
+}
+
+void HttpApi::GenerateImages(const httplib::Request& request,
+                             httplib::Response& response) const {
+  const absl::Time received = absl::Now();
+  absl::StatusOr<ImagesRequest> parsed =
+      ParseImagesRequest(request.body, intake_->model().options.max_batch);
+  absl::StatusOr<v1::InputConfig> config =
+      parsed.ok() ? intake_->Freeze(parsed->request, absl::InfiniteFuture())
+                  : parsed.status();
+  if (!config.ok()) {
+    intake_->CountUnadmitted(config.status());
+    ReplyError(config.status(), response);
+    return;
+  }
+  if (!parsed->user.empty()) {
+    spdlog::info("request {} is for user \"{}\"", config->request_id(),
+                 parsed->user);
+  }
+  auto outcome = std::make_shared<Outcome>();
+  std::shared_ptr<Job> job =
+      intake_->NewJob(*std::move(config), received, nullptr,
+                      [outcome](absl::StatusOr<v1::GenerateResponse> result) {
+                        outcome->Set(std::move(result));
+                      });
+  std::optional<int> socket = FindPeerSocket(
+      request.remote_addr, request.remote_port, request.local_port);
+  intake_->Enqueue(job);
+  // Bounded by the job: the scheduler finishes every admitted job, and an
+  // abandoned one stops at its next denoising step.
+  while (!outcome->WaitFor(kPeerCheckInterval)) {
+    if (socket.has_value() && PeerHasClosed(*socket)) {
+      intake_->Abandon(job);
+      socket.reset();
+    }
+  }
+  absl::StatusOr<v1::GenerateResponse> result = outcome->Take();
+  if (!result.ok()) {
+    ReplyError(result.status(), response);
+    return;
+  }
+  response.set_content(ImagesResponseBody(*result, absl::Now()), kJson);
+}
+
+void HttpApi::ListModels(httplib::Response& response) const {
+  const nlohmann::json body = {
+      {"object", "list"},
+      {"data", nlohmann::json::array({ModelObject(intake_->model())})}};
+  response.set_content(body.dump(), kJson);
+}
+
+void HttpApi::GetModel(const httplib::Request& request,
+                       httplib::Response& response) const {
+  const std::string id = request.matches[1];
+  const ServedModel& model = intake_->model();
+  if (id != model.spec.defaults.name) {
+    ReplyError(absl::NotFoundError(absl::StrCat(
+                   "model \"", id, "\" is not served here; this server runs \"",
+                   model.spec.defaults.name, "\"")),
+               response);
+    return;
+  }
+  response.set_content(ModelObject(model).dump(), kJson);
+}
+
+void HttpApi::Health(httplib::Response& response) const {
+  const bool serving = health_->serving();
+  response.status = serving ? 200 : 503;
+  response.set_content(
+      nlohmann::json{{"status", serving ? "serving" : "not_serving"}}.dump(),
+      kJson);
+}
+
+}  // namespace ditserve::server

@@ -1,0 +1,57 @@
+#ifndef DITSERVE_SERVER_HTTP_API_H_
+#define DITSERVE_SERVER_HTTP_API_H_
+
+// The OpenAI-compatible HTTP API on --http_port:
+//   POST /v1/images/generations  (openai_images.h)
+//   GET  /v1/models, /v1/models/{model}
+//   GET  /health                 200 while serving, 503 otherwise
+// Requests go through the same RequestIntake as gRPC: Freeze, admission,
+// metrics. A client that disconnects cancels its run. Bearer tokens come in
+// the Authorization header.
+
+#include "absl/status/status.h"
+#include "server/bearer_auth.h"
+#include "server/health_service.h"
+#include "server/request_intake.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace ditserve::server {
+
+class HttpApi {
+ public:
+  // Every route but /health needs a token when `auth` is enabled; /health
+  // too when it guards health.
+  HttpApi(RequestIntake* intake, const HealthService* health,
+          const BearerAuth* auth);
+
+  // Handler threads the API's HttpServer needs: one per request that can be
+  // running or queued, plus a few for health checks and model lists.
+  int threads() const;
+
+  void AddRoutes(httplib::Server& server) const;
+
+ private:
+  void GenerateImages(const httplib::Request& request,
+                      httplib::Response& response) const;
+  void ListModels(httplib::Response& response) const;
+  void GetModel(const httplib::Request& request,
+                httplib::Response& response) const;
+  void Health(httplib::Response& response) const;
+
+  // OK, or an error already written to `response`.
+  absl::Status Authorize(const httplib::Request& request,
+                         httplib::Response& response, bool is_health) const;
+
+  RequestIntake* const intake_;
+  const HealthService* const health_;
+  const BearerAuth* const auth_;
+};
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_HTTP_API_H_

@@ -1,0 +1,79 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace ditserve::server {
+namespace {
+
+// A client that stalls longer than this mid-request loses its connection,
+// and an idle keep-alive connection is closed after it, so silent peers give
+// their handler thread back.
+constexpr int kIoTimeoutSeconds = 5;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+    const std::string& host, int port, int threads, const AddRoutes& add_routes,
+    const std::optional<TlsConfig>& tls) {
+  std::unique_ptr<httplib::Server> server;
+  if (tls.has_value()) {
+    auto tls_server = std::make_unique<httplib::SSLServer>(
+        tls->cert_path.c_str(), tls->key_path.c_str(),
+        tls->client_ca_path.empty() ? nullptr : tls->client_ca_path.c_str());
+    if (!tls_server->is_valid()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "HTTPS on ", host, ":", port, ": the certificate ", tls->cert_path,
+          " and key ", tls->key_path, " do not load or do not match"));
+    }
+    server = std::move(tls_server);
+  } else {
+    server = std::make_unique<httplib::Server>();
+  }
+  server->new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(threads));
+  };
+  // cpp-httplib's default also sets SO_REUSEPORT, which lets a second
+  // server bind the same port and take a share of its connections.
+  server->set_socket_options([](socket_t socket) {
+    const int yes = 1;
+    setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  server->set_read_timeout(kIoTimeoutSeconds, 0);
+  server->set_write_timeout(kIoTimeoutSeconds, 0);
+  server->set_keep_alive_timeout(kIoTimeoutSeconds);
+  add_routes(*server);
+  const int bound = port == 0 ? server->bind_to_any_port(host)
+                              : (server->bind_to_port(host, port) ? port : -1);
+  if (bound <= 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen for HTTP on ", host, ":", port));
+  }
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(server), bound));
+}
+
+HttpServer::HttpServer(std::unique_ptr<httplib::Server> server, int port)
+    : server_(std::move(server)), port_(port) {
+  thread_ = std::thread([this] {
+    server_->listen_after_bind();
+    listen_returned_.store(true);
+  });
+  // stop() does nothing until the loop runs, so the destructor could not
+  // end a loop that starts after it.
+  while (!server_->is_running() && !listen_returned_.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+HttpServer::~HttpServer() {
+  server_->stop();
+  thread_.join();
+}
+
+}  // namespace ditserve::server

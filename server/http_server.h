@@ -1,0 +1,58 @@
+#ifndef DITSERVE_SERVER_HTTP_SERVER_H_
+#define DITSERVE_SERVER_HTTP_SERVER_H_
+
+// One cpp-httplib server on its own listening thread: the metrics endpoint
+// and the OpenAI-compatible API each run one.
+//
+// cpp-httplib runs handlers on plain std::threads, whose default stack holds
+// the static TLS of LibTorch, OpenBLAS and glog; prometheus-cpp's civetweb
+// exposer started its threads with a small fixed stack and failed there.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "server/tls_config.h"
+
+namespace httplib {
+class Server;
+}  // namespace httplib
+
+namespace ditserve::server {
+
+class HttpServer {
+ public:
+  using AddRoutes = std::function<void(httplib::Server&)>;
+
+  // Listens on `host`:`port` (port 0 picks a free one) with `threads`
+  // handler threads; each connection holds one while it is open, so a
+  // handler that waits for a generation needs one per admitted request.
+  // HTTPS with `tls`. UNAVAILABLE naming the address when it cannot be
+  // bound; INVALID_ARGUMENT when the TLS files do not load.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
+      const std::string& host, int port, int threads,
+      const AddRoutes& add_routes,
+      const std::optional<TlsConfig>& tls = std::nullopt);
+  // Stops accepting, then waits for the handlers that are running.
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  int port() const { return port_; }
+
+ private:
+  HttpServer(std::unique_ptr<httplib::Server> server, int port);
+
+  std::unique_ptr<httplib::Server> server_;
+  const int port_;
+  std::atomic<bool> listen_returned_{false};
+  std::thread thread_;
+};
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_HTTP_SERVER_H_

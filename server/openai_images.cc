@@ -1,0 +1,318 @@
+#include "server/openai_images.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/base/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "server/status_conversion.h"
+
+namespace ditserve::server {
+namespace {
+
+using Json = nlohmann::json;
+
+// Where a parse error keeps the field it names, for the error body's param.
+constexpr char kParamPayloadUrl[] = "type.ditserve.dev/openai-param";
+
+const std::vector<std::string>& AllowedFields() {
+  static const auto* fields =
+      new std::vector<std::string>{"model",
+                                   "prompt",
+                                   "n",
+                                   "size",
+                                   "response_format",
+                                   "user",
+                                   "output_format",
+                                   "negative_prompt",
+                                   "num_inference_steps",
+                                   "guidance_scale",
+                                   "seed",
+                                   "max_sequence_length",
+                                   "num_frames",
+                                   "fps",
+                                   "use_dynamic_cfg",
+                                   "use_resolution_binning",
+                                   "request_id"};
+  return *fields;
+}
+
+absl::Status FieldError(absl::string_view field, absl::string_view problem) {
+  absl::Status status =
+      absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
+  status.SetPayload(kParamPayloadUrl, absl::Cord(field));
+  return status;
+}
+
+// A value as the client wrote it, cut short for an error message.
+std::string Shown(const Json& value) {
+  std::string text = value.dump();
+  constexpr size_t kMaxShown = 64;
+  if (text.size() > kMaxShown)
+    text = absl::StrCat(text.substr(0, kMaxShown), "...");
+  return text;
+}
+
+absl::StatusOr<std::string> ReadString(const Json& body,
+                                       absl::string_view field) {
+  const Json& value = body.at(std::string(field));
+  if (!value.is_string()) {
+    return FieldError(field,
+                      absl::StrCat("must be a string, got ", Shown(value)));
+  }
+  return value.get<std::string>();
+}
+
+absl::StatusOr<int32_t> ReadInt32(const Json& body, absl::string_view field) {
+  const Json& value = body.at(std::string(field));
+  if (value.is_number_unsigned() &&
+      value.get<uint64_t>() <= std::numeric_limits<int32_t>::max()) {
+    return static_cast<int32_t>(value.get<uint64_t>());
+  }
+  if (value.is_number_integer() && !value.is_number_unsigned() &&
+      value.get<int64_t>() >= std::numeric_limits<int32_t>::min()) {
+    return static_cast<int32_t>(value.get<int64_t>());
+  }
+  return FieldError(
+      field, absl::StrCat("must be a 32-bit integer, got ", Shown(value)));
+}
+
+absl::StatusOr<bool> ReadBool(const Json& body, absl::string_view field) {
+  const Json& value = body.at(std::string(field));
+  if (!value.is_boolean()) {
+    return FieldError(
+        field, absl::StrCat("must be true or false, got ", Shown(value)));
+  }
+  return value.get<bool>();
+}
+
+absl::StatusOr<float> ReadNumber(const Json& body, absl::string_view field) {
+  const Json& value = body.at(std::string(field));
+  if (!value.is_number()) {
+    return FieldError(field,
+                      absl::StrCat("must be a number, got ", Shown(value)));
+  }
+  return value.get<float>();
+}
+
+// A JSON number, or a decimal string since JavaScript numbers lose seeds
+// above 2^53.
+absl::StatusOr<uint64_t> ReadSeed(const Json& body) {
+  const Json& value = body.at("seed");
+  uint64_t seed = 0;
+  if (value.is_number_unsigned()) return value.get<uint64_t>();
+  if (value.is_string() && absl::SimpleAtoi(value.get<std::string>(), &seed)) {
+    return seed;
+  }
+  return FieldError("seed",
+                    absl::StrCat("must be an integer from 0 to 2^64 - 1 (a "
+                                 "number or a decimal string), got ",
+                                 Shown(value)));
+}
+
+// "WxH" as OpenAI writes it (width first), or "auto" for the model's default.
+absl::Status ReadSize(const Json& body, v1::GenerateRequest& request) {
+  ASSIGN_OR_RETURN(const std::string size, ReadString(body, "size"));
+  if (size == "auto") return absl::OkStatus();
+  const std::vector<std::string> sides = absl::StrSplit(size, 'x');
+  int32_t width = 0;
+  int32_t height = 0;
+  if (sides.size() != 2 || !absl::SimpleAtoi(sides[0], &width) ||
+      !absl::SimpleAtoi(sides[1], &height) || width <= 0 || height <= 0) {
+    return FieldError("size", absl::StrCat("\"", size,
+                                           "\" is not \"WIDTHxHEIGHT\" in "
+                                           "pixels (e.g. \"1024x768\") or "
+                                           "\"auto\""));
+  }
+  request.set_width(width);
+  request.set_height(height);
+  return absl::OkStatus();
+}
+
+absl::Status ReadFormats(const Json& body, v1::GenerateRequest& request) {
+  if (body.contains("response_format")) {
+    ASSIGN_OR_RETURN(const std::string format,
+                     ReadString(body, "response_format"));
+    if (format != "b64_json") {
+      return FieldError("response_format",
+                        absl::StrCat("\"", format,
+                                     "\" is not supported; allowed: "
+                                     "\"b64_json\" (the server keeps no "
+                                     "images to link to)"));
+    }
+  }
+  if (body.contains("output_format")) {
+    ASSIGN_OR_RETURN(const std::string format,
+                     ReadString(body, "output_format"));
+    if (format == "png") {
+      request.set_output_format(v1::OUTPUT_FORMAT_PNG);
+    } else if (format == "mp4") {
+      request.set_output_format(v1::OUTPUT_FORMAT_MP4);
+    } else {
+      return FieldError("output_format",
+                        absl::StrCat("\"", format,
+                                     "\" is not supported; allowed: \"png\", "
+                                     "\"mp4\" (video models)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The GenerateRequest fields that keep their names over HTTP.
+absl::Status ReadDitserveFields(const Json& body,
+                                v1::GenerateRequest& request) {
+  const auto has = [&body](const char* field) { return body.contains(field); };
+  if (has("num_inference_steps")) {
+    ASSIGN_OR_RETURN(const int32_t steps,
+                     ReadInt32(body, "num_inference_steps"));
+    request.set_num_inference_steps(steps);
+  }
+  if (has("guidance_scale")) {
+    ASSIGN_OR_RETURN(const float scale, ReadNumber(body, "guidance_scale"));
+    request.set_guidance_scale(scale);
+  }
+  if (has("seed")) {
+    ASSIGN_OR_RETURN(const uint64_t seed, ReadSeed(body));
+    request.set_seed(seed);
+  }
+  if (has("max_sequence_length")) {
+    ASSIGN_OR_RETURN(const int32_t length,
+                     ReadInt32(body, "max_sequence_length"));
+    request.set_max_sequence_length(length);
+  }
+  if (has("num_frames")) {
+    ASSIGN_OR_RETURN(const int32_t frames, ReadInt32(body, "num_frames"));
+    request.set_num_frames(frames);
+  }
+  if (has("fps")) {
+    ASSIGN_OR_RETURN(const int32_t fps, ReadInt32(body, "fps"));
+    request.set_fps(fps);
+  }
+  if (has("use_dynamic_cfg")) {
+    ASSIGN_OR_RETURN(const bool dynamic, ReadBool(body, "use_dynamic_cfg"));
+    request.set_use_dynamic_cfg(dynamic);
+  }
+  if (has("use_resolution_binning")) {
+    ASSIGN_OR_RETURN(const bool binning,
+                     ReadBool(body, "use_resolution_binning"));
+    request.set_use_resolution_binning(binning);
+  }
+  if (has("request_id")) {
+    ASSIGN_OR_RETURN(*request.mutable_request_id(),
+                     ReadString(body, "request_id"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Json> ParseObject(absl::string_view text) {
+  Json body = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) {
+    return absl::InvalidArgumentError(
+        "request body is not JSON; send a JSON object with at least "
+        "\"prompt\"");
+  }
+  if (!body.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("request body must be a JSON object, got ", Shown(body)));
+  }
+  const std::vector<std::string>& allowed = AllowedFields();
+  for (const auto& [field, value] : body.items()) {
+    if (std::find(allowed.begin(), allowed.end(), field) == allowed.end()) {
+      return FieldError(field, absl::StrCat("unknown field; allowed: ",
+                                            absl::StrJoin(allowed, ", ")));
+    }
+  }
+  return body;
+}
+
+std::string OutputFormatName(absl::string_view mime_type) {
+  if (mime_type == "video/mp4") return "mp4";
+  if (mime_type == "image/png") return "png";
+  return std::string(mime_type);
+}
+
+}  // namespace
+
+absl::StatusOr<ImagesRequest> ParseImagesRequest(absl::string_view body_text,
+                                                 int max_batch) {
+  ASSIGN_OR_RETURN(const Json body, ParseObject(body_text));
+  ImagesRequest parsed;
+  v1::GenerateRequest& request = parsed.request;
+  if (!body.contains("prompt")) {
+    return FieldError("prompt", "required: the text to generate from");
+  }
+  ASSIGN_OR_RETURN(const std::string prompt, ReadString(body, "prompt"));
+  int32_t n = 1;
+  if (body.contains("n")) {
+    ASSIGN_OR_RETURN(n, ReadInt32(body, "n"));
+    if (n < 1 || n > max_batch) {
+      return FieldError("n",
+                        absl::StrCat(n, " images; allowed 1 to ", max_batch));
+    }
+  }
+  std::optional<std::string> negative_prompt;
+  if (body.contains("negative_prompt")) {
+    ASSIGN_OR_RETURN(negative_prompt, ReadString(body, "negative_prompt"));
+  }
+  for (int i = 0; i < n; ++i) {
+    request.add_prompt(prompt);
+    if (negative_prompt.has_value())
+      request.add_negative_prompt(*negative_prompt);
+  }
+  if (body.contains("model")) {
+    ASSIGN_OR_RETURN(*request.mutable_model(), ReadString(body, "model"));
+  }
+  if (body.contains("user")) {
+    ASSIGN_OR_RETURN(parsed.user, ReadString(body, "user"));
+  }
+  if (body.contains("size")) RETURN_IF_ERROR(ReadSize(body, request));
+  RETURN_IF_ERROR(ReadFormats(body, request));
+  RETURN_IF_ERROR(ReadDitserveFields(body, request));
+  return parsed;
+}
+
+std::string ImagesResponseBody(const v1::GenerateResponse& response,
+                               absl::Time created) {
+  Json data = Json::array();
+  for (const v1::Image& image : response.images()) {
+    data.push_back({{"b64_json", absl::Base64Escape(image.data())}});
+  }
+  const v1::InputConfig& config = response.config();
+  Json body = {
+      {"created", absl::ToUnixSeconds(created)},
+      {"data", std::move(data)},
+      {"size", absl::StrCat(config.width(), "x", config.height())},
+      {"request_id", config.request_id()},
+  };
+  if (response.images_size() > 0) {
+    body["output_format"] = OutputFormatName(response.images(0).mime_type());
+  }
+  if (config.seeds_size() > 0) {
+    body["seed"] = absl::StrCat(config.seeds(0));
+  }
+  return body.dump();
+}
+
+std::string ErrorBody(const absl::Status& status) {
+  Json error = {
+      {"message", std::string(status.message())},
+      {"type", HttpStatusFor(status.code()) < 500 ? "invalid_request_error"
+                                                  : "server_error"},
+      {"param", nullptr},
+      {"code", StatusLabel(status.code())}};
+  if (absl::optional<absl::Cord> param = status.GetPayload(kParamPayloadUrl)) {
+    error["param"] = std::string(*param);
+  }
+  return Json{{"error", std::move(error)}}.dump();
+}
+
+}  // namespace ditserve::server

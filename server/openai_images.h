@@ -1,0 +1,48 @@
+#ifndef DITSERVE_SERVER_OPENAI_IMAGES_H_
+#define DITSERVE_SERVER_OPENAI_IMAGES_H_
+
+// The OpenAI Images API (POST /v1/images/generations) in terms of
+// ditserve.v1: its request body becomes a GenerateRequest, a GenerateResponse
+// becomes its response body, and a Status becomes its error body.
+//
+// OpenAI's fields: model, prompt, n, size ("WxH"), response_format
+// ("b64_json"), user, output_format ("png", and "mp4" for video models).
+// ditserve's own fields keep their GenerateRequest names: negative_prompt,
+// num_inference_steps, guidance_scale, seed, max_sequence_length,
+// num_frames, fps, use_dynamic_cfg, use_resolution_binning, request_id.
+// Ranges are checked by Freeze, as for gRPC.
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "ditserve/v1/generation.pb.h"
+
+namespace ditserve::server {
+
+struct ImagesRequest {
+  v1::GenerateRequest request;
+  // OpenAI's end-user id, for the request's log line only.
+  std::string user;
+};
+
+// INVALID_ARGUMENT naming the field and what it allows for a body that is
+// not such a request; `max_batch` bounds n.
+absl::StatusOr<ImagesRequest> ParseImagesRequest(absl::string_view body,
+                                                 int max_batch);
+
+// {"created", "data": [{"b64_json"}...], "output_format", "size", "seed",
+// "request_id"}: one entry per Image, in the response's order.
+std::string ImagesResponseBody(const v1::GenerateResponse& response,
+                               absl::Time created);
+
+// OpenAI's error body: {"error": {"message", "type", "param", "code"}},
+// with `param` the field a parse error names (null otherwise) and `code`
+// the gRPC code name ("invalid_argument", ...).
+std::string ErrorBody(const absl::Status& status);
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_OPENAI_IMAGES_H_

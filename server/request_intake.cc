@@ -1,0 +1,64 @@
+#include "server/request_intake.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/config/freeze.h"
+#include "server/status_conversion.h"
+
+namespace ditserve::server {
+
+RequestIntake::RequestIntake(const ServedModel* model, AdmissionQueue* queue,
+                             Metrics* metrics)
+    : model_(model), queue_(queue), metrics_(metrics) {}
+
+absl::StatusOr<v1::InputConfig> RequestIntake::Freeze(
+    const v1::GenerateRequest& request, absl::Time deadline) {
+  config::FreezeContext context;
+  context.sequence_number = next_sequence_.fetch_add(1);
+  context.generated_request_id = absl::StrCat("req-", context.sequence_number);
+  {
+    absl::MutexLock lock(&rng_mu_);
+    // Below 2^63 so that a batch's consecutive seeds never wrap.
+    context.drawn_seed = absl::Uniform<uint64_t>(rng_, 0, uint64_t{1} << 63);
+  }
+  context.deadline_unix_micros =
+      deadline == absl::InfiniteFuture() ? 0 : absl::ToUnixMicros(deadline);
+  return config::Freeze(request, model_->spec, model_->options,
+                        model_->parallel, context);
+}
+
+void RequestIntake::CountUnadmitted(const absl::Status& status) {
+  metrics_->CountRequest(StatusLabel(status.code()));
+}
+
+std::shared_ptr<Job> RequestIntake::NewJob(v1::InputConfig config,
+                                           absl::Time received,
+                                           Job::ProgressFn on_progress,
+                                           Job::DoneFn on_done) {
+  Metrics* metrics = metrics_;
+  return std::make_shared<Job>(
+      std::move(config), received, absl::Now(), std::move(on_progress),
+      [metrics, on_done = std::move(on_done)](
+          absl::StatusOr<v1::GenerateResponse> outcome) {
+        metrics->CountRequest(StatusLabel(outcome.status().code()));
+        on_done(std::move(outcome));
+      });
+}
+
+void RequestIntake::Enqueue(
+    const std::shared_ptr<Job>& job,
+    const std::function<void(int position)>& on_admitted) {
+  absl::StatusOr<int> position = queue_->Push(job, on_admitted);
+  if (!position.ok()) job->Finish(position.status());
+}
+
+void RequestIntake::Abandon(const std::shared_ptr<Job>& job) {
+  job->Cancel();
+  if (!queue_->Remove(job)) return;
+  job->Finish(absl::Now() >= job->deadline()
+                  ? absl::DeadlineExceededError("deadline passed")
+                  : absl::CancelledError("cancelled by the client"));
+}
+
+}  // namespace ditserve::server

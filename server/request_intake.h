@@ -1,0 +1,68 @@
+#ifndef DITSERVE_SERVER_REQUEST_INTAKE_H_
+#define DITSERVE_SERVER_REQUEST_INTAKE_H_
+
+// The one way a request enters the host, whatever protocol carried it:
+// freeze it (so bad input is refused before it is queued), count what is
+// refused, admit the rest to the queue and count how each one ends.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include "absl/random/random.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "ditserve/v1/generation.pb.h"
+#include "ditserve/v1/input_config.pb.h"
+#include "server/admission_queue.h"
+#include "server/job.h"
+#include "server/metrics.h"
+#include "server/served_model.h"
+
+namespace ditserve::server {
+
+class RequestIntake {
+ public:
+  RequestIntake(const ServedModel* model, AdmissionQueue* queue,
+                Metrics* metrics);
+
+  const ServedModel& model() const { return *model_; }
+
+  // Freezes `request` with a fresh sequence number, request id and seed;
+  // `deadline` is absl::InfiniteFuture() when the client set none.
+  absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
+                                         absl::Time deadline);
+
+  // Counts a request answered without being admitted: refused by Freeze, or
+  // validate_only.
+  void CountUnadmitted(const absl::Status& status);
+
+  // A job for a frozen request whose outcome is counted and then passed to
+  // `on_done`. Hand it to whatever may cancel it before Enqueue, so that a
+  // client leaving in between is not missed.
+  std::shared_ptr<Job> NewJob(v1::InputConfig config, absl::Time received,
+                              Job::ProgressFn on_progress, Job::DoneFn on_done);
+
+  // Admits `job`; `on_admitted(position)` runs before it can start. A
+  // refused job (queue full, draining) is finished at once.
+  void Enqueue(const std::shared_ptr<Job>& job,
+               const std::function<void(int position)>& on_admitted = nullptr);
+
+  // The client went away: a queued job is answered CANCELLED (or
+  // DEADLINE_EXCEEDED past its deadline) at once, a running one stops at
+  // its next denoising step.
+  void Abandon(const std::shared_ptr<Job>& job);
+
+ private:
+  const ServedModel* const model_;
+  AdmissionQueue* const queue_;
+  Metrics* const metrics_;
+  std::atomic<uint64_t> next_sequence_{1};
+  absl::Mutex rng_mu_;
+  absl::BitGen rng_ ABSL_GUARDED_BY(rng_mu_);
+};
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_REQUEST_INTAKE_H_

@@ -1,0 +1,78 @@
+// The official OpenAI SDK against ditserve's HTTP API, as an application
+// backend written for OpenAI's Images API would call it. Prints one JSON
+// object describing what it saw; exits non-zero when a call that should
+// succeed fails.
+//
+//   node openai_client.js http://127.0.0.1:PORT/v1 MODEL
+'use strict';
+
+const OpenAI = require('openai');
+
+// PNG: the signature, then IHDR's width and height (big-endian).
+function describePng(b64) {
+  const bytes = Buffer.from(b64, 'base64');
+  return {
+    png_signature: bytes.subarray(0, 8).toString('hex'),
+    width: bytes.readUInt32BE(16),
+    height: bytes.readUInt32BE(20),
+    b64_json: b64,
+  };
+}
+
+async function refusal(promise) {
+  try {
+    await promise;
+    return {status: 200};
+  } catch (error) {
+    return {
+      status: error.status,
+      class: error.constructor.name,
+      message: error.message,
+      code: error.code,
+      param: error.param,
+    };
+  }
+}
+
+async function main() {
+  const [baseURL, model] = process.argv.slice(2);
+  const client = new OpenAI({
+    baseURL,
+    apiKey: 'unused-without-auth',
+    maxRetries: 0,
+    timeout: 300000,
+  });
+  const generated = await client.images.generate({
+    model,
+    prompt: 'a lighthouse at dusk',
+    n: 2,
+    size: '48x64',
+    response_format: 'b64_json',
+    user: 'e2e-test',
+    // ditserve's own fields travel in the same body.
+    num_inference_steps: 2,
+    seed: 7,
+    max_sequence_length: 32,
+  });
+  const models = await client.models.list();
+  const summary = {
+    images: generated.data.map((image) => describePng(image.b64_json)),
+    created: generated.created,
+    seed: generated.seed,
+    models: models.data.map((entry) => entry.id),
+    bad_size: await refusal(client.images.generate(
+        {model, prompt: 'x', size: '50x64', num_inference_steps: 2})),
+    too_many: await refusal(client.images.generate(
+        {model, prompt: 'x', n: 99, num_inference_steps: 2})),
+    url_format: await refusal(client.images.generate(
+        {model, prompt: 'x', response_format: 'url'})),
+    other_model: await refusal(
+        client.images.generate({model: 'dall-e-3', prompt: 'x'})),
+  };
+  console.log(JSON.stringify(summary));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

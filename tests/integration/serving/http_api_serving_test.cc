@@ -1,0 +1,190 @@
+// The OpenAI-compatible HTTP API of a real group: the same images as gRPC,
+// OpenAI's error bodies, health and model lists, and a client that hangs up
+// cancelling its run.
+
+#include <httplib.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tools/local_cluster/serving_cluster.h"
+
+namespace ditserve::testing {
+namespace {
+
+using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::MetricValue;
+using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::SmallRequest;
+using ::testing::HasSubstr;
+
+constexpr char kJson[] = "application/json";
+
+class HttpApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<ServingCluster>> started =
+        ServingCluster::Start({.world_size = 1});
+    ASSERT_TRUE(started.ok()) << started.status();
+    cluster_ = started->release();
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(cluster_, nullptr) << "the group did not start (see above)";
+  }
+
+  static std::unique_ptr<httplib::Client> Client(int read_timeout_s = 120) {
+    auto client =
+        std::make_unique<httplib::Client>("127.0.0.1", cluster_->http_port());
+    client->set_read_timeout(read_timeout_s, 0);
+    return client;
+  }
+
+  static double Requests(const std::string& status) {
+    absl::StatusOr<std::string> metrics = cluster_->ScrapeMetrics();
+    EXPECT_TRUE(metrics.ok()) << metrics.status();
+    return MetricValue(metrics.value_or(""), "ditserve_requests_total",
+                       {absl::StrCat("status=\"", status, "\"")});
+  }
+
+  static ServingCluster* cluster_;
+};
+ServingCluster* HttpApiTest::cluster_ = nullptr;
+
+// SmallRequest's fields as an Images API body.
+nlohmann::json SmallBody(int n) {
+  return {{"model", "flux-dev"},
+          {"prompt", "a lighthouse at dusk"},
+          {"n", n},
+          {"size", "48x64"},
+          {"response_format", "b64_json"},
+          {"num_inference_steps", 2},
+          {"seed", 7},
+          {"max_sequence_length", 32}};
+}
+
+TEST_F(HttpApiTest, ImagesAreTheSameBytesAsOverGrpc) {
+  const httplib::Result result =
+      Client()->Post("/v1/images/generations", SmallBody(2).dump(), kJson);
+  ASSERT_TRUE(result) << httplib::to_string(result.error());
+  ASSERT_EQ(result->status, 200) << result->body;
+  const nlohmann::json body = nlohmann::json::parse(result->body);
+
+  v1::GenerateRequest request = SmallRequest("a lighthouse at dusk");
+  request.add_prompt("a lighthouse at dusk");
+  v1::GenerateResponse expected;
+  auto context = ContextWithDeadline(120);
+  const grpc::Status status =
+      cluster_->generation().Generate(context.get(), request, &expected);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+
+  ASSERT_EQ(body["data"].size(), 2U);
+  for (int i = 0; i < 2; ++i) {
+    std::string png;
+    ASSERT_TRUE(absl::Base64Unescape(
+        body["data"][i]["b64_json"].get<std::string>(), &png));
+    EXPECT_EQ(png, expected.images(i).data()) << "image " << i;
+  }
+  EXPECT_EQ(body["size"], "48x64");
+  EXPECT_EQ(body["seed"], "7");
+  EXPECT_EQ(body["output_format"], "png");
+}
+
+TEST_F(HttpApiTest, BadBodiesGetOpenAiErrorsAndAreCounted) {
+  const double refused_before = Requests("invalid_argument");
+  nlohmann::json bad_size = SmallBody(1);
+  bad_size["size"] = "50x64";
+  const httplib::Result refused =
+      Client()->Post("/v1/images/generations", bad_size.dump(), kJson);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 400);
+  const nlohmann::json error = nlohmann::json::parse(refused->body)["error"];
+  EXPECT_THAT(error["message"].get<std::string>(), HasSubstr("width 50"));
+  EXPECT_EQ(error["code"], "invalid_argument");
+
+  nlohmann::json too_many = SmallBody(9);
+  const httplib::Result n_refused =
+      Client()->Post("/v1/images/generations", too_many.dump(), kJson);
+  ASSERT_TRUE(n_refused);
+  EXPECT_EQ(n_refused->status, 400);
+  EXPECT_EQ(nlohmann::json::parse(n_refused->body)["error"]["param"], "n");
+  EXPECT_EQ(Requests("invalid_argument"), refused_before + 2);
+
+  nlohmann::json other_model = SmallBody(1);
+  other_model["model"] = "dall-e-3";
+  const httplib::Result not_found =
+      Client()->Post("/v1/images/generations", other_model.dump(), kJson);
+  ASSERT_TRUE(not_found);
+  EXPECT_EQ(not_found->status, 404);
+  EXPECT_THAT(not_found->body, HasSubstr("flux-dev"));
+
+  const httplib::Result no_route = Client()->Get("/v1/images/edits");
+  ASSERT_TRUE(no_route);
+  EXPECT_EQ(no_route->status, 404);
+  EXPECT_THAT(no_route->body, HasSubstr("POST /v1/images/generations"));
+
+  const httplib::Result served =
+      Client()->Post("/v1/images/generations", SmallBody(1).dump(), kJson);
+  ASSERT_TRUE(served);
+  EXPECT_EQ(served->status, 200) << "the server goes on serving";
+}
+
+TEST_F(HttpApiTest, HealthAndModels) {
+  const httplib::Result health = Client()->Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(nlohmann::json::parse(health->body)["status"], "serving");
+
+  const httplib::Result models = Client()->Get("/v1/models");
+  ASSERT_TRUE(models);
+  const nlohmann::json list = nlohmann::json::parse(models->body);
+  EXPECT_EQ(list["object"], "list");
+  ASSERT_EQ(list["data"].size(), 1U);
+  EXPECT_EQ(list["data"][0]["id"], "flux-dev");
+
+  const httplib::Result model = Client()->Get("/v1/models/flux-dev");
+  ASSERT_TRUE(model);
+  EXPECT_EQ(model->status, 200);
+  const httplib::Result other = Client()->Get("/v1/models/sd3-medium");
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 404);
+}
+
+// A 200-step 1024² run takes minutes (see serving_test.cc's LongRequest);
+// the client gives up after 2 s and closes its connection.
+TEST_F(HttpApiTest, ClientThatHangsUpCancelsItsRun) {
+  const double cancelled_before = Requests("cancelled");
+  nlohmann::json long_body = SmallBody(1);
+  long_body["size"] = "1024x1024";
+  long_body["num_inference_steps"] = 200;
+  const httplib::Result abandoned =
+      Client(/*read_timeout_s=*/2)
+          ->Post("/v1/images/generations", long_body.dump(), kJson);
+  EXPECT_FALSE(abandoned) << "the run should outlast the client's timeout";
+
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Requests("cancelled") == cancelled_before &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(Requests("cancelled"), cancelled_before + 1);
+  const httplib::Result next =
+      Client()->Post("/v1/images/generations", SmallBody(1).dump(), kJson);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->status, 200) << next->body;
+}
+
+}  // namespace
+}  // namespace ditserve::testing

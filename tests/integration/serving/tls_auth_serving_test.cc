@@ -1,0 +1,257 @@
+// TLS, mutual TLS and bearer tokens on a real group, with certificates made
+// by openssl in the test: what a client with the right credentials gets, and
+// what every other client is refused.
+
+#include <httplib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tools/local_cluster/serving_cluster.h"
+#include "tools/local_cluster/shell_command.h"
+
+namespace ditserve::testing {
+namespace {
+
+using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::SmallRequest;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kToken[] = "s3cret-token-0123456789";
+constexpr char kWrongToken[] = "wrong-token-9876543210";
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  return contents.str();
+}
+
+// A CA, a server certificate for 127.0.0.1 and a client certificate, all
+// signed by the CA (P-256 keys: quick to make).
+struct Certificates {
+  std::string dir;
+  std::string ca() const { return dir + "/ca.pem"; }
+  std::string server_cert() const { return dir + "/server.pem"; }
+  std::string server_key() const { return dir + "/server.key"; }
+  std::string client_cert() const { return dir + "/client.pem"; }
+  std::string client_key() const { return dir + "/client.key"; }
+};
+
+bool MakeCertificates(const Certificates& certs) {
+  std::filesystem::create_directories(certs.dir);
+  const std::string key =
+      "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+  const std::string script = absl::StrCat(
+      "set -e\ncd ", certs.dir, "\nexec >openssl.log 2>&1\n",
+      "openssl req -x509 ", key, " -days 2 -subj /CN=ditserve-test-ca",
+      " -keyout ca.key -out ca.pem\n",
+      "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > server.ext\n",
+      "printf 'extendedKeyUsage=clientAuth\\n' > client.ext\n",
+      "for who in server client; do\n", "  openssl req ", key,
+      " -subj /CN=$who -keyout $who.key -out $who.csr\n",
+      "  openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca.key",
+      " -CAcreateserial -days 2 -extfile $who.ext -out $who.pem\n", "done\n");
+  const std::string path = certs.dir + "/make-certificates.sh";
+  std::ofstream(path) << script;
+  return local_cluster::RunShell(absl::StrCat("bash ", path)).exit_code == 0;
+}
+
+std::shared_ptr<grpc::ChannelCredentials> ClientCredentials(
+    const Certificates& certs, bool with_client_certificate) {
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = ReadFile(certs.ca());
+  if (with_client_certificate) {
+    options.pem_private_key = ReadFile(certs.client_key());
+    options.pem_cert_chain = ReadFile(certs.client_cert());
+  }
+  return grpc::SslCredentials(options);
+}
+
+class TlsAuthTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    certs_ = new Certificates{::testing::TempDir() + "/ditserve-tls-" +
+                              std::to_string(::getpid())};
+    ASSERT_TRUE(MakeCertificates(*certs_))
+        << ReadFile(certs_->dir + "/openssl.log");
+    const std::string tokens = certs_->dir + "/tokens";
+    std::ofstream(tokens) << "# tokens of the TLS test\n\n" << kToken << "\n";
+    absl::StatusOr<std::unique_ptr<ServingCluster>> started =
+        ServingCluster::Start(
+            {.world_size = 1,
+             .host_flags = {"--tls_cert=" + certs_->server_cert(),
+                            "--tls_key=" + certs_->server_key(),
+                            "--tls_client_ca=" + certs_->ca(),
+                            "--auth_token_file=" + tokens},
+             .credentials = ClientCredentials(*certs_, true)});
+    ASSERT_TRUE(started.ok()) << started.status();
+    cluster_ = started->release();
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+    delete certs_;
+  }
+  void SetUp() override {
+    ASSERT_NE(cluster_, nullptr) << "the group did not start (see above)";
+  }
+
+  static grpc::Status Generate(v1::Generation::Stub& stub,
+                               const std::string& token) {
+    auto context = ContextWithDeadline(120);
+    if (!token.empty()) {
+      context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
+    }
+    v1::GenerateResponse response;
+    return stub.Generate(context.get(), SmallRequest("behind tls"), &response);
+  }
+
+  static std::unique_ptr<v1::Generation::Stub> StubWith(
+      std::shared_ptr<grpc::ChannelCredentials> credentials) {
+    return v1::Generation::NewStub(
+        grpc::CreateChannel(cluster_->address(), std::move(credentials)));
+  }
+
+  static std::unique_ptr<httplib::SSLClient> HttpsClient() {
+    auto client = std::make_unique<httplib::SSLClient>(
+        "127.0.0.1", cluster_->http_port(), certs_->client_cert(),
+        certs_->client_key());
+    client->set_ca_cert_path(certs_->ca().c_str());
+    client->enable_server_certificate_verification(true);
+    client->set_read_timeout(120, 0);
+    return client;
+  }
+
+  static Certificates* certs_;
+  static ServingCluster* cluster_;
+};
+Certificates* TlsAuthTest::certs_ = nullptr;
+ServingCluster* TlsAuthTest::cluster_ = nullptr;
+
+TEST_F(TlsAuthTest, RightCertificateAndTokenAreServed) {
+  const grpc::Status status = Generate(cluster_->generation(), kToken);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+
+  auto context = ContextWithDeadline(30);
+  context->AddMetadata("authorization", absl::StrCat("Bearer ", kToken));
+  v1::ServerInfo info;
+  ASSERT_TRUE(
+      cluster_->generation().GetServerInfo(context.get(), {}, &info).ok());
+  EXPECT_THAT(info.model_dir(), Not(HasSubstr("/")))
+      << "clients see the folder's name only";
+  EXPECT_FALSE(info.model_dir().empty());
+}
+
+TEST_F(TlsAuthTest, MissingOrWrongTokenIsUnauthenticated) {
+  for (const std::string token : {"", kWrongToken}) {
+    const grpc::Status status = Generate(cluster_->generation(), token);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+        << "token \"" << token << "\": " << status.error_message();
+  }
+  auto context = ContextWithDeadline(30);
+  v1::ServerInfo info;
+  EXPECT_EQ(cluster_->generation()
+                .GetServerInfo(context.get(), {}, &info)
+                .error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus> health =
+      cluster_->HealthStatus();
+  ASSERT_TRUE(health.ok()) << "health stays open without --auth_health";
+  EXPECT_EQ(*health, grpc::health::v1::HealthCheckResponse::SERVING);
+}
+
+TEST_F(TlsAuthTest, PlaintextAndClientsWithoutCertificatesAreRefused) {
+  EXPECT_EQ(Generate(*StubWith(grpc::InsecureChannelCredentials()), kToken)
+                .error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(Generate(*StubWith(ClientCredentials(*certs_, false)), kToken)
+                .error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+
+  httplib::Client plain("127.0.0.1", cluster_->http_port());
+  plain.set_read_timeout(10, 0);
+  const httplib::Result plain_result = plain.Get("/health");
+  EXPECT_TRUE(!plain_result || plain_result->status != 200);
+
+  httplib::SSLClient no_certificate("127.0.0.1", cluster_->http_port());
+  no_certificate.set_ca_cert_path(certs_->ca().c_str());
+  no_certificate.enable_server_certificate_verification(true);
+  EXPECT_FALSE(no_certificate.Get("/health"));
+}
+
+TEST_F(TlsAuthTest, HttpsApiNeedsTheTokenButHealthIsOpen) {
+  const std::string body =
+      R"({"prompt": "behind tls", "size": "48x64", "num_inference_steps": 2,
+          "max_sequence_length": 32})";
+  std::unique_ptr<httplib::SSLClient> client = HttpsClient();
+  const httplib::Result refused =
+      client->Post("/v1/images/generations",
+                   {{"Authorization", absl::StrCat("Bearer ", kWrongToken)}},
+                   body, "application/json");
+  ASSERT_TRUE(refused) << httplib::to_string(refused.error());
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_EQ(refused->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_EQ(nlohmann::json::parse(refused->body)["error"]["code"],
+            "unauthenticated");
+
+  const httplib::Result served =
+      client->Post("/v1/images/generations",
+                   {{"Authorization", absl::StrCat("Bearer ", kToken)}}, body,
+                   "application/json");
+  ASSERT_TRUE(served) << httplib::to_string(served.error());
+  EXPECT_EQ(served->status, 200) << served->body;
+
+  const httplib::Result health = client->Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  const httplib::Result models = client->Get("/v1/models");
+  ASSERT_TRUE(models);
+  EXPECT_EQ(models->status, 401);
+}
+
+TEST_F(TlsAuthTest, DitctlConnectsWithTlsCaClientCertificateAndToken) {
+  const std::string ditctl = absl::StrCat(
+      DITSERVE_BIN_DIR, "/ditctl --server=", cluster_->address(),
+      " --tls_ca=", certs_->ca(), " --tls_client_cert=", certs_->client_cert(),
+      " --tls_client_key=", certs_->client_key(), " --timeout=60");
+  const local_cluster::ShellResult info = local_cluster::RunShell(
+      absl::StrCat(ditctl, " --token=", kToken, " info 2>&1"));
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_THAT(info.output, HasSubstr("flux-dev"));
+  const local_cluster::ShellResult refused =
+      local_cluster::RunShell(absl::StrCat(ditctl, " info 2>&1"));
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("UNAUTHENTICATED"));
+}
+
+TEST_F(TlsAuthTest, TokensAppearInNoLog) {
+  ASSERT_TRUE(Generate(cluster_->generation(), kToken).ok());
+  ASSERT_FALSE(Generate(cluster_->generation(), kWrongToken).ok());
+  const std::string log = cluster_->ranks().Output(0);
+  EXPECT_THAT(log, HasSubstr("bearer tokens required"));
+  EXPECT_THAT(log, Not(HasSubstr(kToken)));
+  EXPECT_THAT(log, Not(HasSubstr(kWrongToken)));
+}
+
+TEST(TlsFlagsTest, CertificateWithoutKeyFailsStartUpNamingBothFlags) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> started =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--tls_cert=/nonexistent.pem"}});
+  ASSERT_FALSE(started.ok());
+  EXPECT_THAT(std::string(started.status().message()),
+              HasSubstr("--tls_cert and --tls_key go together"));
+}
+
+}  // namespace
+}  // namespace ditserve::testing

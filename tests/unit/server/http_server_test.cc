@@ -1,0 +1,97 @@
+#include "server/http_server.h"
+
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/metrics.h"
+#include "tools/local_cluster/http_get.h"
+
+namespace ditserve::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A TCP connection to 127.0.0.1:port that never sends anything.
+int OpenSilentConnection(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+  EXPECT_EQ(
+      ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  return fd;
+}
+
+// This binary links LibTorch and OpenBLAS, whose static TLS made
+// prometheus-cpp's civetweb exposer fail to start its threads.
+TEST(MetricsEndpointTest, ServesTheRegistryInPrometheusTextFormat) {
+  Metrics metrics("flux-dev", 2, {"0.1.0", "1.13.1", "cpu"});
+  metrics.CountRequest("ok");
+  absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.status();
+  ASSERT_GT(*port, 0);
+
+  absl::StatusOr<std::string> body = local_cluster::HttpGet(*port, "/metrics");
+  ASSERT_TRUE(body.ok()) << body.status();
+  EXPECT_THAT(*body, HasSubstr("# TYPE ditserve_requests_total counter"));
+  EXPECT_THAT(*body, HasSubstr("status=\"ok\"} 1"));
+  EXPECT_THAT(*body, HasSubstr("ditserve_world_size 2"));
+}
+
+TEST(MetricsEndpointTest, OtherPathsAreNotFound) {
+  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu"});
+  absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.status();
+  absl::StatusOr<std::string> body = local_cluster::HttpGet(*port, "/other");
+  EXPECT_FALSE(body.ok());
+  EXPECT_THAT(std::string(body.status().message()), HasSubstr("404"));
+}
+
+// The hand-written server this replaced answered one connection at a time,
+// so three silent connections delayed a scrape by three read timeouts (15 s,
+// longer than HttpGet's 10 s timeout).
+TEST(MetricsEndpointTest, ScrapesAreAnsweredWhileSilentConnectionsStayOpen) {
+  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu"});
+  absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.status();
+  std::vector<int> silent;
+  for (int i = 0; i < 3; ++i) silent.push_back(OpenSilentConnection(*port));
+  absl::StatusOr<std::string> body = local_cluster::HttpGet(*port, "/metrics");
+  EXPECT_TRUE(body.ok()) << body.status();
+  for (int fd : silent) ::close(fd);
+}
+
+TEST(HttpServerTest, TakenPortIsUnavailableNamingTheAddress) {
+  const auto no_routes = [](httplib::Server&) {};
+  absl::StatusOr<std::unique_ptr<HttpServer>> first =
+      HttpServer::Start("127.0.0.1", 0, 2, no_routes);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<std::unique_ptr<HttpServer>> second =
+      HttpServer::Start("127.0.0.1", (*first)->port(), 2, no_routes);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(second.status().message()),
+              HasSubstr(absl::StrCat("127.0.0.1:", (*first)->port())));
+}
+
+TEST(HttpServerTest, StopsPromptlyRightAfterStarting) {
+  for (int i = 0; i < 20; ++i) {
+    absl::StatusOr<std::unique_ptr<HttpServer>> server =
+        HttpServer::Start("127.0.0.1", 0, 1, [](httplib::Server&) {});
+    ASSERT_TRUE(server.ok()) << server.status();
+  }
+}
+
+}  // namespace
+}  // namespace ditserve::server

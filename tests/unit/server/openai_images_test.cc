@@ -1,0 +1,192 @@
+#include "server/openai_images.h"
+
+#include <string>
+
+#include "absl/strings/escaping.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "server/status_conversion.h"
+
+namespace ditserve::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int kMaxBatch = 4;
+
+absl::Status ParseError(const std::string& body) {
+  absl::StatusOr<ImagesRequest> parsed = ParseImagesRequest(body, kMaxBatch);
+  EXPECT_FALSE(parsed.ok()) << body;
+  return parsed.status();
+}
+
+std::string ParamOf(const absl::Status& status) {
+  const nlohmann::json body = nlohmann::json::parse(ErrorBody(status));
+  return body["error"]["param"].is_null()
+             ? "(null)"
+             : body["error"]["param"].get<std::string>();
+}
+
+TEST(ParseImagesRequestTest, OpenAiFieldsBecomeTheGenerateRequest) {
+  absl::StatusOr<ImagesRequest> parsed = ParseImagesRequest(
+      R"({"model": "flux-dev", "prompt": "a red fox", "n": 3,
+          "size": "768x512", "response_format": "b64_json",
+          "user": "user-42"})",
+      kMaxBatch);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const v1::GenerateRequest& request = parsed->request;
+  EXPECT_EQ(request.model(), "flux-dev");
+  EXPECT_THAT(request.prompt(),
+              ElementsAre("a red fox", "a red fox", "a red fox"));
+  EXPECT_EQ(request.width(), 768);
+  EXPECT_EQ(request.height(), 512);
+  EXPECT_EQ(parsed->user, "user-42");
+  EXPECT_FALSE(request.has_num_inference_steps());
+  EXPECT_EQ(request.output_format(), v1::OUTPUT_FORMAT_UNSPECIFIED);
+}
+
+TEST(ParseImagesRequestTest, DitserveFieldsKeepTheirGenerateRequestNames) {
+  absl::StatusOr<ImagesRequest> parsed = ParseImagesRequest(
+      R"({"prompt": "waves", "n": 2, "negative_prompt": "blur",
+          "num_inference_steps": 7, "guidance_scale": 4.5,
+          "seed": "18446744073709551615", "max_sequence_length": 64,
+          "num_frames": 9, "fps": 12, "use_dynamic_cfg": true,
+          "use_resolution_binning": false, "request_id": "r-1",
+          "output_format": "mp4", "size": "auto"})",
+      kMaxBatch);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const v1::GenerateRequest& request = parsed->request;
+  EXPECT_THAT(request.negative_prompt(), ElementsAre("blur", "blur"));
+  EXPECT_EQ(request.num_inference_steps(), 7);
+  EXPECT_FLOAT_EQ(request.guidance_scale(), 4.5F);
+  EXPECT_EQ(request.seed(), 18446744073709551615ULL);
+  EXPECT_EQ(request.max_sequence_length(), 64);
+  EXPECT_EQ(request.num_frames(), 9);
+  EXPECT_EQ(request.fps(), 12);
+  EXPECT_TRUE(request.use_dynamic_cfg());
+  EXPECT_TRUE(request.has_use_resolution_binning());
+  EXPECT_FALSE(request.use_resolution_binning());
+  EXPECT_EQ(request.request_id(), "r-1");
+  EXPECT_EQ(request.output_format(), v1::OUTPUT_FORMAT_MP4);
+  EXPECT_FALSE(request.has_width()) << "\"auto\" leaves the model's size";
+}
+
+TEST(ParseImagesRequestTest, NumericSeedIsRead) {
+  absl::StatusOr<ImagesRequest> parsed =
+      ParseImagesRequest(R"({"prompt": "x", "seed": 42})", kMaxBatch);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->request.seed(), 42U);
+}
+
+struct BadBody {
+  std::string name;
+  std::string body;
+  std::string param;
+  std::string message;
+};
+
+class BadImagesRequestTest : public ::testing::TestWithParam<BadBody> {};
+
+TEST_P(BadImagesRequestTest, IsInvalidArgumentNamingTheField) {
+  const absl::Status status = ParseError(GetParam().body);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr(GetParam().message));
+  EXPECT_EQ(ParamOf(status), GetParam().param);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bodies, BadImagesRequestTest,
+    ::testing::Values(
+        BadBody{"not_json", "not json", "(null)", "not JSON"},
+        BadBody{"array", "[1, 2]", "(null)", "must be a JSON object"},
+        BadBody{"no_prompt", R"({"n": 1})", "prompt", "required"},
+        BadBody{"prompt_list", R"({"prompt": ["a", "b"]})", "prompt",
+                "must be a string"},
+        BadBody{"n_above_max_batch", R"({"prompt": "a", "n": 5})", "n",
+                "allowed 1 to 4"},
+        BadBody{"n_zero", R"({"prompt": "a", "n": 0})", "n", "allowed 1 to 4"},
+        BadBody{"n_fraction", R"({"prompt": "a", "n": 1.5})", "n",
+                "32-bit integer"},
+        BadBody{"size_one_number", R"({"prompt": "a", "size": "1024"})", "size",
+                "WIDTHxHEIGHT"},
+        BadBody{"size_zero_width", R"({"prompt": "a", "size": "0x64"})", "size",
+                "WIDTHxHEIGHT"},
+        BadBody{"url_format", R"({"prompt": "a", "response_format": "url"})",
+                "response_format", "allowed: \"b64_json\""},
+        BadBody{"jpeg_format", R"({"prompt": "a", "output_format": "jpeg"})",
+                "output_format", "allowed: \"png\", \"mp4\""},
+        BadBody{"openai_quality", R"({"prompt": "a", "quality": "hd"})",
+                "quality", "unknown field; allowed: model, prompt, n"},
+        BadBody{"negative_seed", R"({"prompt": "a", "seed": -1})", "seed",
+                "0 to 2^64 - 1"},
+        BadBody{"steps_as_string",
+                R"({"prompt": "a", "num_inference_steps": "4"})",
+                "num_inference_steps", "32-bit integer, got \"4\""},
+        BadBody{"frames_over_int32",
+                R"({"prompt": "a", "num_frames": 4294967296})", "num_frames",
+                "32-bit integer"},
+        BadBody{"guidance_as_word",
+                R"({"prompt": "a", "guidance_scale": "high"})",
+                "guidance_scale", "must be a number"},
+        BadBody{"dynamic_cfg_as_number",
+                R"({"prompt": "a", "use_dynamic_cfg": 1})", "use_dynamic_cfg",
+                "true or false"}),
+    [](const ::testing::TestParamInfo<BadBody>& info) {
+      return info.param.name;
+    });
+
+TEST(ImagesResponseBodyTest, EachImageIsBase64WithTheConfigsSizeAndSeed) {
+  v1::GenerateResponse response;
+  for (const std::string data : {"\x89PNG one", "\x89PNG two"}) {
+    v1::Image* image = response.add_images();
+    image->set_data(data);
+    image->set_mime_type("image/png");
+  }
+  response.mutable_config()->set_width(96);
+  response.mutable_config()->set_height(64);
+  response.mutable_config()->add_seeds(9007199254740993ULL);
+  response.mutable_config()->add_seeds(9007199254740994ULL);
+  response.mutable_config()->set_request_id("req-7");
+
+  const nlohmann::json body = nlohmann::json::parse(
+      ImagesResponseBody(response, absl::FromUnixSeconds(1700000000)));
+  EXPECT_EQ(body["created"], 1700000000);
+  ASSERT_EQ(body["data"].size(), 2U);
+  std::string decoded;
+  ASSERT_TRUE(absl::Base64Unescape(
+      body["data"][1]["b64_json"].get<std::string>(), &decoded));
+  EXPECT_EQ(decoded, "\x89PNG two");
+  EXPECT_EQ(body["size"], "96x64");
+  EXPECT_EQ(body["output_format"], "png");
+  EXPECT_EQ(body["seed"], "9007199254740993") << "a string: exact in JS";
+  EXPECT_EQ(body["request_id"], "req-7");
+}
+
+TEST(ErrorBodyTest, FollowsOpenAisShapeWithTheGrpcCodeName) {
+  const nlohmann::json body = nlohmann::json::parse(
+      ErrorBody(absl::ResourceExhaustedError("queue full (16 waiting)")));
+  EXPECT_EQ(body["error"]["message"], "queue full (16 waiting)");
+  EXPECT_EQ(body["error"]["type"], "invalid_request_error");
+  EXPECT_TRUE(body["error"]["param"].is_null());
+  EXPECT_EQ(body["error"]["code"], "resource_exhausted");
+  EXPECT_EQ(nlohmann::json::parse(ErrorBody(
+                absl::UnavailableError("rank group lost")))["error"]["type"],
+            "server_error");
+}
+
+TEST(HttpStatusForTest, MapsTheCodesAnHttpClientActsOn) {
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kOk), 200);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInvalidArgument), 400);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kUnauthenticated), 401);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kNotFound), 404);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kResourceExhausted), 429);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kCancelled), 499);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kUnavailable), 503);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kDeadlineExceeded), 504);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInternal), 500);
+}
+
+}  // namespace
+}  // namespace ditserve::server
