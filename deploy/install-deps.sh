@@ -21,6 +21,8 @@ packages=(
   openssl
   # ffprobe and ffmpeg check the MP4 files core/video writes
   ffmpeg
+  # the Python client (clients/python) and its tests' TLS certificates
+  python3-grpcio python3-protobuf openssl
 )
 # Node.js may come from elsewhere (e.g. NodeSource, which conflicts with Debian's npm).
 if ! command -v npm >/dev/null 2>&1; then

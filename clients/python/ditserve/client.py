@@ -1,0 +1,152 @@
+"""Client of one ditserve host: Generate, GenerateStream, GetServerInfo and
+grpc.health.v1 Check."""
+
+import contextlib
+import os
+from typing import Callable, Iterable, Optional, Union
+
+import grpc
+
+from ditserve.chunks import ChunkAssembler
+from ditserve.errors import DitserveError
+from ditserve.request import build_request
+from ditserve.stubs import generation_pb2, generation_pb2_grpc, health_pb2
+
+# As ditctl: a video or a large batch of PNGs is far over gRPC's 4 MB default.
+_MAX_MESSAGE_BYTES = 256 << 20
+
+Prompts = Union[str, Iterable[str]]
+Progress = generation_pb2.GenerateStreamResponse.Progress
+
+
+class Client:
+    """A channel to a ditserve host.
+
+    Args:
+      address: "host:port" of ditserve-host.
+      tls_ca: None for a plaintext channel; else TLS trusting this CA
+        certificate (PEM), given as a file path or as the PEM bytes.
+      token: sent as `authorization: Bearer <token>` with every call.
+      timeout: seconds before each call is abandoned (DEADLINE_EXCEEDED);
+        None waits as long as the call takes.
+
+    Every method raises DitserveError (gRPC status code and the server's
+    message) when the call fails. Use it as a context manager, or call
+    close(), to close the channel.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        tls_ca: Union[None, str, os.PathLike, bytes] = None,
+        token: Optional[str] = None,
+        timeout: Optional[float] = None,
+    ):
+        options = [("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES)]
+        if tls_ca is None:
+            self._channel = grpc.insecure_channel(address, options)
+        else:
+            if not isinstance(tls_ca, bytes):
+                with open(tls_ca, "rb") as file:
+                    tls_ca = file.read()
+            credentials = grpc.ssl_channel_credentials(root_certificates=tls_ca)
+            self._channel = grpc.secure_channel(address, credentials, options)
+        self._metadata = ()
+        if token:
+            self._metadata = (("authorization", f"Bearer {token}"),)
+        self._timeout = timeout
+        self._generation = generation_pb2_grpc.GenerationStub(self._channel)
+        # A generated health stub would import grpc.health.v1.health_pb2,
+        # inside grpcio's own package; Check alone is this one line.
+        self._health_check = self._channel.unary_unary(
+            "/grpc.health.v1.Health/Check",
+            request_serializer=health_pb2.HealthCheckRequest.SerializeToString,
+            response_deserializer=health_pb2.HealthCheckResponse.FromString,
+        )
+
+    def generate(self, prompts: Prompts, **fields) -> list:
+        """Generates one output per prompt with Generate; returns their
+        encoded bytes in prompt order (PNG of a video: one per frame).
+
+        `fields` are GenerateRequest fields (height, width,
+        num_inference_steps, guidance_scale, seed, negative_prompt,
+        max_sequence_length, output_format, num_frames, fps, ...); an
+        unknown one raises ValueError naming it before anything is sent.
+        """
+        request = build_request(prompts, fields)
+        with _rpc_errors():
+            response = self._generation.Generate(
+                request, timeout=self._timeout, metadata=self._metadata
+            )
+        return [image.data for image in response.images]
+
+    def stream(
+        self,
+        prompts: Prompts,
+        on_progress: Optional[Callable[[Progress], None]] = None,
+        **fields,
+    ) -> list:
+        """As generate, through GenerateStream: calls `on_progress` with each
+        Progress message (step, total_steps, elapsed_seconds) as the denoising
+        steps finish, and reassembles outputs sent in chunks."""
+        request = build_request(prompts, fields)
+        assembler = ChunkAssembler()
+        result = None
+        responses = self._generation.GenerateStream(
+            request, timeout=self._timeout, metadata=self._metadata
+        )
+        try:
+            with _rpc_errors():
+                for message in responses:
+                    event = message.WhichOneof("event")
+                    if event == "progress" and on_progress is not None:
+                        on_progress(message.progress)
+                    elif event == "image_chunk":
+                        assembler.add(message.image_chunk)
+                    elif event == "result":
+                        result = message.result
+        finally:
+            # Ends the server's run too when on_progress raised.
+            responses.cancel()
+        if result is None:
+            raise ValueError("GenerateStream ended without a result")
+        return assembler.outputs(result)
+
+    def info(self) -> generation_pb2.ServerInfo:
+        """The served model, parallel configuration, defaults and limits."""
+        with _rpc_errors():
+            return self._generation.GetServerInfo(
+                generation_pb2.GetServerInfoRequest(),
+                timeout=self._timeout,
+                metadata=self._metadata,
+            )
+
+    def health(self, service: str = "") -> str:
+        """"SERVING", "NOT_SERVING", ... of the server ("") or of `service`
+        (e.g. "ditserve.v1.Generation")."""
+        with _rpc_errors():
+            response = self._health_check(
+                health_pb2.HealthCheckRequest(service=service),
+                timeout=self._timeout,
+                metadata=self._metadata,
+            )
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(
+            response.status
+        )
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+@contextlib.contextmanager
+def _rpc_errors():
+    try:
+        yield
+    except grpc.RpcError as error:
+        raise DitserveError.from_rpc_error(error) from error
