@@ -18,6 +18,9 @@ packages=(
   prometheus curl
   # ffprobe and ffmpeg check the MP4 files core/video writes
   ffmpeg
+  # tests/ops checks of deploy/: systemd-analyze verifies the systemd units,
+  # Python's yaml module reads the Kubernetes manifests
+  systemd python3-yaml
 )
 # Node.js may come from elsewhere (e.g. NodeSource, which conflicts with Debian's npm).
 if ! command -v npm >/dev/null 2>&1; then
