@@ -15,10 +15,12 @@ SAME_ON_EVERY_RANK = ("model_dir", "model_cache_dir", "num_pipeline_patch",
 
 
 def known_flags(binary):
-    """The flag names `binary --helpfull` lists (absl exits 1 after help)."""
+    """The flag names `binary --helpfull` lists (absl exits 1 after help):
+    its lines "    --name (", not the wrapped descriptions, indented
+    further, that name other flags."""
     out = subprocess.run([binary, "--helpfull"], capture_output=True,
                          text=True, check=False).stdout
-    names = set(re.findall(r"^\s+--([A-Za-z0-9_]+) ", out, re.M))
+    names = set(re.findall(r"^ {4}--([A-Za-z0-9_]+) \(", out, re.M))
     if "model_dir" not in names:
         raise SystemExit(f"{binary} --helpfull lists no --model_dir; "
                          "is it a ditserve binary?")
