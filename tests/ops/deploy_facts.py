@@ -1,6 +1,7 @@
 """What the deploy checks in tests/ops compare the deploy files against: the
 flags a ditserve binary accepts, the rule its parallel degrees must meet,
-and the image tag a Dockerfile's documented build command gives."""
+the image tag a Dockerfile's documented build command gives, and the
+project's version."""
 import pathlib
 import re
 import subprocess
@@ -73,15 +74,12 @@ def degree_problems(flags, world_size, where):
     return []
 
 
-def image_tag(dockerfile):
-    """The -t of the `docker build` command a Dockerfile's header documents,
-    e.g. `#   docker build -f deploy/docker/Dockerfile -t ditserve:0.1.0 .`"""
-    text = pathlib.Path(dockerfile).read_text()
-    match = re.search(r"^#\s+docker build -f (\S+) -t (\S+) \.$", text, re.M)
-    if not match:
-        raise SystemExit(f"{dockerfile}: no `docker build -f FILE -t TAG .` "
-                         "line in its header")
-    return match.group(1), match.group(2)
+def documented_build(dockerfile_text):
+    """(FILE, TAG) of the `docker build -f FILE -t TAG .` command a
+    Dockerfile's header documents, or None."""
+    match = re.search(r"^#\s+docker build -f (\S+) -t (\S+) \.$",
+                      dockerfile_text, re.M)
+    return match.groups() if match else None
 
 
 def project_version(root):
