@@ -48,7 +48,8 @@ else
   failed=1
 fi
 
-# break NAME SED_SCRIPT UNIT: a copy of the units with UNIT edited.
+# break_and_verify NAME SED_SCRIPT UNIT: verifies a copy of the units with
+# UNIT edited by SED_SCRIPT, and fails the check unless verify refuses it.
 break_and_verify() {
   local name=$1 script=$2 unit=$3 dir="${scratch}/units-$1"
   mkdir -p "${dir}"
