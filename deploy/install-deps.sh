@@ -17,12 +17,15 @@ packages=(
   libgtest-dev libgmock-dev
   # end-to-end tests: a real Prometheus and a real gRPC reflection client (Node.js)
   prometheus curl
-  # certificates for the TLS tests
+  # certificates for the TLS tests (server and Python client)
   openssl
   # ffprobe and ffmpeg check the MP4 files core/video writes
   ffmpeg
-  # the Python client (clients/python) and its tests' TLS certificates
-  python3-grpcio python3-protobuf openssl
+  # the Python client (clients/python)
+  python3-grpcio python3-protobuf
+  # tests/ops checks of deploy/: systemd-analyze verifies the systemd units,
+  # Python's yaml module reads the Kubernetes manifests
+  systemd python3-yaml
 )
 # Node.js may come from elsewhere (e.g. NodeSource, which conflicts with Debian's npm).
 if ! command -v npm >/dev/null 2>&1; then
