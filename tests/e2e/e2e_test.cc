@@ -3,8 +3,6 @@
 // real Prometheus server scraping the host.
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -13,17 +11,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tools/local_cluster/http_get.h"
-#include "tools/local_cluster/rank_launcher.h"
+#include "tools/local_cluster/prometheus_server.h"
 #include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
 namespace {
 
 using ::ditserve::local_cluster::ContextWithDeadline;
-using ::ditserve::local_cluster::HttpGet;
-using ::ditserve::local_cluster::PickFreePort;
-using ::ditserve::local_cluster::RankLauncher;
+using ::ditserve::local_cluster::PrometheusServer;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
 
@@ -88,40 +83,20 @@ TEST(PrometheusE2eTest, RealPrometheusScrapesStageHistograms) {
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
 
-  absl::StatusOr<int> prometheus_port = PickFreePort();
-  ASSERT_TRUE(prometheus_port.ok());
-  const std::string directory =
-      ::testing::TempDir() + "/prometheus-" + std::to_string(*prometheus_port);
-  std::filesystem::create_directories(directory);
-  const std::string config_path = directory + "/prometheus.yml";
-  std::ofstream(config_path)
-      << "global:\n  scrape_interval: 1s\n"
-      << "scrape_configs:\n  - job_name: ditserve\n"
-      << "    static_configs:\n      - targets: "
-      << "[\"127.0.0.1:" << (*cluster)->metrics_port() << "\"]\n";
-  absl::StatusOr<std::unique_ptr<RankLauncher>> prometheus =
-      RankLauncher::Start(
-          "/usr/bin/prometheus",
-          {"--config.file=" + config_path,
-           "--storage.tsdb.path=" + directory + "/data",
-           absl::StrCat("--web.listen-address=127.0.0.1:", *prometheus_port)},
-          /*world_size=*/1);
+  absl::StatusOr<std::unique_ptr<PrometheusServer>> prometheus =
+      PrometheusServer::Start((*cluster)->metrics_port());
   ASSERT_TRUE(prometheus.ok()) << prometheus.status();
 
-  const std::string query =
-      "/api/v1/query?query=ditserve_stage_duration_seconds_count"
-      "%7Bstage%3D%22denoise%22%7D";
   double scraped = 0;
   for (int attempt = 0; attempt < 120 && scraped < 1; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    absl::StatusOr<std::string> body = HttpGet(*prometheus_port, query);
-    if (!body.ok()) continue;
-    const nlohmann::json result = nlohmann::json::parse(*body, nullptr, false);
-    if (result.is_discarded() || result["data"]["result"].empty()) continue;
-    scraped =
-        std::stod(result["data"]["result"][0]["value"][1].get<std::string>());
+    absl::StatusOr<nlohmann::json> data =
+        (*prometheus)
+            ->Query("ditserve_stage_duration_seconds_count{stage=\"denoise\"}");
+    if (!data.ok() || (*data)["result"].empty()) continue;
+    scraped = std::stod((*data)["result"][0]["value"][1].get<std::string>());
   }
-  EXPECT_EQ(scraped, 1) << (*prometheus)->Output(0);
+  EXPECT_EQ(scraped, 1) << (*prometheus)->Output();
 }
 
 }  // namespace
