@@ -9,6 +9,7 @@
 #include "core/base/status_macros.h"
 #include "core/engine/stage.h"
 #include "prometheus/text_serializer.h"
+#include "server/status_conversion.h"
 
 namespace ditserve::server {
 namespace {
@@ -68,10 +69,19 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
                        .Help("Ranks that answered the last liveness check")
                        .Register(*registry_)
                        .Add({})) {
-  // Every stage series exists from the start, so dashboards and alerts see
-  // zero counts rather than missing series.
+  // Every series exists from the start, so dashboards and alerts see zero
+  // counts rather than missing series: rate() cannot see the increase to a
+  // series' first sample, so a first error would never reach the error ratio.
   for (const engine::Stage stage : engine::kAllStages) {
-    StageSeries(std::string(engine::StageName(stage)));
+    const std::string name(engine::StageName(stage));
+    StageSeries(name);
+    for (int rank = 0; rank < world_size; ++rank) RankStageSeries(rank, name);
+  }
+  for (int code = 0;
+       code <= static_cast<int>(absl::StatusCode::kUnauthenticated); ++code) {
+    requests_.Add(
+        {{"model", model_},
+         {"status", StatusLabel(static_cast<absl::StatusCode>(code))}});
   }
   prometheus::BuildGauge()
       .Name(kWorldSizeMetric)
@@ -113,12 +123,16 @@ void Metrics::ObserveStage(const std::string& stage, double seconds) {
   StageSeries(stage).Observe(seconds);
 }
 
+prometheus::Histogram& Metrics::RankStageSeries(int rank,
+                                                const std::string& stage) {
+  return rank_stage_.Add(
+      {{"model", model_}, {"stage", stage}, {"rank", absl::StrCat(rank)}},
+      LatencyBuckets());
+}
+
 void Metrics::ObserveRankStage(int rank, const std::string& stage,
                                double seconds) {
-  rank_stage_
-      .Add({{"model", model_}, {"stage", stage}, {"rank", absl::StrCat(rank)}},
-           LatencyBuckets())
-      .Observe(seconds);
+  RankStageSeries(rank, stage).Observe(seconds);
 }
 
 void Metrics::ObserveDenoiseStep(double seconds) {

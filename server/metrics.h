@@ -65,6 +65,7 @@ class Metrics {
 
  private:
   prometheus::Histogram& StageSeries(const std::string& stage);
+  prometheus::Histogram& RankStageSeries(int rank, const std::string& stage);
 
   const std::string model_;
   std::shared_ptr<prometheus::Registry> registry_;

@@ -3,8 +3,6 @@
 // official OpenAI SDK on the HTTP API, and a real Prometheus server scraping
 // the host.
 
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -15,8 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tools/local_cluster/http_get.h"
-#include "tools/local_cluster/rank_launcher.h"
+#include "tools/local_cluster/prometheus_server.h"
 #include "tools/local_cluster/serving_cluster.h"
 #include "tools/local_cluster/shell_command.h"
 
@@ -24,24 +21,12 @@ namespace ditserve::testing {
 namespace {
 
 using ::ditserve::local_cluster::ContextWithDeadline;
-using ::ditserve::local_cluster::HttpGet;
-using ::ditserve::local_cluster::PickFreePort;
-using ::ditserve::local_cluster::RankLauncher;
+using ::ditserve::local_cluster::PrometheusServer;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
 
 using ::testing::Contains;
 using ::testing::IsSupersetOf;
-
-// stdout of `command`, or an error with its exit status.
-absl::StatusOr<std::string> RunCommand(const std::string& command) {
-  local_cluster::ShellResult result = local_cluster::RunShell(command);
-  if (result.exit_code != 0) {
-    return absl::InternalError(absl::StrCat(
-        "`", command, "` exited with ", result.exit_code, ": ", result.output));
-  }
-  return std::move(result.output);
-}
 
 TEST(ReflectionE2eTest, ClientBuiltFromReflectionListsDescribesAndCalls) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
@@ -50,7 +35,7 @@ TEST(ReflectionE2eTest, ClientBuiltFromReflectionListsDescribesAndCalls) {
   const std::string request = R"({"prompt": ["a lighthouse at dusk"],
       "height": 64, "width": 48, "num_inference_steps": 2, "seed": "3",
       "max_sequence_length": 32})";
-  absl::StatusOr<std::string> output = RunCommand(absl::StrCat(
+  absl::StatusOr<std::string> output = local_cluster::ShellOutput(absl::StrCat(
       "timeout 300 node ", DITSERVE_E2E_DIR, "/reflection_client.js ",
       (*cluster)->address(), " '", request, "' 2>&1"));
   ASSERT_TRUE(output.ok()) << output.status();
@@ -78,7 +63,7 @@ TEST(OpenAiSdkE2eTest, ImagesGenerateReturnsTheGrpcImagesAndTypedErrors) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start({.world_size = 1});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  absl::StatusOr<std::string> output = RunCommand(absl::StrCat(
+  absl::StatusOr<std::string> output = local_cluster::ShellOutput(absl::StrCat(
       "timeout 300 node ", DITSERVE_E2E_DIR, "/openai_client.js http://",
       "127.0.0.1:", (*cluster)->http_port(), "/v1 flux-dev 2>&1"));
   ASSERT_TRUE(output.ok()) << output.status();
@@ -127,40 +112,20 @@ TEST(PrometheusE2eTest, RealPrometheusScrapesStageHistograms) {
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
 
-  absl::StatusOr<int> prometheus_port = PickFreePort();
-  ASSERT_TRUE(prometheus_port.ok());
-  const std::string directory =
-      ::testing::TempDir() + "/prometheus-" + std::to_string(*prometheus_port);
-  std::filesystem::create_directories(directory);
-  const std::string config_path = directory + "/prometheus.yml";
-  std::ofstream(config_path)
-      << "global:\n  scrape_interval: 1s\n"
-      << "scrape_configs:\n  - job_name: ditserve\n"
-      << "    static_configs:\n      - targets: "
-      << "[\"127.0.0.1:" << (*cluster)->metrics_port() << "\"]\n";
-  absl::StatusOr<std::unique_ptr<RankLauncher>> prometheus =
-      RankLauncher::Start(
-          "/usr/bin/prometheus",
-          {"--config.file=" + config_path,
-           "--storage.tsdb.path=" + directory + "/data",
-           absl::StrCat("--web.listen-address=127.0.0.1:", *prometheus_port)},
-          /*world_size=*/1);
+  absl::StatusOr<std::unique_ptr<PrometheusServer>> prometheus =
+      PrometheusServer::Start((*cluster)->metrics_port());
   ASSERT_TRUE(prometheus.ok()) << prometheus.status();
 
-  const std::string query =
-      "/api/v1/query?query=ditserve_stage_duration_seconds_count"
-      "%7Bstage%3D%22denoise%22%7D";
   double scraped = 0;
   for (int attempt = 0; attempt < 120 && scraped < 1; ++attempt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    absl::StatusOr<std::string> body = HttpGet(*prometheus_port, query);
-    if (!body.ok()) continue;
-    const nlohmann::json result = nlohmann::json::parse(*body, nullptr, false);
-    if (result.is_discarded() || result["data"]["result"].empty()) continue;
-    scraped =
-        std::stod(result["data"]["result"][0]["value"][1].get<std::string>());
+    absl::StatusOr<nlohmann::json> data =
+        (*prometheus)
+            ->Query("ditserve_stage_duration_seconds_count{stage=\"denoise\"}");
+    if (!data.ok() || (*data)["result"].empty()) continue;
+    scraped = std::stod((*data)["result"][0]["value"][1].get<std::string>());
   }
-  EXPECT_EQ(scraped, 1) << (*prometheus)->Output(0);
+  EXPECT_EQ(scraped, 1) << (*prometheus)->Output();
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // python3-grpcio: python_client.py calls a real serving group through the
 // `ditserve` package and prints what it got as JSON, checked here.
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -16,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tools/local_cluster/serving_cluster.h"
+#include "tools/local_cluster/shell_command.h"
 
 namespace ditserve::testing {
 namespace {
@@ -24,25 +24,6 @@ using ::ditserve::local_cluster::ServingCluster;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-// stdout of `command` (its stderr goes to the test's), or an error with its
-// exit status and stdout.
-absl::StatusOr<std::string> RunCommand(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return absl::InternalError("popen failed");
-  std::string output;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    output.append(buffer, n);
-  }
-  const int status = ::pclose(pipe);
-  if (status != 0) {
-    return absl::InternalError(
-        absl::StrCat("`", command, "` exited with ", status, ": ", output));
-  }
-  return output;
-}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
@@ -62,7 +43,7 @@ TEST(PythonClientE2eTest, GeneratesStreamsAndReportsErrorsThroughThePackage) {
   const std::string out_dir = ::testing::TempDir() + "/python-client";
   std::filesystem::create_directories(out_dir);
   // The script's stderr goes to the test's own, so stdout is only the JSON.
-  absl::StatusOr<std::string> output = RunCommand(absl::StrCat(
+  absl::StatusOr<std::string> output = local_cluster::ShellOutput(absl::StrCat(
       "PYTHONPATH=", DITSERVE_PYTHONPATH, " PYTHONDONTWRITEBYTECODE=1 ",
       "timeout 240 ", DITSERVE_PYTHON3, " ", DITSERVE_E2E_DIR,
       "/python_client.py ", (*cluster)->address(), " ", out_dir));

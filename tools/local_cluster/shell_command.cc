@@ -3,6 +3,10 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 
 namespace ditserve::local_cluster {
 
@@ -18,6 +22,15 @@ ShellResult RunShell(const std::string& command) {
   const int status = ::pclose(pipe);
   if (status != -1 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   return result;
+}
+
+absl::StatusOr<std::string> ShellOutput(const std::string& command) {
+  ShellResult result = RunShell(command);
+  if (result.exit_code != 0) {
+    return absl::InternalError(absl::StrCat(
+        "`", command, "` exited with ", result.exit_code, ": ", result.output));
+  }
+  return std::move(result.output);
 }
 
 }  // namespace ditserve::local_cluster

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
+
 namespace ditserve::local_cluster {
 
 struct ShellResult {
@@ -16,6 +18,10 @@ struct ShellResult {
 // Runs `command` with /bin/sh and waits for it; tests bound it with
 // `timeout N` in the command.
 ShellResult RunShell(const std::string& command);
+
+// RunShell's output, or INTERNAL naming the command, its exit code and its
+// output when it does not exit 0.
+absl::StatusOr<std::string> ShellOutput(const std::string& command);
 
 }  // namespace ditserve::local_cluster
 

@@ -46,6 +46,9 @@ TEST(MetricsEndpointTest, ServesTheRegistryInPrometheusTextFormat) {
   ASSERT_TRUE(body.ok()) << body.status();
   EXPECT_THAT(*body, HasSubstr("# TYPE ditserve_requests_total counter"));
   EXPECT_THAT(*body, HasSubstr("status=\"ok\"} 1"));
+  // Series exist at zero before their first event, so rate() sees it.
+  EXPECT_THAT(*body, HasSubstr("status=\"invalid_argument\"} 0"));
+  EXPECT_THAT(*body, HasSubstr("rank=\"1\",stage=\"denoise\""));
   EXPECT_THAT(*body, HasSubstr("ditserve_world_size 2"));
 }
 
