@@ -70,6 +70,9 @@ int RunHost() {
                 "rank environment");
   }
   engine::SetComputeThreads(engine::IntraOpThreads(*env));
+  // OpenSSL writes to an HTTPS client that has gone away with write(), which
+  // raises SIGPIPE; a client leaving must never end the host.
+  std::signal(SIGPIPE, SIG_IGN);
 
   absl::StatusOr<v1::ParallelConfig> parallel = config::MakeParallelConfig(
       engine::ParallelFlagsFromFlags(), env->world_size);

@@ -38,7 +38,7 @@ def error_summary(call):
 def main():
     address, out_dir = sys.argv[1:]
     summary = {}
-    # The host does not check tokens yet; sending one must not break calls.
+    # A host without --auth_token_file ignores a token.
     with Client(address, token="e2e-token", timeout=120) as client:
         summary["health"] = client.health()
         summary["generation_health"] = client.health("ditserve.v1.Generation")

@@ -1,12 +1,15 @@
 // End to end with the Python client (clients/python) on Debian's
-// python3-grpcio: python_client.py calls a real serving group through the
-// `ditserve` package and prints what it got as JSON, checked here.
+// python3-grpcio: python_client.py and python_client_tls.py call a real
+// serving group through the `ditserve` package and print what they got as
+// JSON, checked here.
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -16,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/local_cluster/serving_cluster.h"
 #include "tools/local_cluster/shell_command.h"
+#include "tools/local_cluster/test_certificates.h"
 
 namespace ditserve::testing {
 namespace {
@@ -79,6 +83,59 @@ TEST(PythonClientE2eTest, GeneratesStreamsAndReportsErrorsThroughThePackage) {
   EXPECT_EQ(summary["unknown_field"]["code"], "ValueError");
   EXPECT_THAT(summary["unknown_field"]["message"].get<std::string>(),
               StartsWith("heigth: GenerateRequest has no such field"));
+}
+
+// The package against a host that requires mutual TLS and a bearer token:
+// the right credentials are served, every other client is refused, and a
+// progress callback that raises cancels the run on the host.
+TEST(PythonClientE2eTest, MutualTlsTokenAndCancelAgainstARealHost) {
+  absl::StatusOr<local_cluster::TestCertificates> certs =
+      local_cluster::MakeTestCertificates(::testing::TempDir() +
+                                          "/python-client-tls");
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  const std::string token = "python-client-token-0123";
+  const std::string tokens = certs->dir + "/tokens";
+  std::ofstream(tokens) << token << "\n";
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1,
+           .host_flags = {"--tls_cert=" + certs->server_cert(),
+                          "--tls_key=" + certs->server_key(),
+                          "--tls_client_ca=" + certs->ca(),
+                          "--auth_token_file=" + tokens},
+           .credentials = grpc::SslCredentials(
+               {ReadFile(certs->ca()), ReadFile(certs->client_key()),
+                ReadFile(certs->client_cert())})});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::StatusOr<std::string> output = local_cluster::ShellOutput(absl::StrCat(
+      "PYTHONPATH=", DITSERVE_PYTHONPATH, " PYTHONDONTWRITEBYTECODE=1 ",
+      "timeout 240 ", DITSERVE_PYTHON3, " ", DITSERVE_E2E_DIR,
+      "/python_client_tls.py ", (*cluster)->address(), " ", certs->ca(), " ",
+      certs->client_cert(), " ", certs->client_key(), " ", token));
+  ASSERT_TRUE(output.ok()) << output.status();
+  const nlohmann::json summary =
+      nlohmann::json::parse(*output, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(summary.is_discarded()) << *output;
+
+  EXPECT_EQ(summary["model"]["result"], "flux-dev");
+  EXPECT_EQ(summary["health"]["result"], "SERVING");
+  EXPECT_EQ(summary["png_signature"], "89504e470d0a1a0a");
+  EXPECT_EQ(summary["stream_stopped"], true);
+  EXPECT_EQ(summary["wrong_token"]["code"], "UNAUTHENTICATED");
+  EXPECT_EQ(summary["no_token"]["code"], "UNAUTHENTICATED");
+  EXPECT_EQ(summary["plaintext"]["code"], "UNAVAILABLE");
+  EXPECT_EQ(summary["no_client_certificate"]["code"], "UNAVAILABLE");
+
+  // The 200-step run ended long before it could finish: cancelled.
+  double cancelled = 0;
+  for (int attempt = 0; attempt < 100 && cancelled < 1; ++attempt) {
+    absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+    ASSERT_TRUE(metrics.ok()) << metrics.status();
+    cancelled = local_cluster::MetricValue(*metrics, "ditserve_requests_total",
+                                           {"status=\"cancelled\""});
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(cancelled, 1);
 }
 
 }  // namespace

@@ -26,6 +26,8 @@ class Client:
       address: "host:port" of ditserve-host.
       tls_ca: None for a plaintext channel; else TLS trusting this CA
         certificate (PEM), given as a file path or as the PEM bytes.
+      tls_cert, tls_key: a client certificate and its key (PEM, paths or
+        bytes) for servers that require one (ditserve-host --tls_client_ca).
       token: sent as `authorization: Bearer <token>` with every call.
       timeout: seconds before each call is abandoned (DEADLINE_EXCEEDED);
         None waits as long as the call takes.
@@ -41,15 +43,22 @@ class Client:
         tls_ca: Union[None, str, os.PathLike, bytes] = None,
         token: Optional[str] = None,
         timeout: Optional[float] = None,
+        tls_cert: Union[None, str, os.PathLike, bytes] = None,
+        tls_key: Union[None, str, os.PathLike, bytes] = None,
     ):
         options = [("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES)]
+        if (tls_cert is None) != (tls_key is None):
+            raise ValueError("tls_cert and tls_key go together")
         if tls_ca is None:
+            if tls_cert is not None:
+                raise ValueError("tls_cert needs tls_ca: mutual TLS is TLS")
             self._channel = grpc.insecure_channel(address, options)
         else:
-            if not isinstance(tls_ca, bytes):
-                with open(tls_ca, "rb") as file:
-                    tls_ca = file.read()
-            credentials = grpc.ssl_channel_credentials(root_certificates=tls_ca)
+            credentials = grpc.ssl_channel_credentials(
+                root_certificates=_pem(tls_ca),
+                private_key=_pem(tls_key),
+                certificate_chain=_pem(tls_cert),
+            )
             self._channel = grpc.secure_channel(address, credentials, options)
         self._metadata = ()
         if token:
@@ -142,6 +151,14 @@ class Client:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _pem(source):
+    """PEM bytes from a path or bytes; None stays None."""
+    if source is None or isinstance(source, bytes):
+        return source
+    with open(source, "rb") as file:
+        return file.read()
 
 
 @contextlib.contextmanager

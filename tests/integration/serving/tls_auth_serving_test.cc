@@ -4,7 +4,7 @@
 
 #include <httplib.h>
 
-#include <filesystem>
+#include <csignal>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -17,13 +17,16 @@
 #include "nlohmann/json.hpp"
 #include "tools/local_cluster/serving_cluster.h"
 #include "tools/local_cluster/shell_command.h"
+#include "tools/local_cluster/test_certificates.h"
 
 namespace ditserve::testing {
 namespace {
 
 using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::MakeTestCertificates;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::TestCertificates;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -37,38 +40,8 @@ std::string ReadFile(const std::string& path) {
   return contents.str();
 }
 
-// A CA, a server certificate for 127.0.0.1 and a client certificate, all
-// signed by the CA (P-256 keys: quick to make).
-struct Certificates {
-  std::string dir;
-  std::string ca() const { return dir + "/ca.pem"; }
-  std::string server_cert() const { return dir + "/server.pem"; }
-  std::string server_key() const { return dir + "/server.key"; }
-  std::string client_cert() const { return dir + "/client.pem"; }
-  std::string client_key() const { return dir + "/client.key"; }
-};
-
-bool MakeCertificates(const Certificates& certs) {
-  std::filesystem::create_directories(certs.dir);
-  const std::string key =
-      "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-  const std::string script = absl::StrCat(
-      "set -e\ncd ", certs.dir, "\nexec >openssl.log 2>&1\n",
-      "openssl req -x509 ", key, " -days 2 -subj /CN=ditserve-test-ca",
-      " -keyout ca.key -out ca.pem\n",
-      "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > server.ext\n",
-      "printf 'extendedKeyUsage=clientAuth\\n' > client.ext\n",
-      "for who in server client; do\n", "  openssl req ", key,
-      " -subj /CN=$who -keyout $who.key -out $who.csr\n",
-      "  openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca.key",
-      " -CAcreateserial -days 2 -extfile $who.ext -out $who.pem\n", "done\n");
-  const std::string path = certs.dir + "/make-certificates.sh";
-  std::ofstream(path) << script;
-  return local_cluster::RunShell(absl::StrCat("bash ", path)).exit_code == 0;
-}
-
 std::shared_ptr<grpc::ChannelCredentials> ClientCredentials(
-    const Certificates& certs, bool with_client_certificate) {
+    const TestCertificates& certs, bool with_client_certificate) {
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = ReadFile(certs.ca());
   if (with_client_certificate) {
@@ -81,10 +54,12 @@ std::shared_ptr<grpc::ChannelCredentials> ClientCredentials(
 class TlsAuthTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    certs_ = new Certificates{::testing::TempDir() + "/ditserve-tls-" +
-                              std::to_string(::getpid())};
-    ASSERT_TRUE(MakeCertificates(*certs_))
-        << ReadFile(certs_->dir + "/openssl.log");
+    // OpenSSL's writes to a connection the server refused raise SIGPIPE.
+    std::signal(SIGPIPE, SIG_IGN);
+    absl::StatusOr<TestCertificates> made = MakeTestCertificates(
+        ::testing::TempDir() + "/ditserve-tls-" + std::to_string(::getpid()));
+    ASSERT_TRUE(made.ok()) << made.status();
+    certs_ = new TestCertificates(*made);
     const std::string tokens = certs_->dir + "/tokens";
     std::ofstream(tokens) << "# tokens of the TLS test\n\n" << kToken << "\n";
     absl::StatusOr<std::unique_ptr<ServingCluster>> started =
@@ -133,10 +108,10 @@ class TlsAuthTest : public ::testing::Test {
     return client;
   }
 
-  static Certificates* certs_;
+  static TestCertificates* certs_;
   static ServingCluster* cluster_;
 };
-Certificates* TlsAuthTest::certs_ = nullptr;
+TestCertificates* TlsAuthTest::certs_ = nullptr;
 ServingCluster* TlsAuthTest::cluster_ = nullptr;
 
 TEST_F(TlsAuthTest, RightCertificateAndTokenAreServed) {
