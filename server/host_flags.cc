@@ -1,6 +1,9 @@
 #include "server/host_flags.h"
 
+#include <utility>
+
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 
 namespace {
 const ditserve::config::ServerOptions kDefaults;
@@ -28,6 +31,14 @@ ABSL_FLAG(int64_t, max_video_pixels, kDefaults.max_video_pixels,
           "video models: most height × width × num_frames per output");
 ABSL_FLAG(double, drain_timeout_s, 120,
           "on SIGTERM, longest wait for admitted requests to finish");
+ABSL_FLAG(int, max_concurrent_streams, 64,
+          "gRPC calls one client connection may have open at once (HTTP/2 "
+          "MAX_CONCURRENT_STREAMS); more wait in the client");
+ABSL_FLAG(double, max_connection_idle_s, 600,
+          "gRPC connections with no call for this long are closed");
+ABSL_FLAG(double, handshake_timeout_s, 10,
+          "gRPC connections that have not finished their TLS and HTTP/2 "
+          "handshake in this time are closed");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate (chain) for TLS on gRPC and the HTTP API; with "
           "--tls_key");
@@ -55,6 +66,27 @@ config::ServerOptions ServerOptionsFromFlags() {
   options.max_frames = absl::GetFlag(FLAGS_max_frames);
   options.max_video_pixels = absl::GetFlag(FLAGS_max_video_pixels);
   return options;
+}
+
+absl::Status CheckConnectionFlags() {
+  if (absl::GetFlag(FLAGS_max_concurrent_streams) < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_concurrent_streams ",
+        absl::GetFlag(FLAGS_max_concurrent_streams), ": allowed 1 or more"));
+  }
+  constexpr double kMaxSeconds = 2e6;
+  for (const auto& [name, seconds] :
+       {std::pair{"max_connection_idle_s",
+                  absl::GetFlag(FLAGS_max_connection_idle_s)},
+        std::pair{"handshake_timeout_s",
+                  absl::GetFlag(FLAGS_handshake_timeout_s)}}) {
+    if (!(seconds > 0 && seconds < kMaxSeconds)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " ", seconds, ": allowed above 0 and below ",
+                       kMaxSeconds));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ditserve::server

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/flags/declare.h"
+#include "absl/status/status.h"
 #include "core/config/server_options.h"
 
 ABSL_DECLARE_FLAG(std::string, listen);
@@ -18,6 +19,9 @@ ABSL_DECLARE_FLAG(int, max_batch);
 ABSL_DECLARE_FLAG(int, max_side_pixels);
 ABSL_DECLARE_FLAG(int, max_inference_steps);
 ABSL_DECLARE_FLAG(double, drain_timeout_s);
+ABSL_DECLARE_FLAG(int, max_concurrent_streams);
+ABSL_DECLARE_FLAG(double, max_connection_idle_s);
+ABSL_DECLARE_FLAG(double, handshake_timeout_s);
 ABSL_DECLARE_FLAG(std::string, tls_cert);
 ABSL_DECLARE_FLAG(std::string, tls_key);
 ABSL_DECLARE_FLAG(std::string, tls_client_ca);
@@ -27,6 +31,11 @@ ABSL_DECLARE_FLAG(bool, auth_health);
 namespace ditserve::server {
 
 config::ServerOptions ServerOptionsFromFlags();
+
+// INVALID_ARGUMENT naming the flag unless --max_concurrent_streams is at
+// least 1 and the connection timeouts are positive and below 24 days (gRPC
+// takes milliseconds as an int).
+absl::Status CheckConnectionFlags();
 
 }  // namespace ditserve::server
 

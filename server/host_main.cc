@@ -87,6 +87,9 @@ int RunHost() {
     return Fail(s, "parallel flags");
   }
   // Checked before the rendezvous, so that a bad flag fails in seconds.
+  if (absl::Status s = CheckConnectionFlags(); !s.ok()) {
+    return Fail(s, "connection flags");
+  }
   absl::StatusOr<std::optional<TlsConfig>> tls =
       MakeTlsConfig(absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
                     absl::GetFlag(FLAGS_tls_client_ca));
@@ -162,6 +165,16 @@ int RunHost() {
       absl::StrCat(listen, ":", absl::GetFlag(FLAGS_grpc_port)),
       *grpc_credentials, &bound_port);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  // gRPC 1.51 has no cap on the number of connections; these bound what
+  // each one and each silent or idle one can hold.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             absl::GetFlag(FLAGS_max_concurrent_streams));
+  builder.AddChannelArgument(
+      GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+      static_cast<int>(absl::GetFlag(FLAGS_max_connection_idle_s) * 1000));
+  builder.AddChannelArgument(
+      GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+      static_cast<int>(absl::GetFlag(FLAGS_handshake_timeout_s) * 1000));
   builder.RegisterService(&generation);
   builder.RegisterService(&health);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -1,0 +1,105 @@
+// The gRPC server's per-connection limits on a real host: a connection
+// that never speaks is closed after the handshake timeout, and calls beyond
+// --max_concurrent_streams on one connection wait in the client.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tools/local_cluster/serving_cluster.h"
+
+namespace ditserve::testing {
+namespace {
+
+using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::MetricValue;
+using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::SmallRequest;
+using ::testing::HasSubstr;
+
+int ConnectTo(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+  EXPECT_EQ(
+      ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  return fd;
+}
+
+int PortOf(const std::string& address) {
+  return std::stoi(address.substr(address.rfind(':') + 1));
+}
+
+TEST(ConnectionLimitsTest, SilentConnectionIsClosedAfterTheHandshakeTimeout) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--handshake_timeout_s=1"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const int fd = ConnectTo(PortOf((*cluster)->address()));
+  // Without the limit gRPC waits 120 s; the read gives up after 20.
+  timeval timeout{.tv_sec = 20, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  char byte;
+  ssize_t got;
+  do {
+    got = ::recv(fd, &byte, 1, 0);
+  } while (got > 0);
+  EXPECT_EQ(got, 0) << "the host should close the silent connection";
+  ::close(fd);
+}
+
+// A 200-step 1024² run holds the only stream of the connection (see
+// serving_test.cc's LongRequest); a second call on the same channel cannot
+// start, so it never reaches the host and its deadline passes in the client.
+TEST(ConnectionLimitsTest, CallsBeyondTheStreamLimitWaitInTheClient) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--max_concurrent_streams=1"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::GenerateRequest long_request = SmallRequest("a long one");
+  long_request.set_height(1024);
+  long_request.set_width(1024);
+  long_request.set_num_inference_steps(200);
+  auto running_context = ContextWithDeadline(120);
+  auto running = (*cluster)->generation().GenerateStream(running_context.get(),
+                                                         long_request);
+  v1::GenerateStreamResponse message;
+  while (running->Read(&message) && !message.has_progress()) {
+  }
+
+  v1::GenerateResponse response;
+  auto waiting_context = ContextWithDeadline(3);
+  const grpc::Status waiting = (*cluster)->generation().Generate(
+      waiting_context.get(), SmallRequest("second"), &response);
+  EXPECT_EQ(waiting.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << waiting.error_message();
+  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_requests_total", {}), 0)
+      << "the second call never reached the host";
+  running_context->TryCancel();
+  while (running->Read(&message)) {
+  }
+}
+
+TEST(ConnectionLimitsTest, BadLimitFailsStartUpNamingTheFlag) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--max_concurrent_streams=0"}});
+  ASSERT_FALSE(cluster.ok());
+  EXPECT_THAT(std::string(cluster.status().message()),
+              HasSubstr("--max_concurrent_streams 0: allowed 1 or more"));
+}
+
+}  // namespace
+}  // namespace ditserve::testing
