@@ -73,6 +73,21 @@ absl::StatusOr<bool> CanBind(int port) {
 
 }  // namespace
 
+int ConnectToLoopback(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
+      0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 absl::StatusOr<int> PickFreePort() {
   // Ports are drawn at random below the ephemeral range: a port the kernel
   // picks for bind(:0) lies in the range it also gives outgoing connections,

@@ -18,6 +18,10 @@ namespace ditserve::local_cluster {
 // was given before.
 absl::StatusOr<int> PickFreePort();
 
+// A TCP connection to 127.0.0.1:`port`, which the caller closes; -1 when
+// nothing accepts there.
+int ConnectToLoopback(int port);
+
 // How one rank process ended.
 struct RankExit {
   int rank = 0;

@@ -2,8 +2,6 @@
 // that never speaks is closed after the handshake timeout, and calls beyond
 // --max_concurrent_streams on one connection wait in the client.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tools/local_cluster/rank_launcher.h"
 #include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
@@ -25,17 +24,6 @@ using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
 using ::testing::HasSubstr;
 
-int ConnectTo(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-  EXPECT_EQ(
-      ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  return fd;
-}
-
 int PortOf(const std::string& address) {
   return std::stoi(address.substr(address.rfind(':') + 1));
 }
@@ -45,7 +33,8 @@ TEST(ConnectionLimitsTest, SilentConnectionIsClosedAfterTheHandshakeTimeout) {
       ServingCluster::Start(
           {.world_size = 1, .host_flags = {"--handshake_timeout_s=1"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  const int fd = ConnectTo(PortOf((*cluster)->address()));
+  const int fd =
+      local_cluster::ConnectToLoopback(PortOf((*cluster)->address()));
   // Without the limit gRPC waits 120 s; the read gives up after 20.
   timeval timeout{.tv_sec = 20, .tv_usec = 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));

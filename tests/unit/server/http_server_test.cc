@@ -1,9 +1,6 @@
 #include "server/http_server.h"
 
-#include <arpa/inet.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <memory>
@@ -15,23 +12,12 @@
 #include "gtest/gtest.h"
 #include "server/metrics.h"
 #include "tools/local_cluster/http_get.h"
+#include "tools/local_cluster/rank_launcher.h"
 
 namespace ditserve::server {
 namespace {
 
 using ::testing::HasSubstr;
-
-// A TCP connection to 127.0.0.1:port that never sends anything.
-int OpenSilentConnection(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-  EXPECT_EQ(
-      ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  return fd;
-}
 
 // This binary links LibTorch and OpenBLAS, whose static TLS made
 // prometheus-cpp's civetweb exposer fail to start its threads.
@@ -69,7 +55,8 @@ TEST(MetricsEndpointTest, ScrapesAreAnsweredWhileSilentConnectionsStayOpen) {
   absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
   ASSERT_TRUE(port.ok()) << port.status();
   std::vector<int> silent;
-  for (int i = 0; i < 3; ++i) silent.push_back(OpenSilentConnection(*port));
+  for (int i = 0; i < 3; ++i)
+    silent.push_back(local_cluster::ConnectToLoopback(*port));
   absl::StatusOr<std::string> body = local_cluster::HttpGet(*port, "/metrics");
   EXPECT_TRUE(body.ok()) << body.status();
   for (int fd : silent) ::close(fd);
