@@ -207,7 +207,9 @@ int RunHost() {
       // admitting; keep answering health (NOT_SERVING) until told to stop.
       group_broken = true;
       health.SetServing(false);
-      metrics.SetRanksAlive(0);
+      metrics.SetRanksAlive(
+          env->world_size -
+          static_cast<int>((*runtime)->FindLostRanks().size()));
       spdlog::error("rank group broke: {}; not serving",
                     scheduler.group_status().ToString());
     } else if (group_broken) {

@@ -57,4 +57,8 @@ RankLoop& RankRuntime::StartLoop(RankProgram& program,
   return *loop_;
 }
 
+std::vector<int> RankRuntime::FindLostRanks() const {
+  return rendezvous_->watchdog().FindLostRanks();
+}
+
 }  // namespace ditserve::engine

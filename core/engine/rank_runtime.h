@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -34,6 +35,9 @@ class RankRuntime {
   // What bounds and explains the sequence-parallel attention's collectives:
   // the rendezvous' collective timeout and the ranks its watchdog lost.
   parallel::SequenceParallelOptions sequence_parallel_options() const;
+  // Other ranks whose heartbeats stopped (the watchdog's view); blocks for
+  // its observation window.
+  std::vector<int> FindLostRanks() const;
 
   // Builds this rank's engine and rank loop for `program` (which must
   // outlive the runtime); call once. Rank 0 drives the loop, the workers

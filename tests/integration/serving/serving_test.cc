@@ -632,6 +632,16 @@ TEST(ServingFailureTest, KilledWorkerFailsTheRequestNamingItAndHealthDrops) {
   EXPECT_EQ(Generate(**cluster, SmallRequest("after the loss"), &response, 30)
                 .error_code(),
             grpc::StatusCode::UNAVAILABLE);
+  // The host itself is alive: one of two ranks, not zero. The count follows
+  // the watchdog's observation window, so it may lag health by seconds.
+  double alive = 2;
+  for (int i = 0; i < 100 && alive == 2; ++i) {
+    absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+    ASSERT_TRUE(metrics.ok()) << metrics.status();
+    alive = MetricValue(*metrics, "ditserve_ranks_alive", {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(alive, 1);
 }
 
 // Rank 0 decodes alone after the gather while the workers wait for its next
