@@ -68,7 +68,12 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
                        .Name(kRanksAliveMetric)
                        .Help("Ranks that answered the last liveness check")
                        .Register(*registry_)
-                       .Add({})) {
+                       .Add({})),
+      rank_memory_(prometheus::BuildGauge()
+                       .Name(kRankMemoryMetric)
+                       .Help("Resident memory of each rank after its last "
+                             "request (kind: resident, peak_resident), bytes")
+                       .Register(*registry_)) {
   // Every series exists from the start, so dashboards and alerts see zero
   // counts rather than missing series: rate() cannot see the increase to a
   // series' first sample, so a first error would never reach the error ratio.
@@ -152,5 +157,15 @@ void Metrics::SetRequestsRunning(int running) {
 }
 
 void Metrics::SetRanksAlive(int alive) { ranks_alive_.Set(alive); }
+
+void Metrics::SetRankMemory(int rank, const base::ProcessMemory& memory) {
+  const std::string rank_label = absl::StrCat(rank);
+  rank_memory_
+      .Add({{"model", model_}, {"rank", rank_label}, {"kind", "resident"}})
+      .Set(static_cast<double>(memory.resident_bytes));
+  rank_memory_
+      .Add({{"model", model_}, {"rank", rank_label}, {"kind", "peak_resident"}})
+      .Set(static_cast<double>(memory.peak_resident_bytes));
+}
 
 }  // namespace ditserve::server

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/base/process_memory.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -31,6 +32,7 @@ inline constexpr char kQueueDepthMetric[] = "ditserve_queue_depth";
 inline constexpr char kRequestsRunningMetric[] = "ditserve_requests_running";
 inline constexpr char kRanksAliveMetric[] = "ditserve_ranks_alive";
 inline constexpr char kWorldSizeMetric[] = "ditserve_world_size";
+inline constexpr char kRankMemoryMetric[] = "ditserve_rank_memory_bytes";
 inline constexpr char kBuildInfoMetric[] = "ditserve_build_info";
 
 struct BuildInfo {
@@ -60,6 +62,8 @@ class Metrics {
   void SetQueueDepth(int depth);
   void SetRequestsRunning(int running);
   void SetRanksAlive(int alive);
+  // A rank's resident memory as it reported after its last request.
+  void SetRankMemory(int rank, const base::ProcessMemory& memory);
 
   prometheus::Registry& registry() { return *registry_; }
 
@@ -78,6 +82,7 @@ class Metrics {
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& requests_running_;
   prometheus::Gauge& ranks_alive_;
+  prometheus::Family<prometheus::Gauge>& rank_memory_;
 };
 
 }  // namespace ditserve::server

@@ -300,6 +300,9 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
 
 absl::StatusOr<v1::GenerateResponse> Scheduler::Respond(
     const v1::InputConfig& config, const engine::RequestOutcome& outcome) {
+  for (size_t rank = 0; rank < outcome.rank_memory.size(); ++rank) {
+    metrics_->SetRankMemory(static_cast<int>(rank), outcome.rank_memory[rank]);
+  }
   RETURN_IF_ERROR(outcome.status);
   engine::StageTimings host_timings;
   ASSIGN_OR_RETURN(std::vector<v1::Image> images,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/base/process_memory.h"
 #include "core/base/status_macros.h"
 #include "core/config/config_digest.h"
 #include "core/engine/rank_report.h"
@@ -105,7 +106,7 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
     ASSIGN_OR_RETURN(std::vector<RankReport> prepared,
                      GatherReports(absl::StrCat("prepare reports of request ",
                                                 config.request_id()),
-                                   {local, {}}));
+                                   {local, {}, {}}));
     // Run only when every rank holds buffers for this config, so no rank
     // enters a tensor collective that a peer will never join.
     const absl::Status all_prepared = CombineRankStatuses(prepared);
@@ -118,12 +119,14 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
     // Rank 0's total is the whole request (freeze, queue and respond
     // included), measured once by the thread that drives it.
     if (channel_.rank() != 0) timings.Add(Stage::kTotal, SecondsSince(started));
-    ASSIGN_OR_RETURN(std::vector<RankReport> reports,
-                     GatherReports(absl::StrCat("rank reports of request ",
-                                                config.request_id()),
-                                   {local, timings}));
+    ASSIGN_OR_RETURN(
+        std::vector<RankReport> reports,
+        GatherReports(
+            absl::StrCat("rank reports of request ", config.request_id()),
+            {local, timings, base::ReadProcessMemory()}));
     for (const RankReport& report : reports) {
       outcome.rank_timings.push_back(report.timings);
+      outcome.rank_memory.push_back(report.memory);
     }
     outcome.status =
         all_prepared.ok() ? CombineRankStatuses(reports) : all_prepared;

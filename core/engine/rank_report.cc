@@ -23,6 +23,8 @@ std::string SerializeRankReport(const RankReport& report) {
     seconds[std::string(StageName(stage))] = report.timings.seconds(stage);
   }
   json["seconds"] = std::move(seconds);
+  json["resident_bytes"] = report.memory.resident_bytes;
+  json["peak_resident_bytes"] = report.memory.peak_resident_bytes;
   return json.dump();
 }
 
@@ -45,6 +47,9 @@ absl::StatusOr<RankReport> ParseRankReport(absl::string_view text) {
       report.timings.Add(
           stage, seconds.at(std::string(StageName(stage))).get<double>());
     }
+    report.memory.resident_bytes = json.at("resident_bytes").get<int64_t>();
+    report.memory.peak_resident_bytes =
+        json.at("peak_resident_bytes").get<int64_t>();
     return report;
   } catch (const nlohmann::json::exception& error) {
     return malformed(error.what());

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/base/process_memory.h"
 #include "core/engine/stage_timings.h"
 
 namespace ditserve::engine {
@@ -16,9 +17,12 @@ namespace ditserve::engine {
 struct RankReport {
   absl::Status status;
   StageTimings timings;
+  // The rank's resident memory when it reported.
+  base::ProcessMemory memory;
 };
 
-// JSON {"code": int, "message": str, "seconds": {stage name: s}}.
+// JSON {"code": int, "message": str, "seconds": {stage name: s},
+// "resident_bytes": int, "peak_resident_bytes": int}.
 std::string SerializeRankReport(const RankReport& report);
 // INTERNAL naming the problem when `text` is not such a report.
 absl::StatusOr<RankReport> ParseRankReport(absl::string_view text);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/base/process_memory.h"
 #include "core/engine/stage_timings.h"
 #include "ditserve/v1/input_config.pb.h"
 
@@ -27,6 +28,9 @@ struct RequestOutcome {
   // Every rank's stage timings, indexed by rank (empty when the request
   // failed before it was prepared).
   std::vector<StageTimings> rank_timings;
+  // Every rank's resident memory after the request, indexed by rank (empty
+  // as rank_timings).
+  std::vector<base::ProcessMemory> rank_memory;
 };
 
 }  // namespace ditserve::engine

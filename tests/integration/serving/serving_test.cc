@@ -543,6 +543,17 @@ TEST_F(ServingTest, MetricsCountEveryStageOfEveryRequest) {
   EXPECT_EQ(MetricValue(*after, "ditserve_world_size", {}), 2);
   EXPECT_EQ(MetricValue(*after, "ditserve_ranks_alive", {}), 2);
   EXPECT_THAT(*after, HasSubstr("ditserve_build_info{"));
+  // Each rank reports its resident memory with its stage times; a rank
+  // holding LibTorch and its weights has more than 50 MB resident.
+  for (const std::string rank : {"rank=\"0\"", "rank=\"1\""}) {
+    const double resident = MetricValue(*after, "ditserve_rank_memory_bytes",
+                                        {rank, "kind=\"resident\""});
+    EXPECT_GT(resident, 50e6) << rank;
+    EXPECT_GE(MetricValue(*after, "ditserve_rank_memory_bytes",
+                          {rank, "kind=\"peak_resident\""}),
+              resident)
+        << rank;
+  }
 }
 
 // A request cancelled while it shares a run leaves at the next step; the

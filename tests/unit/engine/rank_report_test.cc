@@ -17,6 +17,8 @@ TEST(RankReportTest, SerialisedReportParsesBackToTheSameStatusAndTimings) {
   report.status = absl::CancelledError("client cancelled request r");
   report.timings.Add(Stage::kDenoise, 1.5);
   report.timings.Add(Stage::kTotal, 2.25);
+  report.memory = {.resident_bytes = int64_t{3} << 40,
+                   .peak_resident_bytes = int64_t{5} << 40};
   absl::StatusOr<RankReport> parsed =
       ParseRankReport(SerializeRankReport(report));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -24,6 +26,14 @@ TEST(RankReportTest, SerialisedReportParsesBackToTheSameStatusAndTimings) {
   EXPECT_DOUBLE_EQ(parsed->timings.seconds(Stage::kDenoise), 1.5);
   EXPECT_DOUBLE_EQ(parsed->timings.seconds(Stage::kTotal), 2.25);
   EXPECT_DOUBLE_EQ(parsed->timings.seconds(Stage::kQueue), 0.0);
+  EXPECT_EQ(parsed->memory.resident_bytes, int64_t{3} << 40);
+  EXPECT_EQ(parsed->memory.peak_resident_bytes, int64_t{5} << 40);
+}
+
+TEST(RankReportTest, ProcessMemoryIsReadFromTheKernel) {
+  const base::ProcessMemory memory = base::ReadProcessMemory();
+  EXPECT_GT(memory.resident_bytes, 0);
+  EXPECT_GE(memory.peak_resident_bytes, memory.resident_bytes);
 }
 
 TEST(RankReportTest, MalformedReportIsAnError) {

@@ -1,0 +1,19 @@
+#ifndef DITSERVE_CORE_BASE_PROCESS_MEMORY_H_
+#define DITSERVE_CORE_BASE_PROCESS_MEMORY_H_
+
+#include <cstdint>
+
+namespace ditserve::base {
+
+struct ProcessMemory {
+  int64_t resident_bytes = 0;
+  int64_t peak_resident_bytes = 0;
+};
+
+// This process's resident set now and at its peak (VmRSS and VmHWM of
+// /proc/self/status); zero where the kernel does not report them.
+ProcessMemory ReadProcessMemory();
+
+}  // namespace ditserve::base
+
+#endif  // DITSERVE_CORE_BASE_PROCESS_MEMORY_H_
