@@ -55,15 +55,15 @@ std::shared_ptr<Job> AdmissionQueue::Pop(absl::Duration timeout) {
       NotifyDepthLocked();
     }
     // Finish abandoned jobs outside the lock: their callbacks talk to gRPC.
-    if (job->cancelled()) {
-      job->Finish(absl::CancelledError("cancelled by the client while queued"));
-      continue;
-    }
-    if (absl::Now() >= job->deadline()) {
+    if (job->DeadlinePassed(absl::Now())) {
       job->Finish(absl::DeadlineExceededError(
           absl::StrCat("deadline passed after ",
                        absl::FormatDuration(absl::Now() - job->enqueued()),
                        " in the queue")));
+      continue;
+    }
+    if (job->cancelled()) {
+      job->Finish(absl::CancelledError("cancelled by the client while queued"));
       continue;
     }
     return job;
@@ -78,7 +78,7 @@ std::vector<std::shared_ptr<Job>> AdmissionQueue::TakeMatching(
   const absl::Time now = absl::Now();
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     const Job& job = **it;
-    if (!job.cancelled() && now < job.deadline() && joins(job)) {
+    if (!job.cancelled() && !job.DeadlinePassed(now) && joins(job)) {
       taken.push_back(std::move(*it));
       it = jobs_.erase(it);
     } else {

@@ -35,6 +35,12 @@ class Job {
   absl::Time enqueued() const { return enqueued_; }
   // absl::InfiniteFuture() when the request has no deadline.
   absl::Time deadline() const;
+  // Whether the deadline has passed at `now`, or is so close that a client
+  // cancelling now is its own deadline firing: gRPC sends the time left, so
+  // our copy of the deadline runs behind the client's by the call's transit
+  // and our receipt. Checked before cancelled(), so such runs count as
+  // deadline_exceeded.
+  bool DeadlinePassed(absl::Time now) const;
 
   // The client went away; a queued job is dropped, a running one stops at
   // the next denoising step.

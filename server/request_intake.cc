@@ -56,7 +56,7 @@ void RequestIntake::Enqueue(
 void RequestIntake::Abandon(const std::shared_ptr<Job>& job) {
   job->Cancel();
   if (!queue_->Remove(job)) return;
-  job->Finish(absl::Now() >= job->deadline()
+  job->Finish(job->DeadlinePassed(absl::Now())
                   ? absl::DeadlineExceededError("deadline passed")
                   : absl::CancelledError("cancelled by the client"));
 }

@@ -34,7 +34,7 @@ void AddTiming(v1::GenerateResponse& response, engine::Stage stage,
 // is also cancelled, and must count as deadline_exceeded.
 std::optional<absl::Status> StopReason(const Job& job, absl::Time now, int step,
                                        int total_steps) {
-  if (now >= job.deadline()) {
+  if (job.DeadlinePassed(now)) {
     return absl::DeadlineExceededError(
         absl::StrCat("deadline passed after step ", step, " of ", total_steps));
   }

@@ -95,6 +95,26 @@ TEST(AdmissionQueueTest, ExpiredJobIsDroppedWithDeadlineExceeded) {
   EXPECT_EQ(expired.status->code(), absl::StatusCode::kDeadlineExceeded);
 }
 
+// The client's deadline fires a little before ours: its cancellation then
+// arrives while our copy of the deadline is still ahead.
+TEST(AdmissionQueueTest, CancelAtTheDeadlineCountsAsDeadlineExceeded) {
+  AdmissionQueue queue(4, nullptr);
+  Outcome at_deadline, early;
+  std::shared_ptr<Job> overdue = MakeJob(
+      &at_deadline, absl::ToUnixMicros(absl::Now() + absl::Milliseconds(100)));
+  std::shared_ptr<Job> cancelled =
+      MakeJob(&early, absl::ToUnixMicros(absl::Now() + absl::Seconds(30)));
+  ASSERT_TRUE(queue.Push(overdue).ok());
+  ASSERT_TRUE(queue.Push(cancelled).ok());
+  overdue->Cancel();
+  cancelled->Cancel();
+  EXPECT_EQ(queue.Pop(absl::Milliseconds(10)), nullptr);
+  ASSERT_TRUE(at_deadline.status.has_value());
+  EXPECT_EQ(at_deadline.status->code(), absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(early.status.has_value());
+  EXPECT_EQ(early.status->code(), absl::StatusCode::kCancelled);
+}
+
 TEST(AdmissionQueueTest, DrainingRefusesNewJobsButKeepsQueuedOnes) {
   AdmissionQueue queue(4, nullptr);
   Outcome a, b;
