@@ -4,11 +4,15 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/base/status_macros.h"
 #include "core/config/model_defaults.h"
+#include "server/message_decoding.h"
 #include "server/status_conversion.h"
 
 namespace ditserve::server {
@@ -29,14 +33,54 @@ std::string FolderName(const std::string& path) {
   return normal.filename().string();
 }
 
+// The bytes of a received message.
+std::string Bytes(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (!buffer.Dump(&slices).ok()) return bytes;
+  bytes.reserve(buffer.Length());
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  return bytes;
+}
+
+// `message` serialised for sending; a message under gRPC's size limit always
+// serialises.
+template <typename Message>
+grpc::ByteBuffer Encode(const Message& message) {
+  grpc::ByteBuffer buffer;
+  bool own_buffer = false;
+  grpc::SerializationTraits<Message>::Serialize(message, &buffer, &own_buffer);
+  return buffer;
+}
+
+// The request a call carries, or INVALID_ARGUMENT naming what did not parse.
+absl::StatusOr<v1::GenerateRequest> DecodeGenerateRequest(
+    const grpc::ByteBuffer& bytes) {
+  v1::GenerateRequest request;
+  RETURN_IF_ERROR(ParseRequest(Bytes(bytes), request));
+  return request;
+}
+
 }  // namespace
+
+// The config `request` freezes to, or why it does not: the call's
+// credentials first, then the bytes, then the fields.
+absl::StatusOr<v1::InputConfig> GenerationService::FreezeCall(
+    const grpc::CallbackServerContext& context,
+    const absl::StatusOr<v1::GenerateRequest>& request) const {
+  RETURN_IF_ERROR(auth_->CheckCall(context));
+  RETURN_IF_ERROR(request.status());
+  return intake_->Freeze(*request, Deadline(context));
+}
 
 // Generate: answers once, when the job finishes (or at once for bad input
 // and validate_only). Owned by shared_ptrs held by itself until OnDone and by
 // the job's callback, so a late completion never touches freed memory.
 class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
  public:
-  UnaryCall(RequestIntake* intake, v1::GenerateResponse* response)
+  UnaryCall(RequestIntake* intake, grpc::ByteBuffer* response)
       : intake_(intake), response_(response) {}
 
   void Bind(std::shared_ptr<UnaryCall> self) { self_ = std::move(self); }
@@ -48,7 +92,7 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
 
   void Complete(absl::StatusOr<v1::GenerateResponse> outcome) {
     if (outcome.ok()) {
-      *response_ = *std::move(outcome);
+      *response_ = Encode(*outcome);
       Finish(grpc::Status::OK);
     } else {
       Finish(ToGrpcStatus(outcome.status()));
@@ -68,7 +112,7 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
 
  private:
   RequestIntake* const intake_;
-  v1::GenerateResponse* const response_;
+  grpc::ByteBuffer* const response_;
   std::shared_ptr<UnaryCall> self_;
   absl::Mutex mu_;
   std::shared_ptr<Job> job_ ABSL_GUARDED_BY(mu_);
@@ -77,7 +121,7 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
 // GenerateStream: accepted → progress per step → image chunks → result. One
 // write is in flight at a time; messages wait in `pending_`.
 class GenerationService::StreamCall
-    : public grpc::ServerWriteReactor<v1::GenerateStreamResponse> {
+    : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   explicit StreamCall(RequestIntake* intake) : intake_(intake) {}
 
@@ -91,7 +135,7 @@ class GenerationService::StreamCall
   void Send(v1::GenerateStreamResponse message) {
     absl::MutexLock lock(&mu_);
     if (closing_) return;
-    pending_.push_back(std::move(message));
+    pending_.push_back(Encode(message));
     if (!writing_) StartNextWriteLocked();
   }
 
@@ -169,7 +213,7 @@ class GenerationService::StreamCall
   std::shared_ptr<StreamCall> self_;
   absl::Mutex mu_;
   std::shared_ptr<Job> job_ ABSL_GUARDED_BY(mu_);
-  std::deque<v1::GenerateStreamResponse> pending_ ABSL_GUARDED_BY(mu_);
+  std::deque<grpc::ByteBuffer> pending_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
@@ -180,19 +224,20 @@ GenerationService::GenerationService(RequestIntake* intake,
     : intake_(intake), auth_(auth) {}
 
 grpc::ServerUnaryReactor* GenerationService::Generate(
-    grpc::CallbackServerContext* context, const v1::GenerateRequest* request,
-    v1::GenerateResponse* response) {
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
+    grpc::ByteBuffer* response_bytes) {
   const absl::Time received = absl::Now();
-  auto call = std::make_shared<UnaryCall>(intake_, response);
+  auto call = std::make_shared<UnaryCall>(intake_, response_bytes);
   call->Bind(call);
-  absl::Status allowed = auth_->CheckCall(*context);
-  absl::StatusOr<v1::InputConfig> config =
-      allowed.ok() ? intake_->Freeze(*request, Deadline(*context)) : allowed;
+  absl::StatusOr<v1::GenerateRequest> request =
+      DecodeGenerateRequest(*request_bytes);
+  absl::StatusOr<v1::InputConfig> config = FreezeCall(*context, request);
   if (!config.ok() || request->validate_only()) {
     intake_->CountUnadmitted(config.status());
-    if (config.ok()) *response->mutable_config() = *config;
+    v1::GenerateResponse response;
+    if (config.ok()) *response.mutable_config() = *config;
     call->Complete(
-        config.ok() ? absl::StatusOr<v1::GenerateResponse>(std::move(*response))
+        config.ok() ? absl::StatusOr<v1::GenerateResponse>(std::move(response))
                     : config.status());
     return call.get();
   }
@@ -206,15 +251,15 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
   return call.get();
 }
 
-grpc::ServerWriteReactor<v1::GenerateStreamResponse>*
-GenerationService::GenerateStream(grpc::CallbackServerContext* context,
-                                  const v1::GenerateRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
+    grpc::CallbackServerContext* context,
+    const grpc::ByteBuffer* request_bytes) {
   const absl::Time received = absl::Now();
   auto call = std::make_shared<StreamCall>(intake_);
   call->Bind(call);
-  absl::Status allowed = auth_->CheckCall(*context);
-  absl::StatusOr<v1::InputConfig> config =
-      allowed.ok() ? intake_->Freeze(*request, Deadline(*context)) : allowed;
+  absl::StatusOr<v1::GenerateRequest> request =
+      DecodeGenerateRequest(*request_bytes);
+  absl::StatusOr<v1::InputConfig> config = FreezeCall(*context, request);
   if (!config.ok() || request->validate_only()) {
     intake_->CountUnadmitted(config.status());
     if (config.ok()) {
@@ -248,21 +293,25 @@ GenerationService::GenerateStream(grpc::CallbackServerContext* context,
 }
 
 grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
-    grpc::CallbackServerContext* context,
-    const v1::GetServerInfoRequest* /*request*/, v1::ServerInfo* response) {
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
+    grpc::ByteBuffer* response_bytes) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (absl::Status allowed = auth_->CheckCall(*context); !allowed.ok()) {
+  v1::GetServerInfoRequest request;
+  absl::Status allowed = auth_->CheckCall(*context);
+  if (allowed.ok()) allowed = ParseRequest(Bytes(*request_bytes), request);
+  if (!allowed.ok()) {
     reactor->Finish(ToGrpcStatus(allowed));
     return reactor;
   }
+  v1::ServerInfo info;
   const ServedModel& model = intake_->model();
   const config::ModelDefaults& defaults = model.spec.defaults;
-  response->set_model(std::string(defaults.name));
-  response->set_model_dir(FolderName(model.model_dir));
-  response->set_world_size(model.parallel.world_size());
-  *response->mutable_parallel() = model.parallel;
-  *response->mutable_defaults() = config::ToProto(defaults);
-  v1::RequestLimits* limits = response->mutable_limits();
+  info.set_model(std::string(defaults.name));
+  info.set_model_dir(FolderName(model.model_dir));
+  info.set_world_size(model.parallel.world_size());
+  *info.mutable_parallel() = model.parallel;
+  *info.mutable_defaults() = config::ToProto(defaults);
+  v1::RequestLimits* limits = info.mutable_limits();
   limits->set_max_batch(model.options.max_batch);
   limits->set_size_multiple(model.spec.size_multiple());
   limits->set_max_side_pixels(model.options.max_side_pixels);
@@ -273,9 +322,10 @@ grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
   limits->set_max_sequence_length(defaults.max_sequence_length_limit);
   limits->set_max_prompt_bytes(model.options.max_prompt_bytes);
   limits->set_max_queue(model.options.max_queue);
-  response->set_version(model.version);
-  response->set_torch_version(model.torch_version);
-  response->set_backend(model.backend);
+  info.set_version(model.version);
+  info.set_torch_version(model.torch_version);
+  info.set_backend(model.backend);
+  *response_bytes = Encode(info);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

@@ -3,17 +3,24 @@
 
 // ditserve.v1.Generation on the gRPC callback API: no thread is blocked per
 // request. Each request goes through the RequestIntake and is answered when
-// the scheduler finishes it.
+// the scheduler finishes it. The methods take raw bytes, parsed by
+// ParseRequest, so that a request that does not parse gets INVALID_ARGUMENT
+// naming what failed rather than gRPC's bare UNIMPLEMENTED.
 
 #include <cstdint>
 
+#include "absl/status/statusor.h"
 #include "ditserve/v1/generation.grpc.pb.h"
 #include "server/bearer_auth.h"
 #include "server/request_intake.h"
 
 namespace ditserve::server {
 
-class GenerationService final : public v1::Generation::CallbackService {
+class GenerationService final
+    : public v1::Generation::WithRawCallbackMethod_Generate<
+          v1::Generation::WithRawCallbackMethod_GenerateStream<
+              v1::Generation::WithRawCallbackMethod_GetServerInfo<
+                  v1::Generation::Service>>> {
  public:
   // Images larger than this go out of GenerateStream in ImageChunk messages.
   static constexpr int64_t kStreamChunkBytes = int64_t{1} << 20;
@@ -21,22 +28,28 @@ class GenerationService final : public v1::Generation::CallbackService {
   // Every call needs a token when `auth` is enabled.
   GenerationService(RequestIntake* intake, const BearerAuth* auth);
 
+  // GenerateRequest in, GenerateResponse out.
   grpc::ServerUnaryReactor* Generate(grpc::CallbackServerContext* context,
-                                     const v1::GenerateRequest* request,
-                                     v1::GenerateResponse* response) override;
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
 
-  grpc::ServerWriteReactor<v1::GenerateStreamResponse>* GenerateStream(
+  // GenerateRequest in, GenerateStreamResponse messages out.
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerateStream(
       grpc::CallbackServerContext* context,
-      const v1::GenerateRequest* request) override;
+      const grpc::ByteBuffer* request) override;
 
-  grpc::ServerUnaryReactor* GetServerInfo(
-      grpc::CallbackServerContext* context,
-      const v1::GetServerInfoRequest* request,
-      v1::ServerInfo* response) override;
+  // GetServerInfoRequest in, ServerInfo out.
+  grpc::ServerUnaryReactor* GetServerInfo(grpc::CallbackServerContext* context,
+                                          const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) override;
 
  private:
   class UnaryCall;
   class StreamCall;
+
+  absl::StatusOr<v1::InputConfig> FreezeCall(
+      const grpc::CallbackServerContext& context,
+      const absl::StatusOr<v1::GenerateRequest>& request) const;
 
   RequestIntake* const intake_;
   const BearerAuth* const auth_;
