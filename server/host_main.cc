@@ -16,11 +16,14 @@
 #include "core/base/logging.h"
 #include "core/config/model_defaults.h"
 #include "core/config/parallel_config.h"
+#include "core/engine/build_version.h"
+#include "core/engine/compute_target.h"
 #include "core/engine/compute_threads.h"
 #include "core/engine/family_registry.h"
 #include "core/engine/model_loading.h"
 #include "core/engine/rank_flags.h"
 #include "core/engine/rank_runtime.h"
+#include "core/engine/startup_facts.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "server/admission_queue.h"
@@ -40,7 +43,6 @@
 namespace ditserve::server {
 namespace {
 
-constexpr char kVersion[] = "0.1.0";
 constexpr int kMaxMessageBytes = 256 << 20;
 
 // Set by SIGTERM/SIGINT; a plain flag read by the main thread, since a signal
@@ -110,16 +112,25 @@ int RunHost() {
       model_name, *model_dir, env->world_size, at::get_num_threads(),
       engine::BlasThreads());
 
+  absl::StatusOr<dist::RendezvousOptions> rendezvous_options =
+      engine::RendezvousOptionsFromFlags();
+  if (!rendezvous_options.ok()) {
+    return Fail(rendezvous_options.status(), "rank flags");
+  }
+  absl::StatusOr<v1::StartupFacts> facts =
+      engine::DescribeStartup(*parallel, *spec, *model_dir);
+  if (!facts.ok()) return Fail(facts.status(), "model");
   absl::StatusOr<std::unique_ptr<engine::RankRuntime>> runtime =
-      engine::RankRuntime::Connect(*env, *parallel,
-                                   engine::RendezvousOptionsFromFlags());
+      engine::RankRuntime::Connect(*env, *parallel, *rendezvous_options,
+                                   *facts);
   if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
   absl::StatusOr<engine::LoadedModel> model =
       engine::LoadModel(*model_dir, *spec, **runtime);
   if (!model.ok()) return Fail(model.status(), "model");
 
-  Metrics metrics(model_name, env->world_size,
-                  {kVersion, TORCH_VERSION, "cpu"});
+  Metrics metrics(
+      model_name, env->world_size,
+      {engine::BuildVersion(), TORCH_VERSION, engine::kComputeTarget.device});
   const std::string listen = absl::GetFlag(FLAGS_listen);
   if (absl::GetFlag(FLAGS_metrics_port) != 0) {
     if (absl::StatusOr<int> port =
@@ -140,8 +151,13 @@ int RunHost() {
       {.max_batch = options.max_batch,
        .ping_interval = absl::Seconds(absl::GetFlag(FLAGS_ping_interval_s))});
   HealthService health(&*auth);
-  const ServedModel served{*spec,    *model_dir,    *parallel, options,
-                           kVersion, TORCH_VERSION, "cpu"};
+  const ServedModel served{*spec,
+                           *model_dir,
+                           *parallel,
+                           options,
+                           engine::BuildVersion(),
+                           TORCH_VERSION,
+                           engine::kComputeTarget.device};
   RequestIntake intake(&served, &queue, &metrics);
   GenerationService generation(&intake, &*auth);
   HttpApi http_api(&intake, &health, &*auth);

@@ -17,6 +17,7 @@
 #include "core/engine/model_loading.h"
 #include "core/engine/rank_flags.h"
 #include "core/engine/rank_runtime.h"
+#include "core/engine/startup_facts.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::worker {
@@ -57,9 +58,17 @@ int RunWorker() {
     return Fail(s, "parallel flags");
   }
 
+  absl::StatusOr<dist::RendezvousOptions> rendezvous_options =
+      engine::RendezvousOptionsFromFlags();
+  if (!rendezvous_options.ok()) {
+    return Fail(rendezvous_options.status(), "rank flags");
+  }
+  absl::StatusOr<v1::StartupFacts> facts =
+      engine::DescribeStartup(*parallel, *spec, *model_dir);
+  if (!facts.ok()) return Fail(facts.status(), "model");
   absl::StatusOr<std::unique_ptr<engine::RankRuntime>> runtime =
-      engine::RankRuntime::Connect(*env, *parallel,
-                                   engine::RendezvousOptionsFromFlags());
+      engine::RankRuntime::Connect(*env, *parallel, *rendezvous_options,
+                                   *facts);
   if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
   absl::StatusOr<engine::LoadedModel> model =
       engine::LoadModel(*model_dir, *spec, **runtime);

@@ -9,26 +9,25 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "core/dist/watchdog.h"
 
 namespace ditserve::dist {
-
-// Names the ranks (global numbering) that stopped answering; consulted only
-// after a collective failed.
-using LostRankFinder = std::function<std::vector<int>()>;
 
 // How one group's collectives are waited for and explained.
 struct CollectiveContext {
   // "control", "world", "sp", ... for messages.
   std::string group_name;
   std::chrono::milliseconds timeout{30000};
-  // May be empty (then no rank is named).
-  LostRankFinder find_lost_ranks;
+  // Names lost ranks after a failure and hung ones during the wait; may be
+  // null (then no rank is named and only `timeout` ends a wait).
+  Watchdog* watchdog = nullptr;
 };
 
 // Issues one collective through `start` and waits for it at most
-// context.timeout. Failures become a Status naming the operation and group:
-// UNAVAILABLE naming the lost rank(s) when find_lost_ranks reports any,
-// DEADLINE_EXCEEDED for a timeout with every rank alive, INTERNAL otherwise.
+// context.timeout, or until the watchdog finds a hung rank. Failures become
+// a Status naming the operation and group: UNAVAILABLE naming the hung or
+// lost rank(s) when the watchdog reports any, DEADLINE_EXCEEDED for a
+// timeout with every rank alive, INTERNAL otherwise.
 absl::Status RunCollective(
     absl::string_view operation, const CollectiveContext& context,
     const std::function<c10::intrusive_ptr<c10d::Work>()>& start);

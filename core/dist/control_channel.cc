@@ -77,14 +77,14 @@ std::string ControlKindName(v1::ControlKind kind) {
 }
 
 ControlChannel::ControlChannel(ProcessGroupPtr group, int rank, int world_size,
-                               LostRankFinder find_lost_ranks,
+                               Watchdog* watchdog,
                                ControlChannelOptions options)
     : group_(std::move(group)),
       rank_(rank),
       world_size_(world_size),
       collective_{.group_name = "control",
                   .timeout = options.timeout,
-                  .find_lost_ranks = std::move(find_lost_ranks)},
+                  .watchdog = watchdog},
       options_(std::move(options)) {}
 
 absl::StatusOr<ControlMessage> ControlChannel::Send(

@@ -52,10 +52,10 @@ struct ControlMessage {
 // a time.
 class ControlChannel {
  public:
-  // `group` spans all `world_size` ranks; `find_lost_ranks` names dead ranks
-  // after a failed collective (may be empty).
+  // `group` spans all `world_size` ranks; `watchdog` names hung and dead
+  // ranks (may be null).
   ControlChannel(ProcessGroupPtr group, int rank, int world_size,
-                 LostRankFinder find_lost_ranks, ControlChannelOptions options);
+                 Watchdog* watchdog, ControlChannelOptions options);
 
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/guarded.h"
 #include "core/base/status_macros.h"
+#include "core/dist/startup_agreement.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::dist {
@@ -56,7 +57,8 @@ c10::intrusive_ptr<c10d::Store> ConnectStore(
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
-    const RankEnv& env, const RendezvousOptions& options) {
+    const RankEnv& env, const RendezvousOptions& options,
+    const v1::StartupFacts& facts) {
   std::unique_ptr<Rendezvous> rendezvous(new Rendezvous(env, options));
   const std::string where = absl::StrCat(env.master_addr, ":", env.master_port);
   RETURN_IF_ERROR(base::GuardedAs(
@@ -69,6 +71,8 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
         rendezvous->store_ = ConnectStore(env, /*is_server=*/env.rank == 0,
                                           options.connect_timeout);
       }));
+  RETURN_IF_ERROR(AgreeOnStartup(*rendezvous->store_, env.rank, env.world_size,
+                                 facts, options.connect_timeout));
   ASSIGN_OR_RETURN(rendezvous->world_,
                    rendezvous->NewGlooGroup("world", env.rank, env.world_size));
   ASSIGN_OR_RETURN(

@@ -11,6 +11,7 @@
 #include "core/dist/process_group.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/watchdog.h"
+#include "ditserve/v1/startup.pb.h"
 
 namespace ditserve::dist {
 
@@ -31,10 +32,14 @@ struct RendezvousOptions {
 // the store.
 class Rendezvous {
  public:
+  // Before forming any group, every rank publishes `facts` in the store and
+  // all must agree with rank 0's (AgreeOnStartup).
   // Errors: UNAVAILABLE naming the address when the store cannot be reached
-  // or a group cannot be formed within connect_timeout.
+  // or a group cannot be formed within connect_timeout; FAILED_PRECONDITION
+  // naming the rank, field and values where the facts disagree.
   static absl::StatusOr<std::unique_ptr<Rendezvous>> Connect(
-      const RankEnv& env, const RendezvousOptions& options);
+      const RankEnv& env, const RendezvousOptions& options,
+      const v1::StartupFacts& facts);
 
   const RankEnv& env() const { return env_; }
   const RendezvousOptions& options() const { return options_; }

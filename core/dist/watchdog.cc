@@ -29,14 +29,20 @@ Watchdog::Watchdog(c10::intrusive_ptr<c10d::Store> store, int rank,
       rank_(rank),
       world_size_(world_size),
       options_(options),
-      thread_([this] { Beat(); }) {}
+      counters_(world_size, -1),
+      advanced_at_(world_size, absl::Now()),
+      exited_(world_size, false),
+      store_answered_at_(absl::Now()),
+      beat_thread_([this] { Beat(); }),
+      monitor_thread_([this] { Monitor(); }) {}
 
 Watchdog::~Watchdog() {
   {
     absl::MutexLock lock(&stop_mutex_);
     stop_ = true;
   }
-  thread_.join();
+  beat_thread_.join();
+  monitor_thread_.join();
   try {
     absl::MutexLock store_lock(&store_mutex_);
     store_->set(ExitedKey(rank_), std::vector<uint8_t>{1});
@@ -49,6 +55,10 @@ void Watchdog::Beat() {
   const std::string key = HeartbeatKey(rank_);
   bool warned = false;
   do {
+    {
+      absl::MutexLock seen_lock(&seen_mutex_);
+      store_call_since_ = absl::Now();
+    }
     try {
       absl::MutexLock store_lock(&store_mutex_);
       store_->add(key, 1);
@@ -61,7 +71,80 @@ void Watchdog::Beat() {
         warned = true;
       }
     }
+    if (std::optional<std::vector<int64_t>> counters = ReadCounters()) {
+      Observe(*counters, absl::Now());
+    }
+    {
+      absl::MutexLock seen_lock(&seen_mutex_);
+      store_call_since_.reset();
+    }
   } while (!WaitForStop());
+}
+
+void Watchdog::Observe(const std::vector<int64_t>& counters, absl::Time now) {
+  std::vector<int> silent;
+  {
+    absl::MutexLock seen_lock(&seen_mutex_);
+    store_answered_at_ = now;
+    for (int rank = 0; rank < world_size_; ++rank) {
+      if (counters[rank] != counters_[rank]) {
+        counters_[rank] = counters[rank];
+        advanced_at_[rank] = now;
+      } else if (rank != rank_ && !exited_[rank]) {
+        silent.push_back(rank);
+      }
+    }
+  }
+  // Only a silent rank may have exited; asking the store outside the lock
+  // keeps HungRanks from waiting on it.
+  for (int rank : silent) {
+    if (HasExited(rank)) {
+      absl::MutexLock seen_lock(&seen_mutex_);
+      exited_[rank] = true;
+    }
+  }
+}
+
+std::vector<int> Watchdog::HungRanks() {
+  const absl::Duration hung_after = absl::FromChrono(options_.hung_after);
+  absl::MutexLock seen_lock(&seen_mutex_);
+  if (rank_ != 0 && store_call_since_.has_value() &&
+      absl::Now() - *store_call_since_ >= hung_after) {
+    return {0};
+  }
+  std::vector<int> hung;
+  for (int rank = 0; rank < world_size_; ++rank) {
+    // Measured against the last answer of the store rather than the clock,
+    // so that this process being paused itself names nobody else.
+    if (rank != rank_ && !exited_[rank] &&
+        store_answered_at_ - advanced_at_[rank] >= hung_after) {
+      hung.push_back(rank);
+    }
+  }
+  return hung;
+}
+
+void Watchdog::Monitor() {
+  while (!WaitForStop()) {
+    if (HungRanks().empty()) continue;
+    // Called under the lock so that none runs after RemoveAbortOnHang
+    // returned (the work it aborts may be gone by then).
+    absl::MutexLock lock(&aborts_mutex_);
+    for (auto& [id, abort] : aborts_) abort();
+    aborts_.clear();
+  }
+}
+
+int64_t Watchdog::AbortOnHang(std::function<void()> abort) {
+  absl::MutexLock lock(&aborts_mutex_);
+  const int64_t id = next_abort_id_++;
+  aborts_.emplace(id, std::move(abort));
+  return id;
+}
+
+void Watchdog::RemoveAbortOnHang(int64_t id) {
+  absl::MutexLock lock(&aborts_mutex_);
+  aborts_.erase(id);
 }
 
 bool Watchdog::WaitForStop() {

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <thread>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -11,26 +13,34 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 namespace ditserve::dist {
 
 struct WatchdogOptions {
-  // How often each rank bumps its heartbeat counter in the store.
+  // How often each rank bumps its heartbeat counter in the store and reads
+  // everyone else's.
   std::chrono::milliseconds interval{500};
   // A rank whose counter does not move for this many intervals is lost.
   int lapsed_intervals = 3;
+  // A rank whose counter has not moved for this long is hung: waits on
+  // collectives give up on it (HungRanks) well before the collective
+  // timeout, which long steps need to be generous.
+  std::chrono::milliseconds hung_after{6000};
 };
 
 // Keeps a per-rank heartbeat counter in the c10d store so that, after a
 // collective fails, the survivors can name the rank that died (Gloo only
-// reports a closed connection or a timeout). A rank that ends normally,
-// even after an error, marks itself as exited first, so only a rank that
-// died is named. Rank 0 hosts the store, so an unreachable store names
-// rank 0.
+// reports a closed connection or a timeout), and so that a wait can give up
+// on a rank that stopped (SIGSTOP, a hung kernel) without a collective
+// timeout. A rank that ends normally, even after an error, marks itself as
+// exited first, so only a rank that died is named. Rank 0 hosts the store,
+// so an unreachable or silent store names rank 0.
 class Watchdog {
  public:
-  // Starts the heartbeat thread on `store`, which must be a connection of
-  // its own (a TCPStore client), not one shared with collectives.
+  // Starts the heartbeat and monitor threads on `store`, which must be a
+  // connection of its own (a TCPStore client), not one shared with
+  // collectives.
   Watchdog(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
            WatchdogOptions options);
   ~Watchdog();
@@ -42,20 +52,36 @@ class Watchdog {
   // blocks for that long.
   std::vector<int> FindLostRanks();
 
+  // Ranks other than this one whose heartbeat has not advanced for
+  // hung_after and that did not mark themselves exited; rank 0 alone when
+  // the store itself has not answered for that long. Does not block.
+  std::vector<int> HungRanks();
+
+  // Calls `abort` once, from the monitor thread, when HungRanks() turns
+  // non-empty, unless RemoveAbortOnHang(id) ran first (after which it is
+  // never called). For waits that cannot be sliced (point-to-point).
+  int64_t AbortOnHang(std::function<void()> abort);
+  void RemoveAbortOnHang(int64_t id);
+
   // How long FindLostRanks observes the heartbeats.
   std::chrono::milliseconds window() const {
     return options_.interval * options_.lapsed_intervals;
   }
+  const WatchdogOptions& options() const { return options_; }
 
  private:
-  // Heartbeat thread body.
+  // Heartbeat thread body: bumps this rank's counter and reads the others.
   void Beat();
-  // Waits one interval; true once the destructor asked the thread to stop.
+  // Monitor thread body: runs the aborts once a rank hangs.
+  void Monitor();
+  // Waits one interval; true once the destructor asked the threads to stop.
   bool WaitForStop();
   // Heartbeat counters of every rank; nullopt when the store is unreachable.
   std::optional<std::vector<int64_t>> ReadCounters();
   // Whether `rank` marked itself exited; false when the store is unreachable.
   bool HasExited(int rank);
+  // Records a read of every counter at `now`.
+  void Observe(const std::vector<int64_t>& counters, absl::Time now);
 
   const c10::intrusive_ptr<c10d::Store> store_;
   const int rank_;
@@ -65,7 +91,24 @@ class Watchdog {
   absl::Mutex store_mutex_;
   absl::Mutex stop_mutex_;
   bool stop_ ABSL_GUARDED_BY(stop_mutex_) = false;
-  std::thread thread_;
+
+  // What the heartbeat thread last saw; never held across a store call, so
+  // HungRanks answers while the store is silent.
+  absl::Mutex seen_mutex_;
+  std::vector<int64_t> counters_ ABSL_GUARDED_BY(seen_mutex_);
+  std::vector<absl::Time> advanced_at_ ABSL_GUARDED_BY(seen_mutex_);
+  std::vector<bool> exited_ ABSL_GUARDED_BY(seen_mutex_);
+  absl::Time store_answered_at_ ABSL_GUARDED_BY(seen_mutex_);
+  // Set while the heartbeat thread is in a store call.
+  std::optional<absl::Time> store_call_since_ ABSL_GUARDED_BY(seen_mutex_);
+
+  absl::Mutex aborts_mutex_;
+  std::map<int64_t, std::function<void()>> aborts_
+      ABSL_GUARDED_BY(aborts_mutex_);
+  int64_t next_abort_id_ ABSL_GUARDED_BY(aborts_mutex_) = 0;
+
+  std::thread beat_thread_;
+  std::thread monitor_thread_;
 };
 
 }  // namespace ditserve::dist

@@ -40,14 +40,13 @@ std::string MeshMismatch(const v1::ParallelConfig& parallel,
 }  // namespace
 
 Engine::Engine(int rank, const dist::Mesh& mesh, const dist::MeshGroups& groups,
-               dist::ControlChannel& channel,
-               dist::LostRankFinder find_lost_ranks, RankProgram& program,
-               EngineOptions options)
+               dist::ControlChannel& channel, dist::Watchdog* watchdog,
+               RankProgram& program, EngineOptions options)
     : rank_(rank),
       mesh_(mesh),
       groups_(groups),
       channel_(channel),
-      find_lost_ranks_(std::move(find_lost_ranks)),
+      watchdog_(watchdog),
       program_(program),
       options_(std::move(options)) {}
 
@@ -113,7 +112,7 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
             return dist::CollectiveContext{
                 .group_name = std::string(dist::AxisName(axis)),
                 .timeout = options_.collective_timeout,
-                .find_lost_ranks = find_lost_ranks_};
+                .watchdog = watchdog_};
           },
   };
   return program_.Run(context);

@@ -48,7 +48,7 @@ struct EngineOptions {
 class Engine {
  public:
   Engine(int rank, const dist::Mesh& mesh, const dist::MeshGroups& groups,
-         dist::ControlChannel& channel, dist::LostRankFinder find_lost_ranks,
+         dist::ControlChannel& channel, dist::Watchdog* watchdog,
          RankProgram& program, EngineOptions options);
 
   // FAILED_PRECONDITION when the config's parallel degrees are not this
@@ -78,7 +78,7 @@ class Engine {
   const dist::Mesh& mesh_;
   const dist::MeshGroups& groups_;
   dist::ControlChannel& channel_;
-  dist::LostRankFinder find_lost_ranks_;
+  dist::Watchdog* watchdog_;
   RankProgram& program_;
   EngineOptions options_;
   std::optional<ShapeKey> prepared_key_;

@@ -8,6 +8,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 
 ABSL_FLAG(std::string, model_dir, "",
           "diffusers checkpoint folder; empty = the built-in default (a tiny "
@@ -43,6 +44,10 @@ ABSL_FLAG(double, connect_timeout_s, 120,
 ABSL_FLAG(double, collective_timeout_s, 60,
           "longest wait of one collective, seconds; a silent or lost rank "
           "fails the request after this long (same on every rank)");
+ABSL_FLAG(double, hung_rank_timeout_s, 6,
+          "a rank whose heartbeat stops this long (stopped, hung or cut off) "
+          "fails the request in progress, seconds; at least two heartbeats "
+          "(1 s)");
 ABSL_FLAG(double, ping_interval_s, 5,
           "host pings idle workers this often, seconds (below "
           "--collective_timeout_s)");
@@ -84,11 +89,22 @@ dist::RankEnvOverrides RankEnvOverridesFromFlags() {
   return overrides;
 }
 
-dist::RendezvousOptions RendezvousOptionsFromFlags() {
+absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags() {
   dist::RendezvousOptions options;
   options.connect_timeout = Millis(absl::GetFlag(FLAGS_connect_timeout_s));
   options.collective_timeout =
       Millis(absl::GetFlag(FLAGS_collective_timeout_s));
+  options.watchdog.hung_after =
+      Millis(absl::GetFlag(FLAGS_hung_rank_timeout_s));
+  // Fewer than two heartbeats apart, a busy but live rank would look hung.
+  const auto shortest = 2 * options.watchdog.interval;
+  if (options.watchdog.hung_after < shortest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--hung_rank_timeout_s must be at least ",
+                     std::chrono::duration<double>(shortest).count(),
+                     " (two heartbeat intervals), got ",
+                     absl::GetFlag(FLAGS_hung_rank_timeout_s)));
+  }
   return options;
 }
 

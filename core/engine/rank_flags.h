@@ -30,6 +30,7 @@ ABSL_DECLARE_FLAG(absl::optional<std::string>, master_addr);
 ABSL_DECLARE_FLAG(absl::optional<int>, master_port);
 ABSL_DECLARE_FLAG(double, connect_timeout_s);
 ABSL_DECLARE_FLAG(double, collective_timeout_s);
+ABSL_DECLARE_FLAG(double, hung_rank_timeout_s);
 ABSL_DECLARE_FLAG(double, ping_interval_s);
 ABSL_DECLARE_FLAG(std::string, log_format);
 
@@ -37,7 +38,9 @@ namespace ditserve::engine {
 
 config::ParallelFlags ParallelFlagsFromFlags();
 dist::RankEnvOverrides RankEnvOverridesFromFlags();
-dist::RendezvousOptions RendezvousOptionsFromFlags();
+// INVALID_ARGUMENT naming the flag when --hung_rank_timeout_s is below two
+// heartbeat intervals.
+absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags();
 
 // --threads, or the machine's cores divided by the ranks on this machine
 // (LOCAL_WORLD_SIZE when set, else the world size), at least 1.

@@ -10,10 +10,10 @@ namespace ditserve::engine {
 
 absl::StatusOr<std::unique_ptr<RankRuntime>> RankRuntime::Connect(
     const dist::RankEnv& env, const v1::ParallelConfig& parallel,
-    const dist::RendezvousOptions& options) {
+    const dist::RendezvousOptions& options, const v1::StartupFacts& facts) {
   std::unique_ptr<RankRuntime> runtime(new RankRuntime());
   ASSIGN_OR_RETURN(std::unique_ptr<dist::Rendezvous> rendezvous,
-                   dist::Rendezvous::Connect(env, options));
+                   dist::Rendezvous::Connect(env, options, facts));
   runtime->rendezvous_ = std::move(rendezvous);
   ASSIGN_OR_RETURN(dist::Mesh mesh, dist::Mesh::Create(parallel));
   runtime->mesh_.emplace(std::move(mesh));
@@ -23,21 +23,16 @@ absl::StatusOr<std::unique_ptr<RankRuntime>> RankRuntime::Connect(
   runtime->groups_.emplace(std::move(groups));
   dist::ControlChannelOptions channel_options;
   channel_options.timeout = options.collective_timeout;
-  dist::Rendezvous* rendezvous_ptr = runtime->rendezvous_.get();
   runtime->channel_ = std::make_unique<dist::ControlChannel>(
       runtime->rendezvous_->control(), env.rank, env.world_size,
-      [rendezvous_ptr] { return rendezvous_ptr->watchdog().FindLostRanks(); },
-      channel_options);
+      &runtime->rendezvous_->watchdog(), channel_options);
   return runtime;
 }
 
 parallel::SequenceParallelOptions RankRuntime::sequence_parallel_options()
     const {
-  dist::Rendezvous* rendezvous = rendezvous_.get();
-  return {.timeout = rendezvous->options().collective_timeout,
-          .find_lost_ranks = [rendezvous] {
-            return rendezvous->watchdog().FindLostRanks();
-          }};
+  return {.timeout = rendezvous_->options().collective_timeout,
+          .watchdog = &rendezvous_->watchdog()};
 }
 
 RankLoop& RankRuntime::StartLoop(RankProgram& program,
@@ -47,11 +42,9 @@ RankLoop& RankRuntime::StartLoop(RankProgram& program,
   engine_options.dimensions = dimensions;
   engine_options.tensor_options = torch::TensorOptions().dtype(torch::kFloat32);
   engine_options.collective_timeout = rendezvous_->options().collective_timeout;
-  dist::Rendezvous* rendezvous = rendezvous_.get();
-  engine_ = std::make_unique<Engine>(
-      env().rank, *mesh_, *groups_, *channel_,
-      [rendezvous] { return rendezvous->watchdog().FindLostRanks(); }, program,
-      engine_options);
+  engine_ = std::make_unique<Engine>(env().rank, *mesh_, *groups_, *channel_,
+                                     &rendezvous_->watchdog(), program,
+                                     engine_options);
   loop_ =
       std::make_unique<RankLoop>(*channel_, *engine_, std::move(loop_options));
   return *loop_;

@@ -24,10 +24,11 @@ namespace ditserve::engine {
 // rank loop that run requests over them.
 class RankRuntime {
  public:
-  // Blocks until every rank joined (bounded by options.connect_timeout).
+  // Blocks until every rank joined (bounded by options.connect_timeout)
+  // after all agreed on `facts` (see DescribeStartup).
   static absl::StatusOr<std::unique_ptr<RankRuntime>> Connect(
       const dist::RankEnv& env, const v1::ParallelConfig& parallel,
-      const dist::RendezvousOptions& options);
+      const dist::RendezvousOptions& options, const v1::StartupFacts& facts);
 
   const dist::RankEnv& env() const { return rendezvous_->env(); }
   const dist::Mesh& mesh() const { return *mesh_; }

@@ -15,7 +15,7 @@ Group GroupAlong(const dist::MeshGroups& groups, dist::Axis axis,
   return Group{.group = groups.group(axis),
                .context = {.group_name = std::string(dist::AxisName(axis)),
                            .timeout = options.timeout,
-                           .find_lost_ranks = options.find_lost_ranks}};
+                           .watchdog = options.watchdog}};
 }
 
 std::unique_ptr<models::Attention> MakeAttention(

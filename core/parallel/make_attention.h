@@ -17,8 +17,8 @@ namespace ditserve::parallel {
 // How the sequence-parallel collectives are bounded and explained.
 struct SequenceParallelOptions {
   std::chrono::milliseconds timeout{30000};
-  // May be empty (then no lost rank is named).
-  dist::LostRankFinder find_lost_ranks;
+  // Names hung and lost ranks; may be null.
+  dist::Watchdog* watchdog = nullptr;
 };
 
 // `groups`' group along `axis` with the context its collectives use (the

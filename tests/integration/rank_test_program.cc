@@ -154,7 +154,7 @@ int Main() {
   options.watchdog.interval =
       std::chrono::milliseconds(absl::GetFlag(FLAGS_watchdog_interval_ms));
   absl::StatusOr<std::unique_ptr<dist::Rendezvous>> rendezvous =
-      dist::Rendezvous::Connect(*env, options);
+      dist::Rendezvous::Connect(*env, options, {});
   absl::StatusOr<v1::ParallelConfig> parallel =
       TestParallelConfig(env->world_size);
   if (!rendezvous.ok() || !parallel.ok()) {
@@ -178,10 +178,7 @@ int Main() {
     return kStartupFailed;
   }
 
-  dist::Watchdog& watchdog = (*rendezvous)->watchdog();
-  dist::LostRankFinder find_lost_ranks = [&watchdog] {
-    return watchdog.FindLostRanks();
-  };
+  dist::Watchdog* watchdog = &(*rendezvous)->watchdog();
   dist::ControlChannelOptions channel_options;
   channel_options.timeout = timeout;
   if (rank == absl::GetFlag(FLAGS_fault_rank)) {
@@ -193,10 +190,10 @@ int Main() {
         };
   }
   dist::ControlChannel channel((*rendezvous)->control(), rank, env->world_size,
-                               find_lost_ranks, std::move(channel_options));
+                               watchdog, std::move(channel_options));
   ShardGatherProgram pipeline;
   engine::Engine engine(
-      rank, *mesh, *groups, channel, find_lost_ranks, pipeline,
+      rank, *mesh, *groups, channel, watchdog, pipeline,
       {.dimensions = {.hidden_size = absl::GetFlag(FLAGS_hidden_size)},
        .tensor_options = at::TensorOptions(at::kFloat),
        .collective_timeout = timeout});

@@ -84,16 +84,12 @@ std::vector<float> LatentFloats(const v1::Image& image) {
   return values;
 }
 
-absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
-    const ClusterOptions& options) {
-  std::unique_ptr<ServingCluster> cluster(new ServingCluster());
-  ASSIGN_OR_RETURN(int grpc_port, PickFreePort());
-  ASSIGN_OR_RETURN(int metrics_port, PickFreePort());
-  ASSIGN_OR_RETURN(int http_port, PickFreePort());
-  cluster->grpc_port_ = grpc_port;
-  cluster->metrics_port_ = metrics_port;
-  cluster->http_port_ = http_port;
+namespace {
 
+// Starts the ranks of `options`, the host serving on the given ports.
+absl::StatusOr<std::unique_ptr<RankLauncher>> LaunchOnPorts(
+    const ClusterOptions& options, int grpc_port, int metrics_port,
+    int http_port) {
   std::vector<std::string> host_flags = {
       absl::StrCat("--grpc_port=", grpc_port),
       absl::StrCat("--metrics_port=", metrics_port),
@@ -105,15 +101,35 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
       "--threads=1"};
   rank_flags.insert(rank_flags.end(), options.rank_flags.begin(),
                     options.rank_flags.end());
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<RankLauncher> ranks,
-      RankLauncher::Start(
-          DITSERVE_RANK_DISPATCH, rank_flags, options.world_size,
-          {absl::StrCat("DITSERVE_HOST=", DITSERVE_HOST_BINARY),
-           absl::StrCat("DITSERVE_WORKER=", DITSERVE_WORKER_BINARY),
-           absl::StrCat("DITSERVE_HOST_ARGS=",
-                        absl::StrJoin(host_flags, " "))}));
-  cluster->ranks_ = std::move(ranks);
+  return RankLauncher::Start(
+      DITSERVE_RANK_DISPATCH, rank_flags, options.world_size,
+      {absl::StrCat("DITSERVE_HOST=", DITSERVE_HOST_BINARY),
+       absl::StrCat("DITSERVE_WORKER=", DITSERVE_WORKER_BINARY),
+       absl::StrCat("DITSERVE_HOST_ARGS=", absl::StrJoin(host_flags, " ")),
+       absl::StrCat("DITSERVE_WORKER_ARGS=",
+                    absl::StrJoin(options.worker_flags, " "))});
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RankLauncher>> LaunchRanks(
+    const ClusterOptions& options) {
+  ASSIGN_OR_RETURN(int grpc_port, PickFreePort());
+  ASSIGN_OR_RETURN(int metrics_port, PickFreePort());
+  ASSIGN_OR_RETURN(int http_port, PickFreePort());
+  return LaunchOnPorts(options, grpc_port, metrics_port, http_port);
+}
+
+absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
+    const ClusterOptions& options) {
+  std::unique_ptr<ServingCluster> cluster(new ServingCluster());
+  ASSIGN_OR_RETURN(cluster->grpc_port_, PickFreePort());
+  ASSIGN_OR_RETURN(cluster->metrics_port_, PickFreePort());
+  ASSIGN_OR_RETURN(cluster->http_port_, PickFreePort());
+  const int grpc_port = cluster->grpc_port_;
+  ASSIGN_OR_RETURN(cluster->ranks_,
+                   LaunchOnPorts(options, grpc_port, cluster->metrics_port_,
+                                 cluster->http_port_));
 
   const auto give_up = std::chrono::steady_clock::now() + kStartLimit;
   // A rank that exits during start-up ends the wait: the group cannot serve.

@@ -24,6 +24,8 @@ struct ClusterOptions {
   std::vector<std::string> rank_flags;
   // Flags for the host only (queue size, drain timeout).
   std::vector<std::string> host_flags;
+  // Flags for the workers only (after rank_flags, so they override them).
+  std::vector<std::string> worker_flags;
   // How the cluster's own stubs connect; nullptr = plaintext.
   std::shared_ptr<grpc::ChannelCredentials> credentials;
 };
@@ -64,6 +66,11 @@ class ServingCluster {
   std::unique_ptr<v1::Generation::Stub> generation_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
 };
+
+// The ranks of `options` started on ports picked here, without waiting for
+// them to serve: for tests of groups that must not start.
+absl::StatusOr<std::unique_ptr<RankLauncher>> LaunchRanks(
+    const ClusterOptions& options);
 
 // Sum of the samples of `metric` in a /metrics scrape whose labels contain
 // every `labels` entry (e.g. "status=\"cancelled\"").

@@ -170,7 +170,7 @@ int Main() {
   rendezvous_options.connect_timeout = std::chrono::milliseconds(30000);
   rendezvous_options.collective_timeout = timeout;
   absl::StatusOr<std::unique_ptr<dist::Rendezvous>> rendezvous =
-      dist::Rendezvous::Connect(*env, rendezvous_options);
+      dist::Rendezvous::Connect(*env, rendezvous_options, {});
   if (!rendezvous.ok()) {
     PrintLine(absl::StrCat("STARTUP_FAILED ",
                            OneLine(rendezvous.status().ToString())));
@@ -203,11 +203,9 @@ int Main() {
     std::this_thread::sleep_for(3 * timeout);
     return 0;
   }
-  dist::Watchdog& watchdog = (*rendezvous)->watchdog();
   absl::StatusOr<std::string> result = AttendAndCompare(
       rank, *mesh, *groups,
-      {.timeout = timeout,
-       .find_lost_ranks = [&watchdog] { return watchdog.FindLostRanks(); }});
+      {.timeout = timeout, .watchdog = &(*rendezvous)->watchdog()});
   if (!result.ok()) {
     PrintLine(absl::StrCat("ATTEND_FAILED rank=", rank, " code=",
                            absl::StatusCodeToString(result.status().code()),

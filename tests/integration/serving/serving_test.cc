@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -653,6 +655,42 @@ TEST(ServingFailureTest, KilledWorkerFailsTheRequestNamingItAndHealthDrops) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(alive, 1);
+}
+
+// SIGSTOP keeps a worker's sockets open, so only its silent heartbeat tells
+// the host: the request must fail within --hung_rank_timeout_s plus a
+// heartbeat or two, not after the 60 s collective timeout.
+TEST(ServingFailureTest, StoppedWorkerFailsTheRequestWithinTheHungRankTimeout) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 2,
+           .rank_flags = {"--dp_degree=2", "--hung_rank_timeout_s=3"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  RunningStream running =
+      StartAndWaitForFirstStep(**cluster, LongRequest(), /*seconds=*/120);
+  (*cluster)->ranks().Signal(1, SIGSTOP);
+  const auto stopped = std::chrono::steady_clock::now();
+  v1::GenerateStreamResponse message;
+  while (running.reader->Read(&message)) {
+  }
+  const grpc::Status status = running.reader->Finish();
+  const double detected_after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped)
+          .count();
+  std::cout << "stopped worker detected after " << detected_after << " s\n";
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("rank 1 stopped answering"));
+  EXPECT_LT(detected_after, 10);
+  absl::StatusOr<HealthStatus::ServingStatus> health;
+  for (int i = 0; i < 50; ++i) {
+    health = (*cluster)->HealthStatus();
+    if (health.ok() && *health == HealthStatus::NOT_SERVING) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthStatus::NOT_SERVING);
+  (*cluster)->ranks().Kill(1);
 }
 
 // Rank 0 decodes alone after the gather while the workers wait for its next

@@ -1,11 +1,20 @@
 #include "core/dist/collective.h"
 
+#include <ATen/ATen.h>
+
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/dist/process_group.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -14,26 +23,56 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Fast heartbeats, so a rank that never beats is lost or hung quickly.
+constexpr WatchdogOptions kFastWatchdog{
+    .interval = std::chrono::milliseconds(20),
+    .lapsed_intervals = 3,
+    .hung_after = std::chrono::milliseconds(300)};
+
 // A collective that completed at once.
 class CompletedWork : public c10d::Work {
  public:
   CompletedWork() { finish(); }
 };
 
-CollectiveContext Context(std::vector<int> lost) {
-  return {.group_name = "control",
-          .timeout = std::chrono::milliseconds(100),
-          .find_lost_ranks = [lost] { return lost; }};
-}
+// Watchdogs of the ranks in `beating` of a group of `world_size` sharing one
+// in-memory store; the other ranks never beat, as if they died before
+// their first heartbeat.
+class Heartbeats {
+ public:
+  Heartbeats(int world_size, const std::vector<int>& beating)
+      : store_(c10::make_intrusive<c10d::HashStore>()) {
+    for (int rank : beating) {
+      watchdogs_.push_back(
+          std::make_unique<Watchdog>(store_, rank, world_size, kFastWatchdog));
+    }
+  }
+
+  // The first beating rank's view.
+  CollectiveContext Context(
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(100)) {
+    return {.group_name = "control",
+            .timeout = timeout,
+            .watchdog = watchdogs_.front().get()};
+  }
+
+  const c10::intrusive_ptr<c10d::Store>& store() const { return store_; }
+
+ private:
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::vector<std::unique_ptr<Watchdog>> watchdogs_;
+};
 
 TEST(CollectiveTest, CompletedWorkIsOk) {
-  EXPECT_TRUE(RunCollective("broadcast", Context({}), [] {
+  Heartbeats heartbeats(1, {0});
+  EXPECT_TRUE(RunCollective("broadcast", heartbeats.Context(), [] {
                 return c10::make_intrusive<CompletedWork>();
               }).ok());
 }
 
 TEST(CollectiveTest, WorkThatNeverCompletesTimesOutWithDeadlineExceeded) {
-  absl::Status status = RunCollective("broadcast", Context({}), [] {
+  Heartbeats heartbeats(1, {0});
+  absl::Status status = RunCollective("broadcast", heartbeats.Context(), [] {
     return c10::make_intrusive<c10d::Work>();
   });
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
@@ -42,11 +81,21 @@ TEST(CollectiveTest, WorkThatNeverCompletesTimesOutWithDeadlineExceeded) {
                         "within 100 ms"));
 }
 
-TEST(CollectiveTest, FailureWithALostRankIsUnavailableNamingTheRank) {
+TEST(CollectiveTest, WithoutAWatchdogOnlyTheTimeoutEndsTheWait) {
   absl::Status status = RunCollective(
-      "all-gather", Context({2}), []() -> c10::intrusive_ptr<c10d::Work> {
-        throw std::runtime_error("Connection closed by peer");
-      });
+      "broadcast",
+      {.group_name = "control", .timeout = std::chrono::milliseconds(100)},
+      [] { return c10::make_intrusive<c10d::Work>(); });
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST(CollectiveTest, FailureWithALostRankIsUnavailableNamingTheRank) {
+  Heartbeats heartbeats(3, {0, 1});
+  absl::Status status =
+      RunCollective("all-gather", heartbeats.Context(),
+                    []() -> c10::intrusive_ptr<c10d::Work> {
+                      throw std::runtime_error("Connection closed by peer");
+                    });
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("rank 2 lost during all-gather on the control group: "
@@ -54,7 +103,8 @@ TEST(CollectiveTest, FailureWithALostRankIsUnavailableNamingTheRank) {
 }
 
 TEST(CollectiveTest, SeveralLostRanksAreAllNamed) {
-  absl::Status status = RunCollective("all-gather", Context({1, 3}), [] {
+  Heartbeats heartbeats(4, {0, 2});
+  absl::Status status = RunCollective("all-gather", heartbeats.Context(), [] {
     return c10::make_intrusive<c10d::Work>();
   });
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
@@ -62,14 +112,66 @@ TEST(CollectiveTest, SeveralLostRanksAreAllNamed) {
 }
 
 TEST(CollectiveTest, OtherFailureWithEveryRankAliveIsInternal) {
+  Heartbeats heartbeats(1, {0});
   absl::Status status = RunCollective(
-      "gather", Context({}), []() -> c10::intrusive_ptr<c10d::Work> {
+      "gather", heartbeats.Context(), []() -> c10::intrusive_ptr<c10d::Work> {
         throw std::runtime_error("tensor size mismatch");
       });
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("gather on the control group failed: tensor size "
                         "mismatch"));
+}
+
+// Rank 0 of a real two-rank Gloo group whose rank 1 joined the group and
+// then stopped: it never enters a collective and its heartbeat never moves,
+// as under SIGSTOP.
+class HungPeerTest : public ::testing::Test {
+ protected:
+  static constexpr std::chrono::milliseconds kCollectiveTimeout{20000};
+
+  void SetUp() override {
+    std::thread second([&] { peer_ = MakeGroup(1); });
+    group_ = MakeGroup(0);
+    second.join();
+  }
+
+  ProcessGroupPtr MakeGroup(int rank) {
+    auto options = c10d::ProcessGroupGloo::Options::create(kCollectiveTimeout);
+    options->devices.push_back(
+        c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    return c10::make_intrusive<c10d::ProcessGroupGloo>(
+        c10::make_intrusive<c10d::PrefixStore>("world", heartbeats_.store()),
+        rank, 2, options);
+  }
+
+  // Runs `start` on rank 0 and checks that the wait ended on the hung rank
+  // well before the collective timeout.
+  void ExpectHungRankNamed(
+      const std::function<c10::intrusive_ptr<c10d::Work>()>& start) {
+    const auto begin = std::chrono::steady_clock::now();
+    absl::Status status = RunCollective(
+        "broadcast", heartbeats_.Context(kCollectiveTimeout), start);
+    EXPECT_LT(std::chrono::steady_clock::now() - begin,
+              std::chrono::seconds(5));
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr("rank 1 stopped answering during broadcast on the "
+                          "control group: no heartbeat for 300 ms"));
+  }
+
+  Heartbeats heartbeats_{2, {0}};
+  ProcessGroupPtr group_;
+  ProcessGroupPtr peer_;
+  std::vector<at::Tensor> tensors_ = {at::zeros({4})};
+};
+
+TEST_F(HungPeerTest, CollectiveEndsOnTheHungRankBeforeItsTimeout) {
+  ExpectHungRankNamed([&] { return group_->broadcast(tensors_); });
+}
+
+TEST_F(HungPeerTest, ReceiveEndsOnTheHungRankBeforeItsTimeout) {
+  ExpectHungRankNamed([&] { return group_->recv(tensors_, 1, 0); });
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ TEST(RendezvousTest, WorkerWithoutAStoreFailsNamingTheAddressWithinTheTimeout) {
                            .local_rank = 1,
                            .master_addr = "127.0.0.1",
                            .master_port = *port},
-                          options);
+                          options, {});
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
   ASSERT_FALSE(rendezvous.ok());
   EXPECT_EQ(rendezvous.status().code(), absl::StatusCode::kUnavailable);
@@ -45,7 +45,7 @@ TEST(RendezvousTest, SingleRankFormsWorldControlAndDataGroups) {
                            .local_rank = 0,
                            .master_addr = "127.0.0.1",
                            .master_port = *port},
-                          {});
+                          {}, {});
   ASSERT_TRUE(rendezvous.ok()) << rendezvous.status();
   EXPECT_EQ((*rendezvous)->world()->getSize(), 1);
   EXPECT_EQ((*rendezvous)->control()->getSize(), 1);

@@ -78,7 +78,7 @@ class EngineTest : public ::testing::Test {
                                    .local_rank = 0,
                                    .master_addr = "127.0.0.1",
                                    .master_port = *port},
-                                  options);
+                                  options, {});
     ASSERT_TRUE(rendezvous.ok()) << rendezvous.status();
     rendezvous_ = std::move(*rendezvous).release();
     absl::StatusOr<dist::Mesh> mesh = dist::Mesh::Create(Parallel());
