@@ -31,6 +31,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -97,9 +98,8 @@ struct Outcome {
   grpc::StatusCode code = grpc::StatusCode::UNKNOWN;
   std::string message;
   double milliseconds = 0;
-  // Whether the call returned at all (set last, by the client thread).
-  bool answered = false;
-  // Whether only the bench's own safety deadline ended it.
+  // Whether only the bench's safety deadline (--lost_after_s) ended a call
+  // that had no deadline of its own: the group never answered it.
   bool lost = false;
 };
 
@@ -231,7 +231,6 @@ Outcome Send(v1::Generation::Stub& stub, const PlannedRequest& planned) {
   outcome.message = status.error_message();
   outcome.lost = planned.kind != Kind::kDeadline &&
                  status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-  outcome.answered = true;
   return outcome;
 }
 
@@ -252,6 +251,19 @@ struct ProcessSample {
   int threads = -1;
 };
 
+// Entries in `folder`, or -1 if it cannot be read to the end. Error codes,
+// not exceptions: a rank may exit while its fd folder is being read.
+int CountEntries(const std::filesystem::path& folder) {
+  std::error_code error;
+  int count = 0;
+  for (std::filesystem::directory_iterator entry(folder, error);
+       !error && entry != std::filesystem::directory_iterator();
+       entry.increment(error)) {
+    ++count;
+  }
+  return error ? -1 : count;
+}
+
 ProcessSample SampleProcess(pid_t pid) {
   ProcessSample sample;
   const std::filesystem::path proc =
@@ -266,12 +278,7 @@ ProcessSample SampleProcess(pid_t pid) {
     if (key == "VmRSS:") sample.rss_mib = value / 1024.0;
     if (key == "Threads:") sample.threads = static_cast<int>(value);
   }
-  std::error_code error;
-  std::filesystem::directory_iterator fds(proc / "fd", error);
-  if (!error) {
-    sample.fds = static_cast<int>(
-        std::distance(std::filesystem::begin(fds), std::filesystem::end(fds)));
-  }
+  sample.fds = CountEntries(proc / "fd");
   return sample;
 }
 
@@ -446,7 +453,7 @@ Tally TallyOutcomes(const std::vector<PlannedRequest>& plan,
   Tally tally;
   for (size_t i = 0; i < plan.size(); ++i) {
     const Outcome& outcome = outcomes[i];
-    if (!outcome.answered || outcome.lost) {
+    if (outcome.lost) {
       ++tally.lost;
       continue;
     }
