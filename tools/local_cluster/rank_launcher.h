@@ -50,6 +50,9 @@ class RankLauncher {
 
   int world_size() const { return static_cast<int>(pids_.size()); }
   int port() const { return port_; }
+  // The process of `rank` (the host or worker itself: the dispatch script
+  // execs it), for reading its /proc entries.
+  pid_t pid(int rank) const { return pids_[rank]; }
 
   // Everything `rank` wrote so far (stdout and stderr interleaved).
   std::string Output(int rank) const;
