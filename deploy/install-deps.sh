@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config clang-format git
+  # the fuzz targets (tests/fuzz): clang with libFuzzer and the sanitizers
+  clang libclang-rt-dev
   # libraries
   libtorch-dev libopenblas0-pthread libgloo-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs dependencies, checks the include order, builds, checks formatting
-# and runs every test.
+# and runs every test, then every fuzz target for a bounded time.
 # Usage: tests/run.sh [extra ctest arguments, e.g. -L unit]
+# With ctest arguments only the chosen tests run, without the fuzz targets.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -27,3 +28,8 @@ if ((${#sources[@]} > 0)); then
 fi
 
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" "$@"
+
+# libFuzzer targets: their own clang build (build-fuzz/), 30 s each.
+if (($# == 0)); then
+  tests/fuzz/run.sh
+fi

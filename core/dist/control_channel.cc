@@ -17,38 +17,6 @@
 namespace ditserve::dist {
 namespace {
 
-// Digest every rank reports for a payload it could not parse; no real
-// message digests to it in practice, and it never equals rank 0's, which
-// parses what it serialised itself.
-constexpr uint64_t kUnparsedDigest = 0;
-
-bool IsKnownKind(int64_t kind) {
-  return kind == v1::CONTROL_KIND_RUN || kind == v1::CONTROL_KIND_PING ||
-         kind == v1::CONTROL_KIND_SHUTDOWN;
-}
-
-const google::protobuf::MessageLite& BodyOf(const ControlMessage& message) {
-  switch (message.kind) {
-    case v1::CONTROL_KIND_RUN:
-      return message.run;
-    case v1::CONTROL_KIND_PING:
-      return message.ping;
-    default:
-      return message.shutdown;
-  }
-}
-
-google::protobuf::MessageLite& MutableBodyOf(ControlMessage& message) {
-  switch (message.kind) {
-    case v1::CONTROL_KIND_RUN:
-      return message.run;
-    case v1::CONTROL_KIND_PING:
-      return message.ping;
-    default:
-      return message.shutdown;
-  }
-}
-
 // What a mismatch message says about the message, e.g. `RunConfig
 // (request_id "r1", sequence 4)`.
 std::string Describe(const ControlMessage& message) {
@@ -62,19 +30,6 @@ std::string Describe(const ControlMessage& message) {
 }
 
 }  // namespace
-
-std::string ControlKindName(v1::ControlKind kind) {
-  switch (kind) {
-    case v1::CONTROL_KIND_RUN:
-      return "RunConfig";
-    case v1::CONTROL_KIND_PING:
-      return "Ping";
-    case v1::CONTROL_KIND_SHUTDOWN:
-      return "Shutdown";
-    default:
-      return absl::StrCat("control kind ", static_cast<int>(kind));
-  }
-}
 
 ControlChannel::ControlChannel(ProcessGroupPtr group, int rank, int world_size,
                                Watchdog* watchdog,
@@ -95,7 +50,7 @@ absl::StatusOr<ControlMessage> ControlChannel::Send(
                      " cannot send control messages; only "
                      "rank 0 does"));
   }
-  if (!IsKnownKind(message.kind)) {
+  if (!IsKnownControlKind(message.kind)) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot send ", ControlKindName(message.kind)));
   }
@@ -115,7 +70,7 @@ absl::StatusOr<ControlMessage> ControlChannel::Exchange(
   std::string payload;
   at::Tensor header = at::zeros({2}, at::kLong);
   if (outgoing != nullptr) {
-    payload = config::SerializeDeterministic(BodyOf(*outgoing));
+    payload = config::SerializeDeterministic(ControlBody(*outgoing));
     header[0] = static_cast<int64_t>(outgoing->kind);
     header[1] = static_cast<int64_t>(payload.size());
   }
@@ -129,20 +84,11 @@ absl::StatusOr<ControlMessage> ControlChannel::Exchange(
   const int64_t length = header[1].item<int64_t>();
   // Every rank sees the same header, so every rank refuses it alike and
   // none is left waiting for the payload.
-  if (!IsKnownKind(kind)) {
-    return absl::InternalError(
-        absl::StrCat("control frame header names unknown kind ", kind,
-                     " (length ", length, ")"));
-  }
-  if (length < 0 || length > options_.max_message_bytes) {
-    return absl::InternalError(absl::StrCat(
-        "control frame for ",
-        ControlKindName(static_cast<v1::ControlKind>(kind)), " announces ",
-        length, " bytes; expected 0..", options_.max_message_bytes));
-  }
+  status = CheckControlFrameHeader(kind, length, options_.max_message_bytes);
+  if (!status.ok()) return status;
 
-  ControlMessage message;
-  message.kind = static_cast<v1::ControlKind>(kind);
+  const auto control_kind = static_cast<v1::ControlKind>(kind);
+  std::string received;
   if (length > 0) {
     at::Tensor bytes = at::empty({length}, at::kByte);
     if (outgoing != nullptr) {
@@ -150,25 +96,16 @@ absl::StatusOr<ControlMessage> ControlChannel::Exchange(
     }
     std::vector<at::Tensor> payload_tensors = {bytes};
     status = RunCollective(
-        absl::StrCat("broadcast of a ", ControlKindName(message.kind),
+        absl::StrCat("broadcast of a ", ControlKindName(control_kind),
                      " payload of ", length, " bytes"),
         collective_, [&] { return group_->broadcast(payload_tensors); });
     if (!status.ok()) return status;
-    message.payload.assign(
-        reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()),
-        static_cast<size_t>(length));
+    received.assign(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()),
+                    static_cast<size_t>(length));
   }
 
-  google::protobuf::MessageLite& body = MutableBodyOf(message);
-  if (body.ParseFromString(message.payload)) {
-    if (message.kind == v1::CONTROL_KIND_RUN &&
-        options_.alter_parsed_run_config) {
-      options_.alter_parsed_run_config(message.run);
-    }
-    message.digest = config::MessageDigest(body);
-  } else {
-    message.digest = kUnparsedDigest;
-  }
+  ControlMessage message = DecodeControlPayload(
+      control_kind, std::move(received), options_.alter_parsed_run_config);
   status = AgreeOnDigest(message);
   if (!status.ok()) return status;
   return message;

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/dist/collective.h"
+#include "core/dist/control_frame.h"
 #include "core/dist/process_group.h"
 #include "ditserve/v1/control.pb.h"
 
@@ -25,23 +26,6 @@ struct ControlChannelOptions {
   // Test-only fault injection: when set, called with the RunConfig this rank
   // parsed, before its digest is computed.
   std::function<void(v1::RunConfig&)> alter_parsed_run_config;
-};
-
-// One control message as this rank parsed it.
-struct ControlMessage {
-  v1::ControlKind kind = v1::CONTROL_KIND_UNSPECIFIED;
-  // The body named by `kind`; the others stay empty.
-  v1::RunConfig run;
-  v1::Ping ping;
-  v1::Shutdown shutdown;
-  // The bytes rank 0 broadcast.
-  std::string payload;
-  // config::MessageDigest of the body as this rank parsed it.
-  uint64_t digest = 0;
-  // OK when every rank parsed a body with rank 0's digest; otherwise
-  // INTERNAL naming the differing ranks and digests, identical on every
-  // rank. The group stays usable either way.
-  absl::Status agreement;
 };
 
 // Rank 0 broadcasts framed control messages over the CPU control group: an
@@ -89,9 +73,6 @@ class ControlChannel {
   CollectiveContext collective_;
   ControlChannelOptions options_;
 };
-
-// "RunConfig", "Ping", "Shutdown" (or the number of an unknown kind).
-std::string ControlKindName(v1::ControlKind kind);
 
 }  // namespace ditserve::dist
 

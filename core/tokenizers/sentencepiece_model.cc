@@ -16,6 +16,16 @@ namespace {
 
 constexpr char kShimFileName[] = "libditserve_sentencepiece.so";
 
+// RTLD_LOCAL keeps libsentencepiece's protobuf out of the global scope,
+// RTLD_DEEPBIND makes libsentencepiece bind to its own copy. Sanitizer
+// runtimes refuse RTLD_DEEPBIND, so builds for them that load no other
+// libprotobuf (the fuzz targets) define DITSERVE_SENTENCEPIECE_NO_DEEPBIND.
+#ifdef DITSERVE_SENTENCEPIECE_NO_DEEPBIND
+constexpr int kShimOpenFlags = RTLD_NOW | RTLD_LOCAL;
+#else
+constexpr int kShimOpenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+#endif
+
 std::vector<std::string> ShimCandidates() {
   std::vector<std::string> candidates;
   if (const char* env = std::getenv("DITSERVE_SENTENCEPIECE_SHIM")) {
@@ -45,10 +55,7 @@ ShimLoad LoadShim() {
       failures.push_back(absl::StrCat(candidate, " (missing)"));
       continue;
     }
-    // RTLD_LOCAL keeps libsentencepiece's protobuf out of the global scope,
-    // RTLD_DEEPBIND makes libsentencepiece bind to its own copy.
-    void* handle =
-        dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    void* handle = dlopen(candidate.c_str(), kShimOpenFlags);
     if (handle == nullptr) {
       failures.push_back(absl::StrCat(candidate, " (", dlerror(), ")"));
       continue;
