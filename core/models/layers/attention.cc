@@ -12,26 +12,45 @@
 namespace ditserve::models {
 namespace {
 
+// q k^T * scale over the last two dimensions, k broadcast to q's leading
+// ones. The scale goes into the matrix product (BLAS's alpha applies it as
+// the result is stored), which saves a pass over the S_q x S_k scores.
+at::Tensor ScaledScores(const at::Tensor& q, const at::Tensor& k,
+                        double scale) {
+  std::vector<int64_t> key_shape(q.sizes().begin(), q.sizes().end() - 2);
+  key_shape.push_back(k.size(-2));
+  key_shape.push_back(k.size(-1));
+  const at::Tensor q3 = q.reshape({-1, q.size(-2), q.size(-1)});
+  const at::Tensor k3 =
+      k.expand(key_shape).reshape({-1, k.size(-2), k.size(-1)});
+  std::vector<int64_t> scores_shape(q.sizes().begin(), q.sizes().end() - 1);
+  scores_shape.push_back(k.size(-2));
+  return at::baddbmm(
+             at::empty({q3.size(0), q3.size(1), k3.size(1)}, q3.options()), q3,
+             k3.transpose(1, 2), /*beta=*/0, /*alpha=*/scale)
+      .view(scores_shape);
+}
+
 // The attention of the query rows `q` holds; `mask` has their rows or
-// broadcasts over them.
+// broadcasts over them. The scores are masked and softmaxed in place: they
+// are the largest tensor here, and a fresh one costs page faults.
 AttentionResult AttendRows(const at::Tensor& q, const at::Tensor& k,
                            const at::Tensor& v,
                            const std::optional<at::Tensor>& mask, double scale,
                            bool return_log_sum_exp) {
-  at::Tensor scores =
-      at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) * scale;
+  at::Tensor scores = ScaledScores(q.to(at::kFloat), k.to(at::kFloat), scale);
   if (mask.has_value()) {
     if (mask->scalar_type() == at::kBool) {
-      scores = scores.masked_fill(mask->logical_not(),
-                                  -std::numeric_limits<float>::infinity());
+      scores.masked_fill_(mask->logical_not(),
+                          -std::numeric_limits<float>::infinity());
     } else {
-      scores = scores + mask->to(at::kFloat);
+      scores.add_(mask->to(at::kFloat));
     }
   }
   AttentionResult result;
   if (return_log_sum_exp) result.log_sum_exp = at::logsumexp(scores, -1);
-  result.output =
-      at::matmul(at::softmax(scores, -1), v.to(at::kFloat)).to(q.scalar_type());
+  at::_softmax_out(scores, scores, -1, /*half_to_float=*/false);
+  result.output = at::matmul(scores, v.to(at::kFloat)).to(q.scalar_type());
   return result;
 }
 
