@@ -12,33 +12,17 @@
 namespace ditserve::models {
 namespace {
 
-// q k^T * scale over the last two dimensions, k broadcast to q's leading
-// ones. The scale goes into the matrix product (BLAS's alpha applies it as
-// the result is stored), which saves a pass over the S_q x S_k scores.
-at::Tensor ScaledScores(const at::Tensor& q, const at::Tensor& k,
-                        double scale) {
-  std::vector<int64_t> key_shape(q.sizes().begin(), q.sizes().end() - 2);
-  key_shape.push_back(k.size(-2));
-  key_shape.push_back(k.size(-1));
-  const at::Tensor q3 = q.reshape({-1, q.size(-2), q.size(-1)});
-  const at::Tensor k3 =
-      k.expand(key_shape).reshape({-1, k.size(-2), k.size(-1)});
-  std::vector<int64_t> scores_shape(q.sizes().begin(), q.sizes().end() - 1);
-  scores_shape.push_back(k.size(-2));
-  return at::baddbmm(
-             at::empty({q3.size(0), q3.size(1), k3.size(1)}, q3.options()), q3,
-             k3.transpose(1, 2), /*beta=*/0, /*alpha=*/scale)
-      .view(scores_shape);
-}
-
 // The attention of the query rows `q` holds; `mask` has their rows or
-// broadcasts over them. The scores are masked and softmaxed in place: they
-// are the largest tensor here, and a fresh one costs page faults.
+// broadcasts over them. The scale goes into q rather than the S_q x S_k
+// scores, which are then masked and softmaxed in place: they are the largest
+// tensor here, each pass over them costs as much as their product, and a
+// fresh one costs page faults.
 AttentionResult AttendRows(const at::Tensor& q, const at::Tensor& k,
                            const at::Tensor& v,
                            const std::optional<at::Tensor>& mask, double scale,
                            bool return_log_sum_exp) {
-  at::Tensor scores = ScaledScores(q.to(at::kFloat), k.to(at::kFloat), scale);
+  at::Tensor scores =
+      at::matmul(q.to(at::kFloat) * scale, k.to(at::kFloat).transpose(-2, -1));
   if (mask.has_value()) {
     if (mask->scalar_type() == at::kBool) {
       scores.masked_fill_(mask->logical_not(),
