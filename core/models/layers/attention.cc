@@ -13,25 +13,28 @@ namespace ditserve::models {
 namespace {
 
 // The attention of the query rows `q` holds; `mask` has their rows or
-// broadcasts over them.
+// broadcasts over them. The scale goes into q rather than the S_q x S_k
+// scores, which are then masked and softmaxed in place: they are the largest
+// tensor here, each pass over them costs as much as their product, and a
+// fresh one costs page faults.
 AttentionResult AttendRows(const at::Tensor& q, const at::Tensor& k,
                            const at::Tensor& v,
                            const std::optional<at::Tensor>& mask, double scale,
                            bool return_log_sum_exp) {
   at::Tensor scores =
-      at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)) * scale;
+      at::matmul(q.to(at::kFloat) * scale, k.to(at::kFloat).transpose(-2, -1));
   if (mask.has_value()) {
     if (mask->scalar_type() == at::kBool) {
-      scores = scores.masked_fill(mask->logical_not(),
-                                  -std::numeric_limits<float>::infinity());
+      scores.masked_fill_(mask->logical_not(),
+                          -std::numeric_limits<float>::infinity());
     } else {
-      scores = scores + mask->to(at::kFloat);
+      scores.add_(mask->to(at::kFloat));
     }
   }
   AttentionResult result;
   if (return_log_sum_exp) result.log_sum_exp = at::logsumexp(scores, -1);
-  result.output =
-      at::matmul(at::softmax(scores, -1), v.to(at::kFloat)).to(q.scalar_type());
+  at::_softmax_out(scores, scores, -1, /*half_to_float=*/false);
+  result.output = at::matmul(scores, v.to(at::kFloat)).to(q.scalar_type());
   return result;
 }
 

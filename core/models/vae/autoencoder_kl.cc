@@ -64,7 +64,8 @@ at::Tensor AutoencoderKL::DecodeUnchecked(const at::Tensor& z) {
   at::Tensor h = post_quant_conv_ ? post_quant_conv_->forward(z) : z;
   h = mid_block_->Forward(conv_in_->forward(h));
   for (UpDecoderBlock2D& block : up_blocks_) h = block->Forward(h);
-  return conv_out_->forward(at::silu(conv_norm_out_->forward(h)));
+  h = conv_norm_out_->forward(h);
+  return conv_out_->forward(at::silu_(h));
 }
 
 absl::StatusOr<std::shared_ptr<AutoencoderKL>> LoadAutoencoderKL(

@@ -1,0 +1,145 @@
+// ditserve-bench-compare-worker: ditserve's side of bench/compare_diffusers.
+// Loads one checkpoint folder (any registered family, without its prompt
+// encoders) and answers one JSON request per stdin line with one JSON line on
+// stdout, so that the Python driver can interleave ditserve and diffusers
+// runs on the same warm models and inputs.
+//
+//   {"op": "forward" | "decode" | "generate", "inputs": "in.safetensors",
+//    "threads": 1, "height": 512, "width": 512, "steps": 4,
+//    "guidance": 3.5, "output": "out.safetensors"}  ->  {"ms": 12.3}
+//
+// Inputs (float32): "latents" (forward: the transformer's packed layout;
+// decode: unpacked [B, C, h, w]), "timestep" (0-dim, the scheduler's value),
+// "states", "pooled", "mask" (those the family uses). "ms" times the op alone:
+// reading inputs and writing "output" (optional; the transformer output or
+// the uint8 "rgb" image) are outside it.
+#include <torch/torch.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "core/base/status_macros.h"
+#include "core/engine/compute_threads.h"
+#include "core/engine/denoise_loop.h"
+#include "core/engine/family_registry.h"
+#include "core/io/safetensors.h"
+#include "core/parallel/local_attention.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+ABSL_FLAG(std::string, checkpoint, "", "diffusers checkpoint folder");
+
+namespace ditserve::bench {
+namespace {
+
+at::Tensor Optional(const io::TensorMap& inputs, const std::string& name) {
+  auto it = inputs.find(name);
+  return it == inputs.end() ? at::Tensor() : it->second;
+}
+
+families::GenerationRequest RequestOf(const nlohmann::json& command,
+                                      const io::TensorMap& inputs) {
+  families::GenerationRequest request;
+  request.prompt.states = Optional(inputs, "states");
+  request.prompt.pooled = Optional(inputs, "pooled");
+  request.prompt.mask = Optional(inputs, "mask");
+  request.height = command.at("height").get<int64_t>();
+  request.width = command.at("width").get<int64_t>();
+  request.num_inference_steps = command.value("steps", 1);
+  request.guidance_scale = command.value("guidance", 0.0F);
+  request.seeds = {0};
+  return request;
+}
+
+// Runs one command; `output` receives what the command writes back.
+absl::StatusOr<double> Run(families::FamilyModel& model,
+                           const nlohmann::json& command,
+                           io::TensorMap& output) {
+  ASSIGN_OR_RETURN(io::TensorMap inputs,
+                   io::ReadAllTensors(command.at("inputs").get<std::string>()));
+  engine::SetComputeThreads(command.at("threads").get<int>());
+  const families::GenerationRequest request = RequestOf(command, inputs);
+  const std::string op = command.at("op").get<std::string>();
+  torch::NoGradGuard no_grad;
+  const auto start = std::chrono::steady_clock::now();
+  if (op == "forward") {
+    ASSIGN_OR_RETURN(std::unique_ptr<families::BoundForward> forward,
+                     model.BindForward(request, inputs.at("latents"),
+                                       inputs.at("timestep"), request.prompt));
+    ASSIGN_OR_RETURN(output["output"], forward->Whole());
+  } else if (op == "decode") {
+    ASSIGN_OR_RETURN(
+        families::DecodeOutput decoded,
+        model.Decode(inputs.at("latents"), {request.height, request.width}));
+    output["rgb"] = decoded.images.rgb;
+  } else if (op == "generate") {
+    ASSIGN_OR_RETURN(families::DecodeOutput decoded,
+                     engine::Generate(model, request, {}));
+    output["rgb"] = decoded.images.rgb;
+  } else {
+    return absl::InvalidArgumentError("unknown op \"" + op + "\"");
+  }
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+absl::StatusOr<std::unique_ptr<families::FamilyModel>> Load(
+    const std::string& dir) {
+  ASSIGN_OR_RETURN(config::ModelSpec spec, engine::ReadModelSpec(dir));
+  ASSIGN_OR_RETURN(const families::Family* family,
+                   engine::FamilyFor(spec.defaults.name));
+  families::LoadOptions options;
+  options.attention = std::make_shared<parallel::LocalAttention>();
+  options.prompt_encoders = false;
+  return family->Load(dir, options);
+}
+
+int Serve() {
+  absl::StatusOr<std::unique_ptr<families::FamilyModel>> model =
+      Load(absl::GetFlag(FLAGS_checkpoint));
+  if (!model.ok()) {
+    std::cerr << model.status() << "\n";
+    return 1;
+  }
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    nlohmann::json reply;
+    try {
+      const nlohmann::json command = nlohmann::json::parse(line);
+      io::TensorMap output;
+      absl::StatusOr<double> ms = Run(**model, command, output);
+      if (ms.ok() && command.contains("output")) {
+        absl::Status written =
+            io::WriteSafetensors(command["output"].get<std::string>(), output);
+        if (!written.ok()) ms = written;
+      }
+      reply = ms.ok() ? nlohmann::json{{"ms", *ms}}
+                      : nlohmann::json{{"error", ms.status().ToString()}};
+    } catch (const std::exception& e) {
+      reply = {{"error", e.what()}};
+    }
+    std::cout << reply.dump() << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ditserve::bench
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "answers bench/compare_diffusers' timing requests on stdin; see "
+      "bench/compare_worker.cc");
+  absl::ParseCommandLine(argc, argv);
+  // stdout carries only the replies; load logs go to stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("bench"));
+  return ditserve::bench::Serve();
+}
