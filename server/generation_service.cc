@@ -11,8 +11,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/status_macros.h"
+#include "core/config/message_decoding.h"
 #include "core/config/model_defaults.h"
-#include "server/message_decoding.h"
 #include "server/status_conversion.h"
 
 namespace ditserve::server {
@@ -59,7 +59,7 @@ grpc::ByteBuffer Encode(const Message& message) {
 absl::StatusOr<v1::GenerateRequest> DecodeGenerateRequest(
     const grpc::ByteBuffer& bytes) {
   v1::GenerateRequest request;
-  RETURN_IF_ERROR(ParseRequest(Bytes(bytes), request));
+  RETURN_IF_ERROR(config::ParseRequest(Bytes(bytes), request));
   return request;
 }
 
@@ -298,7 +298,8 @@ grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   v1::GetServerInfoRequest request;
   absl::Status allowed = auth_->CheckCall(*context);
-  if (allowed.ok()) allowed = ParseRequest(Bytes(*request_bytes), request);
+  if (allowed.ok())
+    allowed = config::ParseRequest(Bytes(*request_bytes), request);
   if (!allowed.ok()) {
     reactor->Finish(ToGrpcStatus(allowed));
     return reactor;

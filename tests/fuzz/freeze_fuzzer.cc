@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "core/config/config_digest.h"
 #include "core/config/freeze.h"
+#include "core/config/message_decoding.h"
 #include "core/config/model_spec.h"
 #include "core/config/parallel_config.h"
 #include "core/config/server_options.h"
@@ -56,7 +57,14 @@ const Setup& GetSetup() {
 void FuzzOne(const uint8_t* data, size_t size) {
   const Setup& setup = GetSetup();
   v1::GenerateRequest request;
-  if (!request.ParseFromArray(data, static_cast<int>(size))) return;
+  // The host's own parsing: bytes it refuses are refused as bad input.
+  const absl::Status parsed = config::ParseRequest(
+      absl::string_view(reinterpret_cast<const char*>(data), size), request);
+  if (!parsed.ok()) {
+    FUZZ_CHECK(parsed.code() == absl::StatusCode::kInvalidArgument, "%s",
+               parsed.ToString().c_str());
+    return;
+  }
   config::FreezeContext context{.sequence_number = 7,
                                 .generated_request_id = "generated",
                                 .drawn_seed = 1234,

@@ -1,4 +1,4 @@
-#include "server/message_decoding.h"
+#include "core/config/message_decoding.h"
 
 #include <string>
 
@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace ditserve::server {
+namespace ditserve::config {
 namespace {
 
 using ::testing::HasSubstr;
@@ -87,4 +87,4 @@ TEST(ParseRequestTest, EmptyBytesAreAnEmptyRequest) {
 }
 
 }  // namespace
-}  // namespace ditserve::server
+}  // namespace ditserve::config

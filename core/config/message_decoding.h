@@ -1,15 +1,15 @@
-#ifndef DITSERVE_SERVER_MESSAGE_DECODING_H_
-#define DITSERVE_SERVER_MESSAGE_DECODING_H_
+#ifndef DITSERVE_CORE_CONFIG_MESSAGE_DECODING_H_
+#define DITSERVE_CORE_CONFIG_MESSAGE_DECODING_H_
 
 // Parsing request bytes ourselves rather than in gRPC's generated handlers,
 // which answer any message that does not parse with UNIMPLEMENTED and an
-// empty message.
+// empty message. The first step of a request's way to a frozen config.
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
 
-namespace ditserve::server {
+namespace ditserve::config {
 
 // Parses `bytes` into `message`. INVALID_ARGUMENT naming what failed: the
 // path of a string field that is not UTF-8 (e.g. "prompt[1]") with the
@@ -18,6 +18,6 @@ namespace ditserve::server {
 absl::Status ParseRequest(absl::string_view bytes,
                           google::protobuf::Message& message);
 
-}  // namespace ditserve::server
+}  // namespace ditserve::config
 
-#endif  // DITSERVE_SERVER_MESSAGE_DECODING_H_
+#endif  // DITSERVE_CORE_CONFIG_MESSAGE_DECODING_H_

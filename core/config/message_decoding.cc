@@ -1,4 +1,4 @@
-#include "server/message_decoding.h"
+#include "core/config/message_decoding.h"
 
 #include <map>
 #include <optional>
@@ -9,7 +9,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/unknown_field_set.h"
 
-namespace ditserve::server {
+namespace ditserve::config {
 namespace {
 
 using ::google::protobuf::Descriptor;
@@ -81,4 +81,4 @@ absl::Status ParseRequest(absl::string_view bytes,
   return absl::OkStatus();
 }
 
-}  // namespace ditserve::server
+}  // namespace ditserve::config
