@@ -33,7 +33,13 @@ AttentionResult AttendRows(const at::Tensor& q, const at::Tensor& k,
   }
   AttentionResult result;
   if (return_log_sum_exp) result.log_sum_exp = at::logsumexp(scores, -1);
-  at::_softmax_out(scores, scores, -1, /*half_to_float=*/false);
+  if (scores.requires_grad()) {
+    // Autograd has no out= softmax; weights that require grad (as tests load
+    // them outside inference mode) take the allocating one.
+    scores = at::softmax(scores, -1);
+  } else {
+    at::_softmax_out(scores, scores, -1, /*half_to_float=*/false);
+  }
   result.output = at::matmul(scores, v.to(at::kFloat)).to(q.scalar_type());
   return result;
 }
