@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -14,6 +15,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/base/guarded.h"
 
 namespace ditserve::dist {
@@ -58,25 +62,27 @@ std::vector<int> WaitUnlessHung(c10d::Work& work,
     work.wait(timeout);
     return {};
   }
-  // A Gloo collective can be waited for in slices: a slice that ends before
-  // the work completes leaves it running.
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    try {
-      work.wait(std::max(std::chrono::milliseconds(1),
-                         std::min(left, watchdog.options().interval)));
-      return {};
-    } catch (const std::exception&) {
-      if (work.isCompleted() || std::chrono::steady_clock::now() >= deadline) {
-        throw;
-      }
+  // A Gloo collective completes its future from Gloo's worker thread, so it
+  // can be waited for in heartbeat-long slices without Work::wait's timeout
+  // exception (a c10::Error with a backtrace) at the end of each slice.
+  auto completed = std::make_shared<absl::Notification>();
+  work.getFuture()->addCallback(
+      [completed](c10::ivalue::Future& /*future*/) { completed->Notify(); });
+  const absl::Time deadline = absl::Now() + absl::FromChrono(timeout);
+  const absl::Duration slice = absl::FromChrono(watchdog.options().interval);
+  while (!completed->WaitForNotificationWithTimeout(
+      std::min(slice, deadline - absl::Now()))) {
+    if (absl::Now() >= deadline) {
+      throw std::runtime_error(
+          absl::StrCat("timed out after ", timeout.count(), " ms"));
     }
     if (std::vector<int> hung = watchdog.HungRanks(); !hung.empty()) {
       return hung;
     }
   }
+  // Completed: returns at once, or rethrows the collective's error.
+  work.wait();
+  return {};
 }
 
 }  // namespace
