@@ -15,15 +15,13 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/logging.h"
 #include "core/config/model_defaults.h"
-#include "core/config/parallel_config.h"
 #include "core/engine/build_version.h"
 #include "core/engine/compute_target.h"
 #include "core/engine/compute_threads.h"
-#include "core/engine/family_registry.h"
 #include "core/engine/model_loading.h"
 #include "core/engine/rank_flags.h"
 #include "core/engine/rank_runtime.h"
-#include "core/engine/startup_facts.h"
+#include "core/engine/rank_setup.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "server/admission_queue.h"
@@ -76,18 +74,9 @@ int RunHost() {
   // raises SIGPIPE; a client leaving must never end the host.
   std::signal(SIGPIPE, SIG_IGN);
 
-  absl::StatusOr<v1::ParallelConfig> parallel = config::MakeParallelConfig(
-      engine::ParallelFlagsFromFlags(), env->world_size);
-  if (!parallel.ok()) return Fail(parallel.status(), "parallel flags");
-  absl::StatusOr<std::string> model_dir = engine::ResolveModelDir(
-      absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
-  if (!model_dir.ok()) return Fail(model_dir.status(), "model");
-  absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(*model_dir);
-  if (!spec.ok()) return Fail(spec.status(), "model");
-  if (absl::Status s = config::ValidateParallelForModel(*parallel, *spec);
-      !s.ok()) {
-    return Fail(s, "parallel flags");
-  }
+  absl::StatusOr<engine::RankSetup> setup = engine::RankSetupFromFlags(*env);
+  if (!setup.ok()) return Fail(setup.status(), "start-up");
+  const config::ModelSpec& spec = setup->spec;
   // Checked before the rendezvous, so that a bad flag fails in seconds.
   if (absl::Status s = CheckConnectionFlags(); !s.ok()) {
     return Fail(s, "connection flags");
@@ -106,26 +95,17 @@ int RunHost() {
   }
   if (!auth.ok()) return Fail(auth.status(), "auth flags");
 
-  const std::string model_name(spec->defaults.name);
+  const std::string model_name(spec.defaults.name);
   spdlog::info(
       "serving {} from {} on {} ranks, {} intra-op threads, {} BLAS threads",
-      model_name, *model_dir, env->world_size, at::get_num_threads(),
+      model_name, setup->model_dir, env->world_size, at::get_num_threads(),
       engine::BlasThreads());
 
-  absl::StatusOr<dist::RendezvousOptions> rendezvous_options =
-      engine::RendezvousOptionsFromFlags();
-  if (!rendezvous_options.ok()) {
-    return Fail(rendezvous_options.status(), "rank flags");
-  }
-  absl::StatusOr<v1::StartupFacts> facts =
-      engine::DescribeStartup(*parallel, *spec, *model_dir);
-  if (!facts.ok()) return Fail(facts.status(), "model");
   absl::StatusOr<std::unique_ptr<engine::RankRuntime>> runtime =
-      engine::RankRuntime::Connect(*env, *parallel, *rendezvous_options,
-                                   *facts);
+      engine::JoinGroup(*env, *setup);
   if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
   absl::StatusOr<engine::LoadedModel> model =
-      engine::LoadModel(*model_dir, *spec, **runtime);
+      engine::LoadModel(setup->model_dir, spec, **runtime);
   if (!model.ok()) return Fail(model.status(), "model");
 
   Metrics metrics(
@@ -147,13 +127,13 @@ int RunHost() {
   engine::RankLoop& loop =
       (*runtime)->StartLoop(*model->program, model->dimensions, {});
   Scheduler scheduler(
-      &queue, &loop, MakeImageOutput(*model->program), &metrics, *spec,
+      &queue, &loop, MakeImageOutput(*model->program), &metrics, spec,
       {.max_batch = options.max_batch,
        .ping_interval = absl::Seconds(absl::GetFlag(FLAGS_ping_interval_s))});
   HealthService health(&*auth);
-  const ServedModel served{*spec,
-                           *model_dir,
-                           *parallel,
+  const ServedModel served{spec,
+                           setup->model_dir,
+                           setup->parallel,
                            options,
                            engine::BuildVersion(),
                            TORCH_VERSION,

@@ -11,13 +11,11 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/logging.h"
-#include "core/config/parallel_config.h"
 #include "core/engine/compute_threads.h"
-#include "core/engine/family_registry.h"
 #include "core/engine/model_loading.h"
 #include "core/engine/rank_flags.h"
 #include "core/engine/rank_runtime.h"
-#include "core/engine/startup_facts.h"
+#include "core/engine/rank_setup.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::worker {
@@ -45,36 +43,16 @@ int RunWorker() {
                 "rank environment");
   }
   engine::SetComputeThreads(engine::IntraOpThreads(*env));
-  absl::StatusOr<v1::ParallelConfig> parallel = config::MakeParallelConfig(
-      engine::ParallelFlagsFromFlags(), env->world_size);
-  if (!parallel.ok()) return Fail(parallel.status(), "parallel flags");
-  absl::StatusOr<std::string> model_dir = engine::ResolveModelDir(
-      absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
-  if (!model_dir.ok()) return Fail(model_dir.status(), "model");
-  absl::StatusOr<config::ModelSpec> spec = engine::ReadModelSpec(*model_dir);
-  if (!spec.ok()) return Fail(spec.status(), "model");
-  if (absl::Status s = config::ValidateParallelForModel(*parallel, *spec);
-      !s.ok()) {
-    return Fail(s, "parallel flags");
-  }
-
-  absl::StatusOr<dist::RendezvousOptions> rendezvous_options =
-      engine::RendezvousOptionsFromFlags();
-  if (!rendezvous_options.ok()) {
-    return Fail(rendezvous_options.status(), "rank flags");
-  }
-  absl::StatusOr<v1::StartupFacts> facts =
-      engine::DescribeStartup(*parallel, *spec, *model_dir);
-  if (!facts.ok()) return Fail(facts.status(), "model");
+  absl::StatusOr<engine::RankSetup> setup = engine::RankSetupFromFlags(*env);
+  if (!setup.ok()) return Fail(setup.status(), "start-up");
   absl::StatusOr<std::unique_ptr<engine::RankRuntime>> runtime =
-      engine::RankRuntime::Connect(*env, *parallel, *rendezvous_options,
-                                   *facts);
+      engine::JoinGroup(*env, *setup);
   if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
   absl::StatusOr<engine::LoadedModel> model =
-      engine::LoadModel(*model_dir, *spec, **runtime);
+      engine::LoadModel(setup->model_dir, setup->spec, **runtime);
   if (!model.ok()) return Fail(model.status(), "model");
   spdlog::info("joined a group of {} ranks; serving {}", env->world_size,
-               *model_dir);
+               setup->model_dir);
   const absl::Status status =
       (*runtime)->StartLoop(*model->program, model->dimensions, {}).Follow();
   if (!status.ok()) return Fail(status, "rank group");

@@ -616,6 +616,18 @@ TEST(ServingBatchTest, CancelledRequestLeavesASharedRunThatGoesOn) {
   EXPECT_EQ(delta("ditserve_run_batch_requests_sum"), 3);
 }
 
+// Health must report NOT_SERVING within 5 s of a broken group.
+void ExpectHealthTurnsNotServing(ServingCluster& cluster) {
+  absl::StatusOr<HealthStatus::ServingStatus> health;
+  for (int i = 0; i < 50; ++i) {
+    health = cluster.HealthStatus();
+    if (health.ok() && *health == HealthStatus::NOT_SERVING) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthStatus::NOT_SERVING);
+}
+
 TEST(ServingFailureTest, KilledWorkerFailsTheRequestNamingItAndHealthDrops) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start(
@@ -633,14 +645,7 @@ TEST(ServingFailureTest, KilledWorkerFailsTheRequestNamingItAndHealthDrops) {
               AnyOf(grpc::StatusCode::UNAVAILABLE, grpc::StatusCode::INTERNAL))
       << status.error_message();
   EXPECT_THAT(status.error_message(), HasSubstr("rank 1"));
-  absl::StatusOr<HealthStatus::ServingStatus> health;
-  for (int i = 0; i < 50; ++i) {
-    health = (*cluster)->HealthStatus();
-    if (health.ok() && *health == HealthStatus::NOT_SERVING) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(health.ok()) << health.status();
-  EXPECT_EQ(*health, HealthStatus::NOT_SERVING);
+  ExpectHealthTurnsNotServing(**cluster);
   v1::GenerateResponse response;
   EXPECT_EQ(Generate(**cluster, SmallRequest("after the loss"), &response, 30)
                 .error_code(),
@@ -682,14 +687,7 @@ TEST(ServingFailureTest, StoppedWorkerFailsTheRequestWithinTheHungRankTimeout) {
       << status.error_message();
   EXPECT_THAT(status.error_message(), HasSubstr("rank 1 stopped answering"));
   EXPECT_LT(detected_after, 10);
-  absl::StatusOr<HealthStatus::ServingStatus> health;
-  for (int i = 0; i < 50; ++i) {
-    health = (*cluster)->HealthStatus();
-    if (health.ok() && *health == HealthStatus::NOT_SERVING) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(health.ok()) << health.status();
-  EXPECT_EQ(*health, HealthStatus::NOT_SERVING);
+  ExpectHealthTurnsNotServing(**cluster);
   (*cluster)->ranks().Kill(1);
 }
 

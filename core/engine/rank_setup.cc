@@ -1,0 +1,58 @@
+#include "core/engine/rank_setup.h"
+
+#include <utility>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
+#include "core/config/parallel_config.h"
+#include "core/engine/family_registry.h"
+#include "core/engine/model_loading.h"
+#include "core/engine/rank_flags.h"
+#include "core/engine/startup_facts.h"
+
+namespace ditserve::engine {
+namespace {
+
+// `status` with `what` in front of its message.
+absl::Status Prefixed(const absl::Status& status, absl::string_view what) {
+  return absl::Status(status.code(),
+                      absl::StrCat(what, ": ", status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
+  RankSetup setup;
+  absl::StatusOr<v1::ParallelConfig> parallel =
+      config::MakeParallelConfig(ParallelFlagsFromFlags(), env.world_size);
+  if (!parallel.ok()) return Prefixed(parallel.status(), "parallel flags");
+  setup.parallel = *std::move(parallel);
+  absl::StatusOr<std::string> model_dir = ResolveModelDir(
+      absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
+  if (!model_dir.ok()) return Prefixed(model_dir.status(), "model");
+  setup.model_dir = *std::move(model_dir);
+  absl::StatusOr<config::ModelSpec> spec = ReadModelSpec(setup.model_dir);
+  if (!spec.ok()) return Prefixed(spec.status(), "model");
+  setup.spec = *std::move(spec);
+  if (absl::Status s =
+          config::ValidateParallelForModel(setup.parallel, setup.spec);
+      !s.ok()) {
+    return Prefixed(s, "parallel flags");
+  }
+  absl::StatusOr<dist::RendezvousOptions> rendezvous =
+      RendezvousOptionsFromFlags();
+  if (!rendezvous.ok()) return Prefixed(rendezvous.status(), "rank flags");
+  setup.rendezvous = *std::move(rendezvous);
+  return setup;
+}
+
+absl::StatusOr<std::unique_ptr<RankRuntime>> JoinGroup(const dist::RankEnv& env,
+                                                       const RankSetup& setup) {
+  absl::StatusOr<v1::StartupFacts> facts =
+      DescribeStartup(setup.parallel, setup.spec, setup.model_dir);
+  if (!facts.ok()) return Prefixed(facts.status(), "model");
+  return RankRuntime::Connect(env, setup.parallel, setup.rendezvous, *facts);
+}
+
+}  // namespace ditserve::engine
