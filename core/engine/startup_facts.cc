@@ -64,8 +64,8 @@ absl::StatusOr<std::vector<std::string>> WeightFiles(
   return files;
 }
 
-}  // namespace
-
+// StableDigest of the relative path, name, dtype and shape of every tensor
+// in the folder's safetensors files, as DigestHex.
 absl::StatusOr<std::string> WeightsFingerprint(const std::string& model_dir) {
   ASSIGN_OR_RETURN(std::vector<std::string> files, WeightFiles(model_dir));
   std::string layout;
@@ -81,6 +81,8 @@ absl::StatusOr<std::string> WeightsFingerprint(const std::string& model_dir) {
   }
   return config::DigestHex(config::StableDigest(layout));
 }
+
+}  // namespace
 
 absl::StatusOr<v1::StartupFacts> DescribeStartup(
     const v1::ParallelConfig& parallel, const config::ModelSpec& spec,

@@ -22,9 +22,6 @@ absl::StatusOr<v1::StartupFacts> DescribeStartup(
     const v1::ParallelConfig& parallel, const config::ModelSpec& spec,
     const std::string& model_dir);
 
-// StableDigest of what DescribeStartup fingerprints, as DigestHex.
-absl::StatusOr<std::string> WeightsFingerprint(const std::string& model_dir);
-
 }  // namespace ditserve::engine
 
 #endif  // DITSERVE_CORE_ENGINE_STARTUP_FACTS_H_

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -54,6 +55,21 @@ void CheckTokenizer(const Tokenizer& tokenizer, absl::string_view text,
                static_cast<long long>(padded->attention_mask[i]),
                static_cast<long long>(expected_id));
   }
+}
+
+// One fuzz input for `Tokenizer` (T5Tokenizer or CLIPTokenizer), loaded once
+// from the golden tokenizer folder `path`.
+template <typename Tokenizer>
+void FuzzTokenizer(const char* path, int max_length, const uint8_t* data,
+                   size_t size) {
+  static const Tokenizer* tokenizer = [path] {
+    absl::StatusOr<Tokenizer> loaded = Tokenizer::Load(path);
+    FUZZ_CHECK(loaded.ok(), "%s", loaded.status().ToString().c_str());
+    return new Tokenizer(*std::move(loaded));
+  }();
+  CheckTokenizer(*tokenizer,
+                 absl::string_view(reinterpret_cast<const char*>(data), size),
+                 max_length);
 }
 
 }  // namespace ditserve::fuzz
