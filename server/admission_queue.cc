@@ -19,6 +19,7 @@ absl::StatusOr<int> AdmissionQueue::Push(
     return absl::UnavailableError(
         "server is draining and accepts no new requests");
   }
+  if (!paused_.ok()) return paused_;
   if (static_cast<int>(jobs_.size()) >= capacity_) {
     return absl::ResourceExhaustedError(
         absl::StrCat("queue is full (", capacity_,
@@ -94,9 +95,14 @@ void AdmissionQueue::StartDraining() {
   draining_ = true;
 }
 
-bool AdmissionQueue::draining() const {
+void AdmissionQueue::Pause(absl::Status why) {
   absl::MutexLock lock(&mu_);
-  return draining_;
+  paused_ = std::move(why);
+}
+
+void AdmissionQueue::Resume() {
+  absl::MutexLock lock(&mu_);
+  paused_ = absl::OkStatus();
 }
 
 int AdmissionQueue::depth() const {

@@ -22,7 +22,8 @@ class AdmissionQueue {
   AdmissionQueue(int capacity, std::function<void(int)> on_depth_change);
 
   // Admits `job` and returns the number of jobs ahead of it.
-  // RESOURCE_EXHAUSTED when `capacity` jobs wait; UNAVAILABLE when draining.
+  // RESOURCE_EXHAUSTED when `capacity` jobs wait; UNAVAILABLE when draining;
+  // the Pause status while paused.
   // `on_admitted(position)` runs before the job can be popped, so whatever it
   // sends the client precedes the job's progress.
   absl::StatusOr<int> Push(
@@ -46,7 +47,9 @@ class AdmissionQueue {
 
   // Refuses new jobs from now on; queued jobs still run.
   void StartDraining();
-  bool draining() const;
+  // Refuses new jobs with `why` until Resume (the rank group re-forms).
+  void Pause(absl::Status why);
+  void Resume();
   int depth() const;
 
  private:
@@ -58,6 +61,8 @@ class AdmissionQueue {
   mutable absl::Mutex mu_;
   std::deque<std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  // OK unless paused.
+  absl::Status paused_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ditserve::server

@@ -5,7 +5,9 @@
 #include <torch/version.h>
 
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -15,12 +17,12 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/logging.h"
 #include "core/config/model_defaults.h"
+#include "core/dist/group_store.h"
 #include "core/engine/build_version.h"
 #include "core/engine/compute_target.h"
 #include "core/engine/compute_threads.h"
 #include "core/engine/model_loading.h"
 #include "core/engine/rank_flags.h"
-#include "core/engine/rank_runtime.h"
 #include "core/engine/rank_setup.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
@@ -35,6 +37,7 @@
 #include "server/metrics.h"
 #include "server/request_intake.h"
 #include "server/scheduler.h"
+#include "server/serving_generation.h"
 #include "server/tls_config.h"
 #include "spdlog/spdlog.h"
 
@@ -51,6 +54,39 @@ void RequestStop(int /*signal*/) { stop_requested = 1; }
 int Fail(const absl::Status& status, const char* what) {
   spdlog::error("{}: {}", what, status.ToString());
   return 1;
+}
+
+// Opens generations of the rank group one after another until one forms
+// (every rank joined and agreed, the lost one back from its supervisor) or
+// the host is told to stop (nullptr).
+std::unique_ptr<ServingGeneration> ReformGroup(
+    const engine::RankSetup& setup,
+    const std::shared_ptr<dist::GroupStore>& store,
+    const ServingGeneration::Shared& shared,
+    const std::function<absl::Status()>& keep_waiting) {
+  while (!stop_requested) {
+    absl::StatusOr<int64_t> generation = store->OpenNext();
+    if (!generation.ok()) {
+      spdlog::error("re-forming the rank group: {}",
+                    generation.status().ToString());
+      absl::SleepFor(absl::Seconds(1));
+      continue;
+    }
+    spdlog::info("waiting up to {} ms for every rank to join generation {}",
+                 setup.rendezvous.connect_timeout.count(), *generation);
+    const absl::Time started = absl::Now();
+    absl::StatusOr<std::unique_ptr<ServingGeneration>> formed =
+        ServingGeneration::Form(setup, store, *generation, shared,
+                                keep_waiting);
+    if (formed.ok()) {
+      spdlog::info("rank group generation {} formed in {}; serving again",
+                   *generation, absl::FormatDuration(absl::Now() - started));
+      return *std::move(formed);
+    }
+    spdlog::warn("rank group generation {} did not form: {}", *generation,
+                 formed.status().ToString());
+  }
+  return nullptr;
 }
 
 int RunHost() {
@@ -101,16 +137,32 @@ int RunHost() {
       model_name, setup->model_dir, env->world_size, at::get_num_threads(),
       engine::BlasThreads());
 
-  absl::StatusOr<std::unique_ptr<engine::RankRuntime>> runtime =
-      engine::JoinGroup(*env, *setup);
-  if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
-  absl::StatusOr<engine::LoadedModel> model =
-      engine::LoadModel(setup->model_dir, spec, **runtime);
-  if (!model.ok()) return Fail(model.status(), "model");
-
+  absl::StatusOr<std::shared_ptr<dist::GroupStore>> store =
+      dist::GroupStore::Connect(*env, setup->rendezvous.connect_timeout);
+  if (!store.ok()) return Fail(store.status(), "rendezvous");
   Metrics metrics(
       model_name, env->world_size,
       {engine::BuildVersion(), TORCH_VERSION, engine::kComputeTarget.device});
+  const config::ServerOptions options = ServerOptionsFromFlags();
+  AdmissionQueue queue(options.max_queue,
+                       [&metrics](int depth) { metrics.SetQueueDepth(depth); });
+  const ServingGeneration::Shared shared{
+      .queue = &queue,
+      .metrics = &metrics,
+      .scheduler = {.max_batch = options.max_batch,
+                    .ping_interval =
+                        absl::Seconds(absl::GetFlag(FLAGS_ping_interval_s))}};
+  const auto keep_waiting = []() -> absl::Status {
+    if (stop_requested) return absl::CancelledError("the host is stopping");
+    return absl::OkStatus();
+  };
+  // A rank that is missing at start-up fails the start: it is a
+  // configuration error, not a loss.
+  absl::StatusOr<std::unique_ptr<ServingGeneration>> serving =
+      ServingGeneration::Form(*setup, *store, /*generation=*/0, shared,
+                              keep_waiting);
+  if (!serving.ok()) return Fail(serving.status(), "rank group");
+
   const std::string listen = absl::GetFlag(FLAGS_listen);
   if (absl::GetFlag(FLAGS_metrics_port) != 0) {
     if (absl::StatusOr<int> port =
@@ -120,16 +172,6 @@ int RunHost() {
     }
   }
   metrics.SetRanksAlive(env->world_size);
-
-  const config::ServerOptions options = ServerOptionsFromFlags();
-  AdmissionQueue queue(options.max_queue,
-                       [&metrics](int depth) { metrics.SetQueueDepth(depth); });
-  engine::RankLoop& loop =
-      (*runtime)->StartLoop(*model->program, model->dimensions, {});
-  Scheduler scheduler(
-      &queue, &loop, MakeImageOutput(*model->program), &metrics, spec,
-      {.max_batch = options.max_batch,
-       .ping_interval = absl::Seconds(absl::GetFlag(FLAGS_ping_interval_s))});
   HealthService health(&*auth);
   const ServedModel served{spec,
                            setup->model_dir,
@@ -181,7 +223,6 @@ int RunHost() {
         "gRPC");
   }
 
-  scheduler.Start();
   health.SetServing(true);
   spdlog::info(
       "serving gRPC on {}:{}, HTTP API on port {}, metrics on port {}; TLS "
@@ -195,33 +236,40 @@ int RunHost() {
 
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);
-  bool group_broken = false;
+  absl::Status group_status;
   while (!stop_requested) {
-    if (!group_broken &&
-        scheduler.WaitForBrokenGroup(absl::Milliseconds(200))) {
-      // A rank was lost: the scheduler answered what was queued and stopped
-      // admitting; keep answering health (NOT_SERVING) until told to stop.
-      group_broken = true;
-      health.SetServing(false);
-      metrics.SetRanksAlive(
-          env->world_size -
-          static_cast<int>((*runtime)->FindLostRanks().size()));
-      spdlog::error("rank group broke: {}; not serving",
-                    scheduler.group_status().ToString());
-    } else if (group_broken) {
-      absl::SleepFor(absl::Milliseconds(200));
+    if (!(*serving)->scheduler().WaitForBrokenGroup(absl::Milliseconds(200))) {
+      continue;
     }
+    // The scheduler failed the running request, answered what was queued and
+    // paused admission; re-form the group once the lost rank returns.
+    health.SetServing(false);
+    group_status = (*serving)->scheduler().group_status();
+    spdlog::error("rank group generation {} broke: {}; re-forming it",
+                  (*serving)->generation(), group_status.ToString());
+    metrics.SetRanksAlive((*serving)->Abandon());
+    serving->reset();
+    *serving = ReformGroup(*setup, *store, shared, keep_waiting);
+    if (*serving == nullptr) break;
+    group_status = absl::OkStatus();
+    metrics.SetRanksAlive(env->world_size);
+    metrics.SetGroupGeneration((*serving)->generation());
+    queue.Resume();
+    health.SetServing(true);
   }
 
   spdlog::info("stopping: draining admitted requests");
   health.SetServing(false);
-  scheduler.Drain(absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)));
+  if (*serving != nullptr) {
+    (*serving)->scheduler().Drain(
+        absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)));
+    if (group_status.ok())
+      group_status = (*serving)->scheduler().group_status();
+  }
   http_server.reset();
   health.Shutdown();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  if (!scheduler.group_status().ok()) {
-    return Fail(scheduler.group_status(), "rank group");
-  }
+  if (!group_status.ok()) return Fail(group_status, "rank group");
   spdlog::info("stopped cleanly");
   return 0;
 }

@@ -69,6 +69,13 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
                        .Help("Ranks that answered the last liveness check")
                        .Register(*registry_)
                        .Add({})),
+      group_generation_(prometheus::BuildGauge()
+                            .Name(kGroupGenerationMetric)
+                            .Help("Generation of the rank group that serves; "
+                                  "each re-formation after a lost rank adds "
+                                  "one")
+                            .Register(*registry_)
+                            .Add({})),
       rank_memory_(prometheus::BuildGauge()
                        .Name(kRankMemoryMetric)
                        .Help("Resident memory of each rank after its last "
@@ -157,6 +164,10 @@ void Metrics::SetRequestsRunning(int running) {
 }
 
 void Metrics::SetRanksAlive(int alive) { ranks_alive_.Set(alive); }
+
+void Metrics::SetGroupGeneration(int64_t generation) {
+  group_generation_.Set(static_cast<double>(generation));
+}
 
 void Metrics::SetRankMemory(int rank, const base::ProcessMemory& memory) {
   const std::string rank_label = absl::StrCat(rank);

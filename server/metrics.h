@@ -4,6 +4,7 @@
 // The host's Prometheus metrics (names and labels as in DESIGN.md). Labels are
 // bounded: model, stage, status and rank, never a prompt or request id.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,7 @@ inline constexpr char kQueueDepthMetric[] = "ditserve_queue_depth";
 inline constexpr char kRequestsRunningMetric[] = "ditserve_requests_running";
 inline constexpr char kRanksAliveMetric[] = "ditserve_ranks_alive";
 inline constexpr char kWorldSizeMetric[] = "ditserve_world_size";
+inline constexpr char kGroupGenerationMetric[] = "ditserve_group_generation";
 inline constexpr char kRankMemoryMetric[] = "ditserve_rank_memory_bytes";
 inline constexpr char kBuildInfoMetric[] = "ditserve_build_info";
 
@@ -62,6 +64,8 @@ class Metrics {
   void SetQueueDepth(int depth);
   void SetRequestsRunning(int running);
   void SetRanksAlive(int alive);
+  // The generation of the rank group that serves (0 until it is re-formed).
+  void SetGroupGeneration(int64_t generation);
   // A rank's resident memory as it reported after its last request.
   void SetRankMemory(int rank, const base::ProcessMemory& memory);
 
@@ -82,6 +86,7 @@ class Metrics {
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& requests_running_;
   prometheus::Gauge& ranks_alive_;
+  prometheus::Gauge& group_generation_;
   prometheus::Family<prometheus::Gauge>& rank_memory_;
 };
 

@@ -177,10 +177,13 @@ void Scheduler::FailGroup(const absl::Status& status) {
     absl::MutexLock lock(&mu_);
     group_status_ = status;
   }
-  queue_->StartDraining();
+  const absl::Status refusal = absl::UnavailableError(
+      absl::StrCat("rank group broke: ", status.message(),
+                   "; it is re-formed once every rank is back: retry in a "
+                   "few seconds"));
+  queue_->Pause(refusal);
   while (std::shared_ptr<Job> job = queue_->Pop(absl::ZeroDuration())) {
-    job->Finish(absl::UnavailableError(
-        absl::StrCat("rank group broke: ", status.message())));
+    job->Finish(refusal);
   }
   group_broken_.Notify();
 }

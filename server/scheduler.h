@@ -51,8 +51,8 @@ class Scheduler {
   // Jobs still queued after the timeout are answered UNAVAILABLE.
   void Drain(absl::Duration timeout);
   // True once the rank group broke (a rank was lost); the thread has then
-  // failed its run, answered every queued job UNAVAILABLE, stopped
-  // admission and ended. Waits at most `timeout` for that.
+  // failed its run, answered every queued job UNAVAILABLE, paused admission
+  // (AdmissionQueue::Pause) and ended. Waits at most `timeout` for that.
   bool WaitForBrokenGroup(absl::Duration timeout);
   // Why the group broke; OK while it serves.
   absl::Status group_status() const;

@@ -1,7 +1,10 @@
 // ditserve-worker: ranks 1..N-1. Joins the group, loads its share of the
-// model and follows rank 0's control messages until shut down; exits
-// non-zero when the host or another rank is lost.
+// model and follows rank 0's control messages until shut down. When another
+// rank is lost it joins the group rank 0 re-forms; it exits non-zero when
+// the host is lost.
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -11,6 +14,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/logging.h"
+#include "core/dist/group_store.h"
 #include "core/engine/compute_threads.h"
 #include "core/engine/model_loading.h"
 #include "core/engine/rank_flags.h"
@@ -24,6 +28,37 @@ namespace {
 int Fail(const absl::Status& status, const char* what) {
   spdlog::error("{}: {}", what, status.ToString());
   return 1;
+}
+
+// How one generation of the group ended for this worker.
+struct GenerationEnd {
+  // OK: the host shut the group down.
+  absl::Status status;
+  // Whether to join the next generation: the group broke or never formed,
+  // rather than this rank being started wrongly or unable to load.
+  bool rejoin = false;
+};
+
+GenerationEnd ServeGeneration(const engine::RankSetup& setup,
+                              std::shared_ptr<dist::GroupStore> store,
+                              int64_t generation) {
+  absl::StatusOr<std::unique_ptr<engine::RankRuntime>> runtime =
+      engine::JoinGroup(setup, std::move(store), generation);
+  if (!runtime.ok()) {
+    // Differing flags, model or build would differ again.
+    return {.status = runtime.status(),
+            .rejoin = !absl::IsFailedPrecondition(runtime.status())};
+  }
+  absl::StatusOr<engine::LoadedModel> model =
+      engine::LoadModel(setup.model_dir, setup.spec, **runtime);
+  if (!model.ok()) return {.status = model.status()};
+  spdlog::info("joined generation {} of a group of {} ranks; serving {}",
+               generation, (*runtime)->env().world_size, setup.model_dir);
+  const absl::Status status =
+      (*runtime)->StartLoop(*model->program, model->dimensions, {}).Follow();
+  if (status.ok()) return {};
+  (*runtime)->Abandon();
+  return {.status = status, .rejoin = true};
 }
 
 int RunWorker() {
@@ -45,17 +80,25 @@ int RunWorker() {
   engine::SetComputeThreads(engine::IntraOpThreads(*env));
   absl::StatusOr<engine::RankSetup> setup = engine::RankSetupFromFlags(*env);
   if (!setup.ok()) return Fail(setup.status(), "start-up");
-  absl::StatusOr<std::unique_ptr<engine::RankRuntime>> runtime =
-      engine::JoinGroup(*env, *setup);
-  if (!runtime.ok()) return Fail(runtime.status(), "rendezvous");
-  absl::StatusOr<engine::LoadedModel> model =
-      engine::LoadModel(setup->model_dir, setup->spec, **runtime);
-  if (!model.ok()) return Fail(model.status(), "model");
-  spdlog::info("joined a group of {} ranks; serving {}", env->world_size,
-               setup->model_dir);
-  const absl::Status status =
-      (*runtime)->StartLoop(*model->program, model->dimensions, {}).Follow();
-  if (!status.ok()) return Fail(status, "rank group");
+  const std::chrono::milliseconds timeout = setup->rendezvous.connect_timeout;
+  absl::StatusOr<std::shared_ptr<dist::GroupStore>> store =
+      dist::GroupStore::Connect(*env, timeout);
+  if (!store.ok()) return Fail(store.status(), "rendezvous");
+  // After a loss the host opens a new generation of the group; a survivor
+  // and a restarted rank both join it. The store going away means the host
+  // is gone, and the supervisor restarts this rank with it.
+  int64_t generation = -1;
+  while (true) {
+    absl::StatusOr<int64_t> next =
+        (*store)->GenerationToJoin(generation, timeout);
+    if (!next.ok()) return Fail(next.status(), "rank group");
+    generation = *next;
+    const GenerationEnd end = ServeGeneration(*setup, *store, generation);
+    if (end.status.ok()) break;
+    if (!end.rejoin) return Fail(end.status, "rank group");
+    spdlog::warn("rank group generation {} ended: {}; joining the next one",
+                 generation, end.status.ToString());
+  }
   spdlog::info("shut down by the host");
   return 0;
 }

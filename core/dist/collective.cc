@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -19,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::dist {
 namespace {
@@ -39,28 +41,49 @@ bool IsPointToPoint(c10d::Work& work) {
          dynamic_cast<c10d::ProcessGroupGloo::RecvWork*>(&work) != nullptr;
 }
 
-// Waits for `work` at most `timeout`; returns the ranks `watchdog` found
-// hung if it gave up on them first, else nothing (Work::wait's exceptions
-// propagate).
-std::vector<int> WaitUnlessHung(c10d::Work& work,
-                                std::chrono::milliseconds timeout,
-                                Watchdog& watchdog) {
+// UNAVAILABLE when waits on `context`'s group should end before their
+// timeout: a rank hung, or rank 0 opened a newer generation of the group;
+// else OK.
+absl::Status ReasonToGiveUp(absl::string_view operation,
+                            const CollectiveContext& context) {
+  Watchdog& watchdog = *context.watchdog;
+  if (std::vector<int> hung = watchdog.HungRanks(); !hung.empty()) {
+    return absl::UnavailableError(absl::StrCat(
+        RankList(hung), " stopped answering during ", operation, " on the ",
+        context.group_name, " group: no heartbeat for ",
+        watchdog.options().hung_after.count(), " ms"));
+  }
+  if (std::optional<int64_t> newer = watchdog.SupersededBy()) {
+    return absl::UnavailableError(
+        absl::StrCat(operation, " on the ", context.group_name,
+                     " group was left: rank 0 re-forms the group as "
+                     "generation ",
+                     *newer));
+  }
+  return absl::OkStatus();
+}
+
+// Waits for `work` at most `timeout`; returns ReasonToGiveUp's status if it
+// gave up first, else OK (Work::wait's exceptions propagate).
+absl::Status WaitUnlessGivenUp(c10d::Work& work, absl::string_view operation,
+                               const CollectiveContext& context) {
+  Watchdog& watchdog = *context.watchdog;
   if (IsPointToPoint(work)) {
     // A timed-out point-to-point wait tears down Gloo's pairs, so it is
     // never sliced: the watchdog's monitor aborts it instead.
     const int64_t id = watchdog.AbortOnHang([&work] { work.abort(); });
     absl::Cleanup remove = [&] { watchdog.RemoveAbortOnHang(id); };
-    if (work.wait(timeout)) return {};
-    std::vector<int> hung = watchdog.HungRanks();
-    if (hung.empty()) {
+    if (work.wait(context.timeout)) return absl::OkStatus();
+    absl::Status given_up = ReasonToGiveUp(operation, context);
+    if (given_up.ok()) {
       throw std::runtime_error(
           "the watchdog aborted the wait for a rank that has since answered");
     }
-    return hung;
+    return given_up;
   }
   if (dynamic_cast<c10d::ProcessGroupGloo::AsyncWork*>(&work) == nullptr) {
-    work.wait(timeout);
-    return {};
+    work.wait(context.timeout);
+    return absl::OkStatus();
   }
   // A Gloo collective completes its future from Gloo's worker thread, so it
   // can be waited for in heartbeat-long slices without Work::wait's timeout
@@ -68,21 +91,19 @@ std::vector<int> WaitUnlessHung(c10d::Work& work,
   auto completed = std::make_shared<absl::Notification>();
   work.getFuture()->addCallback(
       [completed](c10::ivalue::Future& /*future*/) { completed->Notify(); });
-  const absl::Time deadline = absl::Now() + absl::FromChrono(timeout);
+  const absl::Time deadline = absl::Now() + absl::FromChrono(context.timeout);
   const absl::Duration slice = absl::FromChrono(watchdog.options().interval);
   while (!completed->WaitForNotificationWithTimeout(
       std::min(slice, deadline - absl::Now()))) {
     if (absl::Now() >= deadline) {
       throw std::runtime_error(
-          absl::StrCat("timed out after ", timeout.count(), " ms"));
+          absl::StrCat("timed out after ", context.timeout.count(), " ms"));
     }
-    if (std::vector<int> hung = watchdog.HungRanks(); !hung.empty()) {
-      return hung;
-    }
+    RETURN_IF_ERROR(ReasonToGiveUp(operation, context));
   }
   // Completed: returns at once, or rethrows the collective's error.
   work.wait();
-  return {};
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -102,18 +123,18 @@ absl::Status RunCollective(
       work->wait(context.timeout);
       return absl::OkStatus();
     }
-    const std::vector<int> hung =
-        WaitUnlessHung(*work, context.timeout, *context.watchdog);
-    if (hung.empty()) return absl::OkStatus();
-    return absl::UnavailableError(absl::StrCat(
-        RankList(hung), " stopped answering during ", operation, " on the ",
-        context.group_name, " group: no heartbeat for ",
-        context.watchdog->options().hung_after.count(), " ms"));
+    return WaitUnlessGivenUp(*work, operation, context);
   } catch (...) {
     cause = DescribeCurrentException();
   }
   std::vector<int> lost;
-  if (context.watchdog != nullptr) lost = context.watchdog->FindLostRanks();
+  if (context.watchdog != nullptr) {
+    // The ranks that left a superseded generation close their connections.
+    if (context.watchdog->SupersededBy().has_value()) {
+      return ReasonToGiveUp(operation, context);
+    }
+    lost = context.watchdog->FindLostRanks();
+  }
   if (!lost.empty()) {
     return absl::UnavailableError(
         absl::StrCat(RankList(lost), " lost during ", operation, " on the ",

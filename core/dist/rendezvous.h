@@ -2,12 +2,17 @@
 #define DITSERVE_CORE_DIST_RENDEZVOUS_H_
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <torch/csrc/distributed/c10d/Store.hpp>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/dist/group_store.h"
 #include "core/dist/process_group.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/watchdog.h"
@@ -25,25 +30,33 @@ struct RendezvousOptions {
   WatchdogOptions watchdog;
 };
 
-// The groups every rank joins at start-up: rank 0 serves a c10d TCPStore at
-// MASTER_ADDR:MASTER_PORT; every rank joins a Gloo world group, a separate
-// Gloo control group (CPU, also when the data plane is NCCL) and, in CUDA
-// builds, a NCCL data-plane group. A watchdog keeps this rank's heartbeat in
-// the store.
+// One generation of the group (see GroupStore): every rank joins a Gloo
+// world group, a separate Gloo control group (CPU, also when the data plane
+// is NCCL) and, in CUDA builds, a NCCL data-plane group, all under the
+// generation's keys in rank 0's store. A watchdog keeps this rank's
+// heartbeat in the store.
 class Rendezvous {
  public:
-  // Before forming any group, every rank publishes `facts` in the store and
-  // all must agree with rank 0's (AgreeOnStartup).
-  // Errors: UNAVAILABLE naming the address when the store cannot be reached
-  // or a group cannot be formed within connect_timeout; FAILED_PRECONDITION
-  // naming the rank, field and values where the facts disagree.
+  // Joins `generation` in `store`. Before forming any group, every rank
+  // publishes `facts` and all must agree with rank 0's (AgreeOnStartup);
+  // the wait for the other ranks stops early when `keep_waiting` (may be
+  // empty) turns non-OK or, on ranks > 0, when rank 0 opens a newer
+  // generation. Errors: UNAVAILABLE when a rank does not arrive within
+  // connect_timeout or a group cannot be formed; FAILED_PRECONDITION naming
+  // the rank, field and values where the facts disagree.
+  static absl::StatusOr<std::unique_ptr<Rendezvous>> Join(
+      std::shared_ptr<GroupStore> store, int64_t generation,
+      const RendezvousOptions& options, const v1::StartupFacts& facts,
+      std::function<absl::Status()> keep_waiting);
+  // A group that lives as long as the process: its own store connection
+  // (served on rank 0) and generation 0.
   static absl::StatusOr<std::unique_ptr<Rendezvous>> Connect(
       const RankEnv& env, const RendezvousOptions& options,
       const v1::StartupFacts& facts);
 
-  const RankEnv& env() const { return env_; }
+  const RankEnv& env() const { return store_->env(); }
+  int64_t generation() const { return generation_; }
   const RendezvousOptions& options() const { return options_; }
-  const c10::intrusive_ptr<c10d::Store>& store() const { return store_; }
   // Gloo over every rank.
   const ProcessGroupPtr& world() const { return world_; }
   // Gloo over every rank, used only by the control channel.
@@ -58,21 +71,35 @@ class Rendezvous {
   // once on other ranks.
   void KeepStoreForSurvivors();
 
+  // After the group broke, before this is destroyed: keeps every group
+  // formed here until the process exits. Destroying a Gloo group joins its
+  // worker thread, which may wait in a collective with a lost or hung rank
+  // until Gloo's timeout; a re-formed group must not wait for that.
+  void Abandon();
+
   // A new Gloo group of `size` ranks whose members all call this with the
   // same `prefix` (keys in the store are namespaced by it).
   absl::StatusOr<ProcessGroupPtr> NewGlooGroup(absl::string_view prefix,
                                                int rank_in_group, int size);
 
  private:
-  Rendezvous(const RankEnv& env, const RendezvousOptions& options)
-      : env_(env), options_(options) {}
+  Rendezvous(std::shared_ptr<GroupStore> store, int64_t generation,
+             const RendezvousOptions& options)
+      : store_(std::move(store)),
+        generation_(generation),
+        scoped_(store_->Scoped(generation)),
+        options_(options) {}
 
-  RankEnv env_;
+  std::shared_ptr<GroupStore> store_;
+  const int64_t generation_;
+  // The store under this generation's keys.
+  c10::intrusive_ptr<c10d::Store> scoped_;
   RendezvousOptions options_;
-  c10::intrusive_ptr<c10d::Store> store_;
   ProcessGroupPtr world_;
   ProcessGroupPtr control_;
   ProcessGroupPtr data_;
+  // Every group formed here, for Abandon.
+  std::vector<ProcessGroupPtr> groups_;
   std::unique_ptr<Watchdog> watchdog_;
 };
 

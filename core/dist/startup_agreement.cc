@@ -38,18 +38,22 @@ std::map<std::string, std::string> ByName(const v1::StartupFacts& facts) {
 }
 
 absl::StatusOr<v1::StartupFacts> ReadFacts(c10d::Store& store, int rank,
-                                           std::chrono::milliseconds timeout) {
-  ASSIGN_OR_RETURN(
-      std::vector<uint8_t> bytes,
-      base::GuardedAs(absl::StatusCode::kUnavailable,
-                      absl::StrCat("the start-up facts of rank ", rank,
-                                   " did not arrive within ", timeout.count(),
-                                   " ms (is it started, with the same "
-                                   "MASTER_ADDR:MASTER_PORT?)"),
-                      [&] {
-                        store.wait({FactsKey(rank)}, timeout);
-                        return store.get(FactsKey(rank));
-                      }));
+                                           const StoreWait& wait) {
+  absl::Status arrived =
+      WaitForKeys(store, {FactsKey(rank)}, wait,
+                  absl::StrCat("the start-up facts of rank ", rank));
+  if (absl::IsUnavailable(arrived)) {
+    return absl::UnavailableError(absl::StrCat(
+        arrived.message(),
+        " (is it started, with the same MASTER_ADDR:MASTER_PORT?)"));
+  }
+  RETURN_IF_ERROR(arrived);
+  ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                   base::GuardedAs(absl::StatusCode::kUnavailable,
+                                   absl::StrCat("reading the start-up facts "
+                                                "of rank ",
+                                                rank),
+                                   [&] { return store.get(FactsKey(rank)); }));
   v1::StartupFacts facts;
   if (!facts.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -62,10 +66,10 @@ absl::StatusOr<v1::StartupFacts> ReadFacts(c10d::Store& store, int rank,
 // The first disagreement with rank 0 among every rank's facts, or OK.
 absl::Status CompareAllRanks(c10d::Store& store, int rank, int world_size,
                              const v1::StartupFacts& mine,
-                             std::chrono::milliseconds timeout) {
+                             const StoreWait& wait) {
   v1::StartupFacts reference = mine;
   if (rank != 0) {
-    ASSIGN_OR_RETURN(reference, ReadFacts(store, 0, timeout));
+    ASSIGN_OR_RETURN(reference, ReadFacts(store, 0, wait));
   }
   // This rank first, so that a rank that differs names itself at once.
   std::vector<int> order = {rank};
@@ -76,7 +80,7 @@ absl::Status CompareAllRanks(c10d::Store& store, int rank, int world_size,
     if (other == 0) continue;
     v1::StartupFacts facts = mine;
     if (other != rank) {
-      ASSIGN_OR_RETURN(facts, ReadFacts(store, other, timeout));
+      ASSIGN_OR_RETURN(facts, ReadFacts(store, other, wait));
     }
     const std::vector<std::string> differences =
         DescribeDisagreement(other, facts, reference);
@@ -122,7 +126,7 @@ std::vector<std::string> DescribeDisagreement(
 
 absl::Status AgreeOnStartup(c10d::Store& store, int rank, int world_size,
                             const v1::StartupFacts& facts,
-                            std::chrono::milliseconds timeout) {
+                            const StoreWait& wait) {
   v1::StartupFacts mine;
   v1::StartupFact* world = mine.add_facts();
   world->set_name(kWorldSizeFact);
@@ -137,7 +141,7 @@ absl::Status AgreeOnStartup(c10d::Store& store, int rank, int world_size,
                   std::vector<uint8_t>(bytes.begin(), bytes.end()));
       }));
   const absl::Status verdict =
-      CompareAllRanks(store, rank, world_size, mine, timeout);
+      CompareAllRanks(store, rank, world_size, mine, wait);
   if (verdict.ok()) return verdict;
   if (rank == 0) {
     std::vector<std::string> checked;
@@ -147,7 +151,7 @@ absl::Status AgreeOnStartup(c10d::Store& store, int rank, int world_size,
     // Ranks that never started would keep rank 0 waiting; the linger is
     // bounded, and the verdict stands either way.
     base::GuardedAs(absl::StatusCode::kUnavailable, "", [&] {
-      store.wait(checked, std::min(timeout, kLingerForVerdicts));
+      store.wait(checked, std::min(wait.timeout, kLingerForVerdicts));
     }).IgnoreError();
   } else {
     base::GuardedAs(absl::StatusCode::kUnavailable, "", [&] {

@@ -1,12 +1,12 @@
 #ifndef DITSERVE_CORE_DIST_STARTUP_AGREEMENT_H_
 #define DITSERVE_CORE_DIST_STARTUP_AGREEMENT_H_
 
-#include <chrono>
 #include <string>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/dist/store_wait.h"
 #include "ditserve/v1/startup.pb.h"
 
 namespace ditserve::dist {
@@ -23,10 +23,11 @@ std::vector<std::string> DescribeDisagreement(
 // different builds then fail in seconds instead of at the first collective.
 // Every rank reaches the same verdict. Errors: FAILED_PRECONDITION naming
 // the differing rank, each differing field and both values; UNAVAILABLE
-// when a rank's facts do not arrive within `timeout`.
+// when a rank's facts do not arrive within wait.timeout; wait.keep_waiting's
+// status when it stops the wait.
 absl::Status AgreeOnStartup(c10d::Store& store, int rank, int world_size,
                             const v1::StartupFacts& facts,
-                            std::chrono::milliseconds timeout);
+                            const StoreWait& wait);
 
 }  // namespace ditserve::dist
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "core/dist/group_store.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::dist {
@@ -24,8 +25,10 @@ std::string ExitedKey(int rank) {
 }  // namespace
 
 Watchdog::Watchdog(c10::intrusive_ptr<c10d::Store> store, int rank,
-                   int world_size, WatchdogOptions options)
+                   int world_size, WatchdogOptions options, int64_t generation)
     : store_(std::move(store)),
+      scoped_(ScopeToGeneration(store_, generation)),
+      generation_(generation),
       rank_(rank),
       world_size_(world_size),
       options_(options),
@@ -45,7 +48,7 @@ Watchdog::~Watchdog() {
   monitor_thread_.join();
   try {
     absl::MutexLock store_lock(&store_mutex_);
-    store_->set(ExitedKey(rank_), std::vector<uint8_t>{1});
+    scoped_->set(ExitedKey(rank_), std::vector<uint8_t>{1});
   } catch (const std::exception&) {
     // The store is gone (rank 0 exited first); nobody is left to ask.
   }
@@ -61,7 +64,7 @@ void Watchdog::Beat() {
     }
     try {
       absl::MutexLock store_lock(&store_mutex_);
-      store_->add(key, 1);
+      scoped_->add(key, 1);
     } catch (const std::exception& error) {
       // Expected once rank 0 (the store host) has exited; the other ranks
       // find out through their collectives.
@@ -74,6 +77,7 @@ void Watchdog::Beat() {
     if (std::optional<std::vector<int64_t>> counters = ReadCounters()) {
       Observe(*counters, absl::Now());
     }
+    ObserveGeneration();
     {
       absl::MutexLock seen_lock(&seen_mutex_);
       store_call_since_.reset();
@@ -105,6 +109,24 @@ void Watchdog::Observe(const std::vector<int64_t>& counters, absl::Time now) {
   }
 }
 
+void Watchdog::ObserveGeneration() {
+  int64_t current = generation_;
+  try {
+    absl::MutexLock store_lock(&store_mutex_);
+    current = ReadCurrentGeneration(*store_);
+  } catch (const std::exception&) {
+    return;
+  }
+  if (current == generation_) return;
+  absl::MutexLock seen_lock(&seen_mutex_);
+  superseded_by_ = current;
+}
+
+std::optional<int64_t> Watchdog::SupersededBy() {
+  absl::MutexLock seen_lock(&seen_mutex_);
+  return superseded_by_;
+}
+
 std::vector<int> Watchdog::HungRanks() {
   const absl::Duration hung_after = absl::FromChrono(options_.hung_after);
   absl::MutexLock seen_lock(&seen_mutex_);
@@ -126,7 +148,7 @@ std::vector<int> Watchdog::HungRanks() {
 
 void Watchdog::Monitor() {
   while (!WaitForStop()) {
-    if (HungRanks().empty()) continue;
+    if (HungRanks().empty() && !SupersededBy().has_value()) continue;
     // Called under the lock so that none runs after RemoveAbortOnHang
     // returned (the work it aborts may be gone by then).
     absl::MutexLock lock(&aborts_mutex_);
@@ -158,7 +180,7 @@ std::optional<std::vector<int64_t>> Watchdog::ReadCounters() {
   try {
     absl::MutexLock store_lock(&store_mutex_);
     for (int rank = 0; rank < world_size_; ++rank) {
-      counters[rank] = store_->add(HeartbeatKey(rank), 0);
+      counters[rank] = scoped_->add(HeartbeatKey(rank), 0);
     }
   } catch (const std::exception&) {
     return std::nullopt;
@@ -190,7 +212,7 @@ std::vector<int> Watchdog::FindLostRanks() {
 bool Watchdog::HasExited(int rank) {
   try {
     absl::MutexLock store_lock(&store_mutex_);
-    return store_->check({ExitedKey(rank)});
+    return scoped_->check({ExitedKey(rank)});
   } catch (const std::exception&) {
     return false;
   }

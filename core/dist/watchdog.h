@@ -35,14 +35,17 @@ struct WatchdogOptions {
 // on a rank that stopped (SIGSTOP, a hung kernel) without a collective
 // timeout. A rank that ends normally, even after an error, marks itself as
 // exited first, so only a rank that died is named. Rank 0 hosts the store,
-// so an unreachable or silent store names rank 0.
+// so an unreachable or silent store names rank 0. It also watches the group
+// generation (GroupStore): once rank 0 opened a newer one, waits on this
+// generation's groups end (SupersededBy).
 class Watchdog {
  public:
   // Starts the heartbeat and monitor threads on `store`, which must be a
   // connection of its own (a TCPStore client), not one shared with
-  // collectives.
+  // collectives, and not scoped: the heartbeats go into `generation`'s
+  // namespace.
   Watchdog(c10::intrusive_ptr<c10d::Store> store, int rank, int world_size,
-           WatchdogOptions options);
+           WatchdogOptions options, int64_t generation);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -57,9 +60,14 @@ class Watchdog {
   // the store itself has not answered for that long. Does not block.
   std::vector<int> HungRanks();
 
+  // The generation rank 0 opened after this one, once the heartbeat thread
+  // saw it; nullopt while this one is current. Does not block.
+  std::optional<int64_t> SupersededBy();
+
   // Calls `abort` once, from the monitor thread, when HungRanks() turns
-  // non-empty, unless RemoveAbortOnHang(id) ran first (after which it is
-  // never called). For waits that cannot be sliced (point-to-point).
+  // non-empty or the generation is superseded, unless RemoveAbortOnHang(id) ran
+  // first (after which it is never called). For waits that cannot be sliced
+  // (point-to-point).
   int64_t AbortOnHang(std::function<void()> abort);
   void RemoveAbortOnHang(int64_t id);
 
@@ -82,8 +90,13 @@ class Watchdog {
   bool HasExited(int rank);
   // Records a read of every counter at `now`.
   void Observe(const std::vector<int64_t>& counters, absl::Time now);
+  // Records whether rank 0 opened a newer generation.
+  void ObserveGeneration();
 
   const c10::intrusive_ptr<c10d::Store> store_;
+  // store_ in this generation's namespace.
+  const c10::intrusive_ptr<c10d::Store> scoped_;
+  const int64_t generation_;
   const int rank_;
   const int world_size_;
   const WatchdogOptions options_;
@@ -101,6 +114,7 @@ class Watchdog {
   absl::Time store_answered_at_ ABSL_GUARDED_BY(seen_mutex_);
   // Set while the heartbeat thread is in a store call.
   std::optional<absl::Time> store_call_since_ ABSL_GUARDED_BY(seen_mutex_);
+  std::optional<int64_t> superseded_by_ ABSL_GUARDED_BY(seen_mutex_);
 
   absl::Mutex aborts_mutex_;
   std::map<int64_t, std::function<void()>> aborts_

@@ -8,12 +8,15 @@
 
 namespace ditserve::engine {
 
-absl::StatusOr<std::unique_ptr<RankRuntime>> RankRuntime::Connect(
-    const dist::RankEnv& env, const v1::ParallelConfig& parallel,
-    const dist::RendezvousOptions& options, const v1::StartupFacts& facts) {
+absl::StatusOr<std::unique_ptr<RankRuntime>> RankRuntime::Join(
+    std::shared_ptr<dist::GroupStore> store, int64_t generation,
+    const v1::ParallelConfig& parallel, const dist::RendezvousOptions& options,
+    const v1::StartupFacts& facts, std::function<absl::Status()> keep_waiting) {
+  const dist::RankEnv env = store->env();
   std::unique_ptr<RankRuntime> runtime(new RankRuntime());
   ASSIGN_OR_RETURN(std::unique_ptr<dist::Rendezvous> rendezvous,
-                   dist::Rendezvous::Connect(env, options, facts));
+                   dist::Rendezvous::Join(std::move(store), generation, options,
+                                          facts, std::move(keep_waiting)));
   runtime->rendezvous_ = std::move(rendezvous);
   ASSIGN_OR_RETURN(dist::Mesh mesh, dist::Mesh::Create(parallel));
   runtime->mesh_.emplace(std::move(mesh));

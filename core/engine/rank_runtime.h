@@ -1,6 +1,8 @@
 #ifndef DITSERVE_CORE_ENGINE_RANK_RUNTIME_H_
 #define DITSERVE_CORE_ENGINE_RANK_RUNTIME_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/dist/control_channel.h"
+#include "core/dist/group_store.h"
 #include "core/dist/mesh.h"
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rank_env.h"
@@ -24,13 +27,16 @@ namespace ditserve::engine {
 // rank loop that run requests over them.
 class RankRuntime {
  public:
-  // Blocks until every rank joined (bounded by options.connect_timeout)
-  // after all agreed on `facts` (see DescribeStartup).
-  static absl::StatusOr<std::unique_ptr<RankRuntime>> Connect(
-      const dist::RankEnv& env, const v1::ParallelConfig& parallel,
-      const dist::RendezvousOptions& options, const v1::StartupFacts& facts);
+  // Joins `generation` in `store` (dist::Rendezvous::Join): blocks until
+  // every rank joined after all agreed on `facts` (see DescribeStartup).
+  static absl::StatusOr<std::unique_ptr<RankRuntime>> Join(
+      std::shared_ptr<dist::GroupStore> store, int64_t generation,
+      const v1::ParallelConfig& parallel,
+      const dist::RendezvousOptions& options, const v1::StartupFacts& facts,
+      std::function<absl::Status()> keep_waiting);
 
   const dist::RankEnv& env() const { return rendezvous_->env(); }
+  int64_t generation() const { return rendezvous_->generation(); }
   const dist::Mesh& mesh() const { return *mesh_; }
   const dist::MeshGroups& groups() const { return *groups_; }
   // What bounds and explains the sequence-parallel attention's collectives:
@@ -39,6 +45,10 @@ class RankRuntime {
   // Other ranks whose heartbeats stopped (the watchdog's view); blocks for
   // its observation window.
   std::vector<int> FindLostRanks() const;
+
+  // After the group broke, before this is destroyed (dist::Rendezvous::
+  // Abandon).
+  void Abandon() { rendezvous_->Abandon(); }
 
   // Builds this rank's engine and rank loop for `program` (which must
   // outlive the runtime); call once. Rank 0 drives the loop, the workers

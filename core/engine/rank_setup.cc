@@ -47,12 +47,14 @@ absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
   return setup;
 }
 
-absl::StatusOr<std::unique_ptr<RankRuntime>> JoinGroup(const dist::RankEnv& env,
-                                                       const RankSetup& setup) {
+absl::StatusOr<std::unique_ptr<RankRuntime>> JoinGroup(
+    const RankSetup& setup, std::shared_ptr<dist::GroupStore> store,
+    int64_t generation, std::function<absl::Status()> keep_waiting) {
   absl::StatusOr<v1::StartupFacts> facts =
       DescribeStartup(setup.parallel, setup.spec, setup.model_dir);
   if (!facts.ok()) return Prefixed(facts.status(), "model");
-  return RankRuntime::Connect(env, setup.parallel, setup.rendezvous, *facts);
+  return RankRuntime::Join(std::move(store), generation, setup.parallel,
+                           setup.rendezvous, *facts, std::move(keep_waiting));
 }
 
 }  // namespace ditserve::engine

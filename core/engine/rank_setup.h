@@ -4,11 +4,14 @@
 // The start-up every rank shares, ditserve-host and ditserve-worker alike:
 // what it reads from its flags and checkpoint, then joining the group.
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "core/config/model_spec.h"
+#include "core/dist/group_store.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
 #include "core/engine/rank_runtime.h"
@@ -32,10 +35,12 @@ struct RankSetup {
 // "model: ...", "rank flags: ...").
 absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env);
 
-// Describes this rank's start-up facts and joins the group, which fails on
-// every rank when any rank's facts differ (RankRuntime::Connect).
-absl::StatusOr<std::unique_ptr<RankRuntime>> JoinGroup(const dist::RankEnv& env,
-                                                       const RankSetup& setup);
+// Describes this rank's start-up facts and joins `generation` of the group
+// in `store`, which fails on every rank when any rank's facts differ
+// (RankRuntime::Join; `keep_waiting` may end the wait for the others).
+absl::StatusOr<std::unique_ptr<RankRuntime>> JoinGroup(
+    const RankSetup& setup, std::shared_ptr<dist::GroupStore> store,
+    int64_t generation, std::function<absl::Status()> keep_waiting = nullptr);
 
 }  // namespace ditserve::engine
 

@@ -128,57 +128,79 @@ absl::StatusOr<std::unique_ptr<RankLauncher>> RankLauncher::Start(
   if (mkdtemp(pattern.data()) == nullptr) return ErrnoError("mkdtemp");
   launcher->directory_ = pattern;
 
+  launcher->program_ = program;
+  launcher->args_ = args;
+  launcher->extra_env_ = extra_env;
   for (int rank = 0; rank < world_size; ++rank) {
-    // Everything the child needs is built before fork: after it, only
-    // async-signal-safe calls are allowed.
-    std::vector<std::string> env_strings;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-      if (!IsRankVariable(*entry)) env_strings.emplace_back(*entry);
-    }
-    env_strings.push_back(absl::StrCat("RANK=", rank));
-    env_strings.push_back(absl::StrCat("WORLD_SIZE=", world_size));
-    env_strings.push_back(absl::StrCat("LOCAL_RANK=", rank));
-    env_strings.push_back("MASTER_ADDR=127.0.0.1");
-    env_strings.push_back(absl::StrCat("MASTER_PORT=", port));
-    for (const std::string& variable : extra_env) {
-      env_strings.push_back(variable);
-    }
-    std::vector<char*> envp;
-    for (std::string& variable : env_strings) envp.push_back(variable.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> argv_strings = {program};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& arg : argv_strings) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    const std::string output_path =
-        absl::StrCat(launcher->directory_, "/rank", rank, ".log");
-    const int output = open(output_path.c_str(),
-                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (output < 0) return ErrnoError(absl::StrCat("open ", output_path));
-    const pid_t parent = getpid();
-
-    const pid_t pid = fork();
-    if (pid < 0) {
-      close(output);
-      return ErrnoError("fork");
-    }
-    if (pid == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      // The parent may have died between fork and prctl.
-      if (getppid() != parent) _exit(127);
-      dup2(output, STDOUT_FILENO);
-      dup2(output, STDERR_FILENO);
-      execve(argv[0], argv.data(), envp.data());
-      _exit(127);
-    }
-    close(output);
-    launcher->pids_.push_back(pid);
-    launcher->output_paths_.push_back(output_path);
+    launcher->pids_.push_back(0);
+    launcher->output_paths_.push_back(
+        absl::StrCat(launcher->directory_, "/rank", rank, ".log"));
     launcher->exits_.push_back({.rank = rank});
-    launcher->reaped_.push_back(false);
+    // Until Spawn succeeds there is no process to signal or reap.
+    launcher->reaped_.push_back(true);
+  }
+  for (int rank = 0; rank < world_size; ++rank) {
+    RETURN_IF_ERROR(launcher->Spawn(rank, O_TRUNC));
   }
   return launcher;
+}
+
+absl::Status RankLauncher::Spawn(int rank, int output_mode) {
+  // Everything the child needs is built before fork: after it, only
+  // async-signal-safe calls are allowed.
+  std::vector<std::string> env_strings;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!IsRankVariable(*entry)) env_strings.emplace_back(*entry);
+  }
+  env_strings.push_back(absl::StrCat("RANK=", rank));
+  env_strings.push_back(absl::StrCat("WORLD_SIZE=", world_size()));
+  env_strings.push_back(absl::StrCat("LOCAL_RANK=", rank));
+  env_strings.push_back("MASTER_ADDR=127.0.0.1");
+  env_strings.push_back(absl::StrCat("MASTER_PORT=", port_));
+  for (const std::string& variable : extra_env_) {
+    env_strings.push_back(variable);
+  }
+  std::vector<char*> envp;
+  for (std::string& variable : env_strings) envp.push_back(variable.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings = {program_};
+  argv_strings.insert(argv_strings.end(), args_.begin(), args_.end());
+  std::vector<char*> argv;
+  for (std::string& arg : argv_strings) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const std::string& output_path = output_paths_[rank];
+  const int output = open(output_path.c_str(),
+                          O_WRONLY | O_CREAT | O_CLOEXEC | output_mode, 0644);
+  if (output < 0) return ErrnoError(absl::StrCat("open ", output_path));
+  const pid_t parent = getpid();
+
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(output);
+    return ErrnoError("fork");
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The parent may have died between fork and prctl.
+    if (getppid() != parent) _exit(127);
+    dup2(output, STDOUT_FILENO);
+    dup2(output, STDERR_FILENO);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  close(output);
+  pids_[rank] = pid;
+  exits_[rank] = {.rank = rank};
+  reaped_[rank] = false;
+  return absl::OkStatus();
+}
+
+absl::Status RankLauncher::Restart(int rank) {
+  if (!Reap(rank)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("rank ", rank, " is still running; stop it first"));
+  }
+  return Spawn(rank, O_APPEND);
 }
 
 RankLauncher::~RankLauncher() {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace ditserve::local_cluster {
@@ -61,6 +62,10 @@ class RankLauncher {
                      std::chrono::milliseconds timeout) const;
   // SIGKILLs one rank now.
   void Kill(int rank);
+  // Starts `rank` again with the same program, arguments and environment,
+  // as a supervisor would, once it has exited; its output is appended to
+  // what it wrote before. FAILED_PRECONDITION while it still runs.
+  absl::Status Restart(int rank);
   // Sends `signal` to one rank (e.g. SIGTERM, as an operator stopping it).
   void Signal(int rank, int signal);
   // Waits at most `timeout` for every rank to exit, then SIGKILLs those
@@ -75,7 +80,13 @@ class RankLauncher {
   RankLauncher() = default;
   // Reaps `rank` if it exited; true when it has.
   bool Reap(int rank);
+  // Starts `rank`'s process; `output_mode` is O_TRUNC or O_APPEND for its
+  // output file.
+  absl::Status Spawn(int rank, int output_mode);
 
+  std::string program_;
+  std::vector<std::string> args_;
+  std::vector<std::string> extra_env_;
   int port_ = 0;
   std::string directory_;
   std::vector<pid_t> pids_;

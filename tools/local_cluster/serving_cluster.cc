@@ -6,9 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <regex>
 #include <string>
 #include <thread>
@@ -82,6 +84,24 @@ std::vector<float> LatentFloats(const v1::Image& image) {
   std::memcpy(values.data(), image.data().data(),
               values.size() * sizeof(float));
   return values;
+}
+
+float MaxLatentDifference(const v1::GenerateResponse& a,
+                          const v1::GenerateResponse& b) {
+  constexpr float kUnequal = std::numeric_limits<float>::infinity();
+  if (a.images_size() != b.images_size()) return kUnequal;
+  float largest = 0;
+  for (int image = 0; image < a.images_size(); ++image) {
+    const std::vector<float> from_a = LatentFloats(a.images(image));
+    const std::vector<float> from_b = LatentFloats(b.images(image));
+    if (from_a.size() != from_b.size()) return kUnequal;
+    for (size_t i = 0; i < from_a.size(); ++i) {
+      const float difference = std::abs(from_a[i] - from_b[i]);
+      if (!std::isfinite(difference)) return kUnequal;
+      largest = std::max(largest, difference);
+    }
+  }
+  return largest;
 }
 
 namespace {

@@ -86,6 +86,22 @@ v1::GenerateRequest SmallRequest(const std::string& prompt);
 // The values of an OUTPUT_FORMAT_LATENT_F32 image.
 std::vector<float> LatentFloats(const v1::Image& image);
 
+// Largest |parallel - single| allowed in any latent value under sequence and
+// data parallelism. Both runs compute the same float32 math; only the order
+// of sums differs (attention over shards merged by all-to-all or
+// log-sum-exp, matmuls over fewer rows, batches split by dp), which moves a
+// value by a few float32 ulps per forward: at most 7.2e-7 measured over the
+// sequence-parallel serving cases, for latents of magnitude up to ~4 (ulp
+// 4.8e-7). A shard with wrong weights, positions,
+// an unmasked padded key or a misplaced shard moves values by 1e-2 or more.
+inline constexpr float kParallelLatentTolerance = 1e-5F;
+
+// Largest |a - b| over every latent value of two OUTPUT_FORMAT_LATENT_F32
+// responses; infinity when their images differ in number or size, or a
+// value is not finite.
+float MaxLatentDifference(const v1::GenerateResponse& a,
+                          const v1::GenerateResponse& b);
+
 // PSNR in dB of `actual` against `expected` over every byte of every image
 // (8-bit RGB); infinity when they are equal, 0 when their images differ in
 // number or size.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/dist/group_store.h"
 #include "core/dist/process_group.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -43,8 +44,9 @@ class Heartbeats {
   Heartbeats(int world_size, const std::vector<int>& beating)
       : store_(c10::make_intrusive<c10d::HashStore>()) {
     for (int rank : beating) {
-      watchdogs_.push_back(
-          std::make_unique<Watchdog>(store_, rank, world_size, kFastWatchdog));
+      watchdogs_.push_back(std::make_unique<Watchdog>(store_, rank, world_size,
+                                                      kFastWatchdog,
+                                                      /*generation=*/0));
     }
   }
 
@@ -124,11 +126,14 @@ TEST(CollectiveTest, OtherFailureWithEveryRankAliveIsInternal) {
 }
 
 // Rank 0 of a real two-rank Gloo group whose rank 1 joined the group and
-// then stopped: it never enters a collective and its heartbeat never moves,
-// as under SIGSTOP.
-class HungPeerTest : public ::testing::Test {
+// then never enters a collective.
+class GlooPairTest : public ::testing::Test {
  protected:
   static constexpr std::chrono::milliseconds kCollectiveTimeout{20000};
+
+  // `beating`: the ranks whose watchdogs run.
+  explicit GlooPairTest(const std::vector<int>& beating)
+      : heartbeats_(2, beating) {}
 
   void SetUp() override {
     std::thread second([&] { peer_ = MakeGroup(1); });
@@ -145,33 +150,68 @@ class HungPeerTest : public ::testing::Test {
         rank, 2, options);
   }
 
-  // Runs `start` on rank 0 and checks that the wait ended on the hung rank
-  // well before the collective timeout.
-  void ExpectHungRankNamed(
-      const std::function<c10::intrusive_ptr<c10d::Work>()>& start) {
+  // Runs `start` on rank 0 and checks that the wait ended well before the
+  // collective timeout with UNAVAILABLE saying `why`.
+  void ExpectWaitEnded(
+      const std::function<c10::intrusive_ptr<c10d::Work>()>& start,
+      const std::string& why) {
     const auto begin = std::chrono::steady_clock::now();
     absl::Status status = RunCollective(
         "broadcast", heartbeats_.Context(kCollectiveTimeout), start);
     EXPECT_LT(std::chrono::steady_clock::now() - begin,
               std::chrono::seconds(5));
     EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
-    EXPECT_THAT(std::string(status.message()),
-                HasSubstr("rank 1 stopped answering during broadcast on the "
-                          "control group: no heartbeat for 300 ms"));
+    EXPECT_THAT(std::string(status.message()), HasSubstr(why));
   }
 
-  Heartbeats heartbeats_{2, {0}};
+  Heartbeats heartbeats_;
   ProcessGroupPtr group_;
   ProcessGroupPtr peer_;
   std::vector<at::Tensor> tensors_ = {at::zeros({4})};
 };
 
+// Rank 1's heartbeat never moves either, as under SIGSTOP.
+class HungPeerTest : public GlooPairTest {
+ protected:
+  HungPeerTest() : GlooPairTest({0}) {}
+  static constexpr char kHung[] =
+      "rank 1 stopped answering during broadcast on the control group: no "
+      "heartbeat for 300 ms";
+};
+
 TEST_F(HungPeerTest, CollectiveEndsOnTheHungRankBeforeItsTimeout) {
-  ExpectHungRankNamed([&] { return group_->broadcast(tensors_); });
+  ExpectWaitEnded([&] { return group_->broadcast(tensors_); }, kHung);
 }
 
 TEST_F(HungPeerTest, ReceiveEndsOnTheHungRankBeforeItsTimeout) {
-  ExpectHungRankNamed([&] { return group_->recv(tensors_, 1, 0); });
+  ExpectWaitEnded([&] { return group_->recv(tensors_, 1, 0); }, kHung);
+}
+
+// Rank 1 lives, but rank 0 opens a newer generation of the group while
+// rank 0 of this one waits: the wait must end, so that the rank can join it.
+class SupersededGenerationTest : public GlooPairTest {
+ protected:
+  SupersededGenerationTest() : GlooPairTest({0, 1}) {}
+  void SetUp() override {
+    GlooPairTest::SetUp();
+    opener_ = std::thread([this] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      OpenNextGeneration(*heartbeats_.store());
+    });
+  }
+  void TearDown() override { opener_.join(); }
+  static constexpr char kLeft[] =
+      "broadcast on the control group was left: rank 0 re-forms the group "
+      "as generation 1";
+  std::thread opener_;
+};
+
+TEST_F(SupersededGenerationTest, CollectiveEndsBeforeItsTimeout) {
+  ExpectWaitEnded([&] { return group_->broadcast(tensors_); }, kLeft);
+}
+
+TEST_F(SupersededGenerationTest, ReceiveEndsBeforeItsTimeout) {
+  ExpectWaitEnded([&] { return group_->recv(tensors_, 1, 0); }, kLeft);
 }
 
 }  // namespace

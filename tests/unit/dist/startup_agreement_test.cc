@@ -67,8 +67,8 @@ std::vector<absl::Status> AgreeOnThreads(
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < world_size; ++rank) {
     ranks.emplace_back([&, rank] {
-      verdicts[rank] =
-          AgreeOnStartup(*store, rank, world_size, facts[rank], timeout);
+      verdicts[rank] = AgreeOnStartup(*store, rank, world_size, facts[rank],
+                                      {.timeout = timeout});
     });
   }
   for (std::thread& rank : ranks) rank.join();
@@ -103,10 +103,11 @@ TEST(AgreeOnStartupTest, DifferentWorldSizesAreNamed) {
   auto store = c10::make_intrusive<c10d::HashStore>();
   absl::Status worker;
   std::thread rank1([&] {
-    worker = AgreeOnStartup(*store, 1, 3, kHost, std::chrono::seconds(10));
+    worker = AgreeOnStartup(*store, 1, 3, kHost,
+                            {.timeout = std::chrono::seconds(10)});
   });
-  const absl::Status host =
-      AgreeOnStartup(*store, 0, 2, kHost, std::chrono::seconds(10));
+  const absl::Status host = AgreeOnStartup(
+      *store, 0, 2, kHost, {.timeout = std::chrono::seconds(10)});
   rank1.join();
   for (const absl::Status& verdict : {host, worker}) {
     EXPECT_EQ(verdict.code(), absl::StatusCode::kFailedPrecondition);
@@ -117,8 +118,8 @@ TEST(AgreeOnStartupTest, DifferentWorldSizesAreNamed) {
 
 TEST(AgreeOnStartupTest, ARankThatNeverPublishesIsUnavailableAfterTheTimeout) {
   auto store = c10::make_intrusive<c10d::HashStore>();
-  const absl::Status host =
-      AgreeOnStartup(*store, 0, 2, kHost, std::chrono::milliseconds(300));
+  const absl::Status host = AgreeOnStartup(
+      *store, 0, 2, kHost, {.timeout = std::chrono::milliseconds(300)});
   EXPECT_EQ(host.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(std::string(host.message()),
               HasSubstr("the start-up facts of rank 1 did not arrive within "

@@ -126,6 +126,24 @@ TEST(AdmissionQueueTest, DrainingRefusesNewJobsButKeepsQueuedOnes) {
   EXPECT_EQ(queue.Pop(absl::Seconds(1)), queued);
 }
 
+TEST(AdmissionQueueTest, PauseRefusesWithItsReasonUntilResumedButNotDraining) {
+  AdmissionQueue queue(4, nullptr);
+  Outcome a, b, c, d;
+  queue.Pause(absl::UnavailableError("the rank group is re-forming"));
+  const absl::StatusOr<int> paused = queue.Push(MakeJob(&a));
+  EXPECT_EQ(paused.status(),
+            absl::UnavailableError("the rank group is re-forming"));
+  queue.Resume();
+  EXPECT_TRUE(queue.Push(MakeJob(&b)).ok());
+  queue.StartDraining();
+  queue.Resume();
+  EXPECT_THAT(std::string(queue.Push(MakeJob(&c)).status().message()),
+              HasSubstr("draining"));
+  queue.Pause(absl::UnavailableError("re-forming"));
+  EXPECT_THAT(std::string(queue.Push(MakeJob(&d)).status().message()),
+              HasSubstr("draining"));
+}
+
 TEST(AdmissionQueueTest, RemoveTakesOutOnlyQueuedJobs) {
   AdmissionQueue queue(4, nullptr);
   Outcome a, b;

@@ -1,0 +1,135 @@
+#include "core/dist/group_store.h"
+
+#include <cstdint>
+#include <string>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "core/base/guarded.h"
+#include "core/base/status_macros.h"
+
+namespace ditserve::dist {
+namespace {
+
+constexpr char kGenerationKey[] = "ditserve/current_generation";
+// Set in a generation's namespace once every rank joined it.
+constexpr char kFormedKey[] = "formed";
+// How often a rank looks for the generation it may join.
+constexpr absl::Duration kPoll = absl::Milliseconds(50);
+
+c10::intrusive_ptr<c10d::Store> ConnectTcpStore(
+    const RankEnv& env, bool is_server, std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<std::uint16_t>(env.master_port);
+  store_options.isServer = is_server;
+  store_options.waitWorkers = false;
+  store_options.timeout = timeout;
+  return c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+}
+
+}  // namespace
+
+int64_t ReadCurrentGeneration(c10d::Store& store) {
+  return store.add(kGenerationKey, 0);
+}
+
+int64_t OpenNextGeneration(c10d::Store& store) {
+  return store.add(kGenerationKey, 1);
+}
+
+c10::intrusive_ptr<c10d::Store> ScopeToGeneration(
+    c10::intrusive_ptr<c10d::Store> store, int64_t generation) {
+  return c10::make_intrusive<c10d::PrefixStore>(
+      absl::StrCat("ditserve/g", generation), std::move(store));
+}
+
+absl::StatusOr<std::shared_ptr<GroupStore>> GroupStore::Connect(
+    const RankEnv& env, std::chrono::milliseconds timeout) {
+  std::shared_ptr<GroupStore> group_store(new GroupStore(env, timeout));
+  RETURN_IF_ERROR(base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("rank ", env.rank, " could not ",
+                   env.rank == 0 ? "serve" : "reach",
+                   " the store at MASTER_ADDR:PORT ", group_store->address(),
+                   " within ", timeout.count(), " ms"),
+      [&] {
+        group_store->store_ =
+            ConnectTcpStore(env, /*is_server=*/env.rank == 0, timeout);
+      }));
+  return group_store;
+}
+
+std::string GroupStore::address() const {
+  return absl::StrCat(env_.master_addr, ":", env_.master_port);
+}
+
+c10::intrusive_ptr<c10d::Store> GroupStore::Scoped(int64_t generation) const {
+  return ScopeToGeneration(store_, generation);
+}
+
+absl::StatusOr<c10::intrusive_ptr<c10d::Store>> GroupStore::NewConnection()
+    const {
+  return base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("rank ", env_.rank, " could not open another connection to ",
+                   "the store at ", address()),
+      [&] { return ConnectTcpStore(env_, /*is_server=*/false, timeout_); });
+}
+
+absl::StatusOr<int64_t> GroupStore::Current() const {
+  return base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("reading the group generation from the store at ",
+                   address()),
+      [&] { return ReadCurrentGeneration(*store_); });
+}
+
+absl::StatusOr<int64_t> GroupStore::OpenNext() {
+  return base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("opening a group generation in the store at ", address()),
+      [&] { return OpenNextGeneration(*store_); });
+}
+
+absl::Status GroupStore::MarkFormed(int64_t generation) {
+  return base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("marking group generation ", generation, " formed"),
+      [&] { Scoped(generation)->set(kFormedKey, std::vector<uint8_t>{1}); });
+}
+
+absl::StatusOr<bool> GroupStore::IsFormed(int64_t generation) const {
+  return base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("reading whether group generation ", generation, " formed"),
+      [&] { return Scoped(generation)->check({kFormedKey}); });
+}
+
+absl::StatusOr<int64_t> GroupStore::GenerationToJoin(
+    int64_t after, std::chrono::milliseconds timeout) {
+  const absl::Time deadline = absl::Now() + absl::FromChrono(timeout);
+  while (true) {
+    ASSIGN_OR_RETURN(const int64_t current, Current());
+    if (current > after) {
+      ASSIGN_OR_RETURN(const bool formed, IsFormed(current));
+      if (!formed) return current;
+    }
+    if (absl::Now() >= deadline) {
+      return absl::UnavailableError(absl::StrCat(
+          "rank 0 opened no group generation for rank ", env_.rank,
+          " to join within ", timeout.count(), " ms; the newest, ", current,
+          ", is formed or was left (rank 0 has not noticed that this rank's "
+          "previous process is gone, or another process runs as RANK=",
+          env_.rank, ")"));
+    }
+    absl::SleepFor(kPoll);
+  }
+}
+
+}  // namespace ditserve::dist

@@ -1,0 +1,42 @@
+#include "server/serving_generation.h"
+
+#include <utility>
+#include <vector>
+
+#include "core/base/status_macros.h"
+#include "server/image_output.h"
+
+namespace ditserve::server {
+
+absl::StatusOr<std::unique_ptr<ServingGeneration>> ServingGeneration::Form(
+    const engine::RankSetup& setup, std::shared_ptr<dist::GroupStore> store,
+    int64_t generation, const Shared& shared,
+    std::function<absl::Status()> keep_waiting) {
+  std::unique_ptr<ServingGeneration> formed(new ServingGeneration());
+  ASSIGN_OR_RETURN(
+      formed->runtime_,
+      engine::JoinGroup(setup, store, generation, std::move(keep_waiting)));
+  // A rank that starts from now on waits for the next generation instead of
+  // joining this one, which is whole.
+  RETURN_IF_ERROR(store->MarkFormed(generation));
+  ASSIGN_OR_RETURN(
+      formed->model_,
+      engine::LoadModel(setup.model_dir, setup.spec, *formed->runtime_));
+  engine::RankLoop& loop = formed->runtime_->StartLoop(
+      *formed->model_.program, formed->model_.dimensions, {});
+  formed->scheduler_ = std::make_unique<Scheduler>(
+      shared.queue, &loop, MakeImageOutput(*formed->model_.program),
+      shared.metrics, setup.spec, shared.scheduler);
+  formed->scheduler_->Start();
+  return formed;
+}
+
+ServingGeneration::~ServingGeneration() = default;
+
+int ServingGeneration::Abandon() {
+  const std::vector<int> lost = runtime_->FindLostRanks();
+  runtime_->Abandon();
+  return runtime_->env().world_size - static_cast<int>(lost.size());
+}
+
+}  // namespace ditserve::server
