@@ -29,6 +29,10 @@ ABSL_FLAG(int, max_frames, kDefaults.max_frames,
           "video models: most frames per output");
 ABSL_FLAG(int64_t, max_video_pixels, kDefaults.max_video_pixels,
           "video models: most height × width × num_frames per output");
+ABSL_FLAG(int64_t, max_request_bytes, kDefaults.max_request_bytes,
+          "most memory one request may add to rank 0, by its model family's "
+          "estimate from the request's shapes; larger requests get "
+          "RESOURCE_EXHAUSTED naming the estimate; 0 = no limit");
 ABSL_FLAG(double, drain_timeout_s, 120,
           "on SIGTERM, longest wait for admitted requests to finish");
 ABSL_FLAG(int, max_concurrent_streams, 64,
@@ -65,6 +69,7 @@ config::ServerOptions ServerOptionsFromFlags() {
   options.max_inference_steps = absl::GetFlag(FLAGS_max_inference_steps);
   options.max_frames = absl::GetFlag(FLAGS_max_frames);
   options.max_video_pixels = absl::GetFlag(FLAGS_max_video_pixels);
+  options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   return options;
 }
 

@@ -4,6 +4,7 @@
 // Flags only rank 0 (ditserve-host) takes; the rank flags of every rank are
 // in worker/rank_flags.h.
 
+#include <cstdint>
 #include <string>
 
 #include "absl/flags/declare.h"
@@ -18,6 +19,7 @@ ABSL_DECLARE_FLAG(int, max_queue);
 ABSL_DECLARE_FLAG(int, max_batch);
 ABSL_DECLARE_FLAG(int, max_side_pixels);
 ABSL_DECLARE_FLAG(int, max_inference_steps);
+ABSL_DECLARE_FLAG(int64_t, max_request_bytes);
 ABSL_DECLARE_FLAG(double, drain_timeout_s);
 ABSL_DECLARE_FLAG(int, max_concurrent_streams);
 ABSL_DECLARE_FLAG(double, max_connection_idle_s);

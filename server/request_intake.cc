@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/config/freeze.h"
+#include "server/memory_admission.h"
 #include "server/status_conversion.h"
 
 namespace ditserve::server {
@@ -24,8 +26,11 @@ absl::StatusOr<v1::InputConfig> RequestIntake::Freeze(
   }
   context.deadline_unix_micros =
       deadline == absl::InfiniteFuture() ? 0 : absl::ToUnixMicros(deadline);
-  return config::Freeze(request, model_->spec, model_->options,
-                        model_->parallel, context);
+  ASSIGN_OR_RETURN(v1::InputConfig config,
+                   config::Freeze(request, model_->spec, model_->options,
+                                  model_->parallel, context));
+  RETURN_IF_ERROR(CheckRequestMemory(config, *model_));
+  return config;
 }
 
 void RequestIntake::CountUnadmitted(const absl::Status& status) {

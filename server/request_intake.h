@@ -29,8 +29,10 @@ class RequestIntake {
 
   const ServedModel& model() const { return *model_; }
 
-  // Freezes `request` with a fresh sequence number, request id and seed;
-  // `deadline` is absl::InfiniteFuture() when the client set none.
+  // Freezes `request` with a fresh sequence number, request id and seed,
+  // and refuses it when its memory estimate is above the limit
+  // (memory_admission.h); `deadline` is absl::InfiniteFuture() when the
+  // client set none.
   absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                          absl::Time deadline);
 

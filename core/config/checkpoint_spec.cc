@@ -41,22 +41,35 @@ absl::StatusOr<CheckpointConfigs> ReadCheckpointConfigs(
       PositiveInt(transformer, "num_layers", transformer_path);
   absl::StatusOr<int> patch =
       PositiveInt(transformer, "patch_size", transformer_path);
+  absl::StatusOr<int> head_dim =
+      PositiveInt(transformer, "attention_head_dim", transformer_path);
   absl::StatusOr<int> latent_channels =
       PositiveInt(vae, "latent_channels", vae_path);
   for (const absl::Status& s : {heads.status(), layers.status(), patch.status(),
-                                latent_channels.status()}) {
+                                head_dim.status(), latent_channels.status()}) {
     if (!s.ok()) return s;
   }
   ModelSpec& spec = configs.spec;
   spec.num_attention_heads = *heads;
   spec.num_layers = *layers;
   spec.patch_size = *patch;
+  spec.attention_head_dim = *head_dim;
   spec.latent_channels = *latent_channels;
 
   const auto blocks = vae.find("block_out_channels");
   if (blocks == vae.end() || !blocks->is_array() || blocks->empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         vae_path, ": \"block_out_channels\" must be a non-empty list"));
+  }
+  for (const nlohmann::json& width : *blocks) {
+    if (!width.is_number_integer() || width.get<int64_t>() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(vae_path,
+                       ": \"block_out_channels\" must hold positive "
+                       "integers, got ",
+                       blocks->dump()));
+    }
+    spec.vae_block_out_channels.push_back(width.get<int>());
   }
   spec.vae_scale_factor = 1 << (static_cast<int>(blocks->size()) - 1);
   return configs;

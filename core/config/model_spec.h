@@ -1,6 +1,8 @@
 #ifndef DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
 #define DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
 
+#include <vector>
+
 #include "core/config/model_defaults.h"
 
 namespace ditserve::config {
@@ -31,6 +33,12 @@ struct ModelSpec {
   // patch_size_t); 1 for image models.
   int temporal_compression = 1;
   int temporal_patch = 1;
+
+  // Width of each attention head (heads × this is the transformer's hidden
+  // width), and the VAE's block_out_channels (the full-resolution level
+  // first): what a request's memory estimate scales with.
+  int attention_head_dim = 0;
+  std::vector<int> vae_block_out_channels;
 
   // Height and width must be multiples of this.
   int size_multiple() const { return vae_scale_factor * patch_size; }

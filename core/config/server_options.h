@@ -28,6 +28,10 @@ struct ServerOptions {
   float max_guidance_scale = 100.0F;
   // Longest client-chosen request id.
   int max_request_id_chars = 128;
+  // Most memory one request may add to rank 0 by its family's estimate
+  // (Family::RequestBytes); 0 = no limit. 16 GiB leaves a 24 GiB machine 8
+  // for the loaded model and the system.
+  int64_t max_request_bytes = int64_t{16} << 30;
 };
 
 }  // namespace ditserve::config

@@ -25,6 +25,7 @@
 #include "core/parallel/pipefusion.h"
 #include "core/parallel/sequence_parallel.h"
 #include "core/schedulers/scheduler.h"
+#include "ditserve/v1/input_config.pb.h"
 
 namespace torch::nn {
 class Module;
@@ -245,6 +246,11 @@ class Family {
   // checkpoint folder's transformer config.
   virtual absl::StatusOr<models::BlockRange> StageBlocks(
       const std::string& model_dir, int stage, int stages) const = 0;
+  // What the frozen `config` adds to rank 0's resident memory at its peak
+  // on a model of `spec`, above the loaded model: the estimate admission
+  // holds against --max_request_bytes. Errs high (request_memory.h).
+  virtual int64_t RequestBytes(const v1::InputConfig& config,
+                               const config::ModelSpec& spec) const = 0;
   // The components of the diffusers folder `model_dir` for one rank.
   virtual absl::StatusOr<std::unique_ptr<FamilyModel>> Load(
       const std::string& model_dir, const LoadOptions& options) const = 0;

@@ -61,6 +61,13 @@ absl::StatusOr<VaeAndScheduler> LoadVaeAndScheduler(
 absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,
                                            const at::Tensor& latents);
 
+// Family::RequestBytes of a family over an AutoencoderKL's latent grid: one
+// transformer forward or one image's decode (its mid-block attention and its
+// full-resolution level), whichever is larger (the forwards end before the
+// decode starts), and the outputs.
+int64_t LatentGridRequestBytes(const v1::InputConfig& config,
+                               const config::ModelSpec& spec);
+
 // The members and the latent-grid parts of a FamilyModel whose components
 // are a prompt encoder, a transformer, an AutoencoderKL and a scheduler
 // config: noise of LatentNoiseShape, latents the transformer takes as they

@@ -11,7 +11,8 @@
 namespace ditserve::testing {
 
 // Dimensions of the released checkpoints of the served model `model` (from
-// their transformer/config.json), for validation tests that need real sizes.
+// their transformer/config.json and vae/config.json), for validation and
+// memory-estimate tests that need real sizes.
 inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
   if (model.name == families::kCogVideoX2bDefaults.name) {
     return {.defaults = model,
@@ -20,7 +21,9 @@ inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
             .patch_size = 2,
             .latent_channels = 16,
             .vae_scale_factor = 8,
-            .temporal_compression = 4};
+            .temporal_compression = 4,
+            .attention_head_dim = 64,
+            .vae_block_out_channels = {128, 256, 256, 512}};
   }
   if (model.name == families::kCogVideoX5bDefaults.name ||
       model.name == families::kCogVideoX15Defaults.name) {
@@ -32,7 +35,9 @@ inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
             .vae_scale_factor = 8,
             .temporal_compression = 4,
             .temporal_patch =
-                model.name == families::kCogVideoX15Defaults.name ? 2 : 1};
+                model.name == families::kCogVideoX15Defaults.name ? 2 : 1,
+            .attention_head_dim = 64,
+            .vae_block_out_channels = {128, 256, 256, 512}};
   }
   if (model.name == families::kSD3MediumDefaults.name) {
     return {.defaults = model,
@@ -40,7 +45,9 @@ inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
             .num_layers = 24,
             .patch_size = 2,
             .latent_channels = 16,
-            .vae_scale_factor = 8};
+            .vae_scale_factor = 8,
+            .attention_head_dim = 64,
+            .vae_block_out_channels = {128, 256, 512, 512}};
   }
   if (model.name == families::kPixArtAlphaDefaults.name ||
       model.name == families::kPixArtSigmaDefaults.name) {
@@ -50,7 +57,9 @@ inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
             .patch_size = 2,
             .latent_channels = 4,
             .vae_scale_factor = 8,
-            .sample_size = 128};
+            .sample_size = 128,
+            .attention_head_dim = 72,
+            .vae_block_out_channels = {128, 256, 512, 512}};
   }
   // FLUX.1: 19 double-stream + 38 single-stream blocks.
   return {.defaults = model,
@@ -58,7 +67,9 @@ inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
           .num_layers = 57,
           .patch_size = 2,
           .latent_channels = 16,
-          .vae_scale_factor = 8};
+          .vae_scale_factor = 8,
+          .attention_head_dim = 128,
+          .vae_block_out_channels = {128, 256, 512, 512}};
 }
 
 }  // namespace ditserve::testing

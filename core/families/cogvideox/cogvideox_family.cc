@@ -2,11 +2,14 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/guarded.h"
 #include "core/base/json.h"
@@ -19,7 +22,9 @@
 #include "core/families/cogvideox/cogvideox_pipefusion.h"
 #include "core/families/cogvideox/cogvideox_transformer_3d_model.h"
 #include "core/families/cogvideox/cogvideox_vae_decoder.h"
+#include "core/families/cogvideox/cogvideox_vae_frame_batches.h"
 #include "core/families/latent_grid.h"
+#include "core/families/request_memory.h"
 #include "core/models/decoded_images.h"
 #include "core/models/tensor_checks.h"
 #include "core/models/text/t5_prompt_encoder.h"
@@ -279,6 +284,25 @@ class CogVideoX final : public Family {
         static_cast<int>(transformer.temporal_compression_ratio);
     spec.temporal_patch = static_cast<int>(transformer.temporal_patch());
     return spec;
+  }
+
+  // Rank 0 decodes a video in passes of a few latent frames, so the decode's
+  // activations grow with the frames of the largest pass, not of the video.
+  // Its ResNet blocks' spatial norms add the latents' up-sampled
+  // conditioning and two convolutions of it to an AutoencoderKL's, and its
+  // causal convolutions pad their inputs with cached frames; its VAE has no
+  // mid-block attention. Measured: about 8 tensors of the random `small`
+  // checkpoint's one width (request_memory_test.cc).
+  int64_t RequestBytes(const v1::InputConfig& config,
+                       const config::ModelSpec& spec) const override {
+    constexpr FullResolutionActivations kDecoder{.upsampled = 2,
+                                                 .last_level = 8};
+    const int64_t frames = MostFramesPerDecoderPass(
+        config.shapes().latent_frames(),
+        absl::countr_zero(static_cast<uint64_t>(spec.temporal_compression)));
+    return std::max(TransformerForwardBytes(config, spec),
+                    VaeDecodeBytes(config, spec, frames, kDecoder)) +
+           OutputBytes(config);
   }
 
   absl::StatusOr<models::BlockRange> StageBlocks(const std::string& model_dir,

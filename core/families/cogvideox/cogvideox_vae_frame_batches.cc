@@ -28,4 +28,14 @@ int64_t DecodedFrames(int64_t latent_frames, int64_t time_doublings) {
   return single + ((latent_frames - single) << time_doublings);
 }
 
+int64_t MostFramesPerDecoderPass(int64_t latent_frames,
+                                 int64_t time_doublings) {
+  int64_t most = 0;
+  for (const FrameRange& batch : DecodeFrameBatches(latent_frames)) {
+    most =
+        std::max(most, DecodedFrames(batch.end - batch.begin, time_doublings));
+  }
+  return most;
+}
+
 }  // namespace ditserve::families

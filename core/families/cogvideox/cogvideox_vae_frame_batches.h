@@ -23,6 +23,11 @@ std::vector<FrameRange> DecodeFrameBatches(int64_t latent_frames);
 // often, except the first frame of an odd count.
 int64_t DecodedFrames(int64_t latent_frames, int64_t time_doublings);
 
+// The most output frames one decoder pass makes while decoding
+// `latent_frames` frames in DecodeFrameBatches: how many frames the
+// decoder's full-resolution activations hold at once.
+int64_t MostFramesPerDecoderPass(int64_t latent_frames, int64_t time_doublings);
+
 }  // namespace ditserve::families
 
 #endif  // DITSERVE_CORE_FAMILIES_COGVIDEOX_COGVIDEOX_VAE_FRAME_BATCHES_H_

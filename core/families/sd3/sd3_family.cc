@@ -133,6 +133,11 @@ class SD3 final : public Family {
     return spec;
   }
 
+  int64_t RequestBytes(const v1::InputConfig& config,
+                       const config::ModelSpec& spec) const override {
+    return LatentGridRequestBytes(config, spec);
+  }
+
   absl::StatusOr<models::BlockRange> StageBlocks(const std::string& model_dir,
                                                  int stage,
                                                  int stages) const override {

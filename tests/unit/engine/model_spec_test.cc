@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "core/engine/family_registry.h"
@@ -30,6 +31,8 @@ TEST(ReadModelSpecTest, FluxDevCountsBothBlockKindsAndThePacking) {
   EXPECT_EQ(spec->patch_size, 2);
   EXPECT_EQ(spec->latent_channels, 16);
   EXPECT_EQ(spec->vae_scale_factor, 4);  // three VAE blocks
+  EXPECT_EQ(spec->attention_head_dim, 16);
+  EXPECT_EQ(spec->vae_block_out_channels, (std::vector<int>{16, 32, 32}));
 }
 
 TEST(ReadModelSpecTest, FluxWithoutGuidanceEmbedsIsSchnell) {
@@ -63,7 +66,8 @@ class BrokenCheckpointTest : public ::testing::Test {
     std::filesystem::create_directories(dir_ / "vae");
     Write("model_index.json", R"({"_class_name": "StableDiffusion3Pipeline"})");
     Write("transformer/config.json",
-          R"({"num_layers": 2, "num_attention_heads": 2, "patch_size": 2})");
+          R"({"num_layers": 2, "num_attention_heads": 2, "patch_size": 2,
+              "attention_head_dim": 8})");
     Write("vae/config.json",
           R"({"latent_channels": 16, "block_out_channels": [8, 8, 8, 8]})");
   }
@@ -117,11 +121,21 @@ TEST_F(BrokenCheckpointTest, JsonThatIsNotAnObjectIsNamed) {
 
 TEST_F(BrokenCheckpointTest, NonPositiveDimensionIsNamed) {
   Write("transformer/config.json",
-        R"({"num_layers": 0, "num_attention_heads": 2, "patch_size": 2})");
+        R"({"num_layers": 0, "num_attention_heads": 2, "patch_size": 2,
+            "attention_head_dim": 8})");
   absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(),
               HasSubstr("\"num_layers\" must be a positive integer, got 0"));
+}
+
+TEST_F(BrokenCheckpointTest, NonPositiveVaeWidthIsNamed) {
+  Write("vae/config.json",
+        R"({"latent_channels": 16, "block_out_channels": [8, 0, 8, 8]})");
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("\"block_out_channels\" must hold positive integers"));
 }
 
 }  // namespace

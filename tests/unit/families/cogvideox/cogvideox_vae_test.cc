@@ -89,6 +89,15 @@ TEST(CogVideoXVaeFrameBatchesTest, OddCountsPutTheExtraFrameFirst) {
   EXPECT_EQ(one[0].end, 1);
 }
 
+// Two doublings (temporal compression 4): a pass of 2 latent frames makes 8
+// frames, the first pass of an odd count (3 latent frames) 9.
+TEST(CogVideoXVaeFrameBatchesTest, MostFramesPerPassAreThoseOfTheLargestPass) {
+  EXPECT_EQ(MostFramesPerDecoderPass(1, 2), 1);
+  EXPECT_EQ(MostFramesPerDecoderPass(2, 2), 8);
+  EXPECT_EQ(MostFramesPerDecoderPass(4, 2), 8);
+  EXPECT_EQ(MostFramesPerDecoderPass(13, 2), 9);
+}
+
 TEST(CogVideoXVaeTest, OutputFramesAreFourPerLatentFrameButOneForTheFirstOdd) {
   std::shared_ptr<AutoencoderKLCogVideoX> vae = LoadGoldenVae();
   ASSERT_NE(vae, nullptr);

@@ -1,0 +1,76 @@
+#include "core/families/request_memory.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "core/models/layers/attention.h"
+
+namespace ditserve::families {
+namespace {
+
+constexpr int64_t kFloatBytes = 4;
+
+// Hidden-width float32 tensors per token alive at once in a block: FLUX's
+// single-stream block holds its input, q, k, v, the attention output, the
+// 4×-wide MLP activation before and after GELU, their concatenation and its
+// projection (about 19); forwards of the random `small` FLUX measured 23 to
+// 43 with the allocator's slack (tests/unit/families/request_memory_test.cc).
+constexpr int64_t kHiddenStatesAlive = 40;
+
+// Per pixel of each output frame: float32 RGB, RGB8, and the PNG (or video
+// frame) with its copies in the response and its serialised message.
+constexpr int64_t kOutputBytesPerPixel = 4 * 3 + 3 + 3 * 3;
+
+// Channels per full-resolution pixel `alive` in a decoder of `spec`'s VAE
+// widths.
+int64_t FullResolutionChannels(const config::ModelSpec& spec,
+                               const FullResolutionActivations& alive) {
+  const std::vector<int>& widths = spec.vae_block_out_channels;
+  if (widths.empty()) return 0;
+  const int64_t upsampled = widths.size() > 1 ? widths[1] : widths[0];
+  return alive.upsampled * upsampled + alive.last_level * widths[0];
+}
+
+int64_t ScoreBytes(int64_t rows, int64_t heads, int64_t queries, int64_t keys) {
+  return std::min(models::kMaxScoreBytes,
+                  rows * heads * queries * keys * kFloatBytes);
+}
+
+}  // namespace
+
+int64_t TransformerForwardBytes(const v1::InputConfig& config,
+                                const config::ModelSpec& spec) {
+  const v1::DerivedShapes& shapes = config.shapes();
+  const int64_t rows =
+      int64_t{shapes.max_batch_per_dp_group()} * shapes.branches_per_cfg_rank();
+  const int64_t tokens = shapes.padded_sequence_tokens();
+  const int64_t hidden =
+      int64_t{spec.num_attention_heads} * spec.attention_head_dim;
+  return rows * tokens * hidden * kFloatBytes * kHiddenStatesAlive +
+         ScoreBytes(rows, spec.num_attention_heads, tokens, tokens);
+}
+
+int64_t VaeDecodeBytes(const v1::InputConfig& config,
+                       const config::ModelSpec& spec, int64_t frames,
+                       const FullResolutionActivations& alive) {
+  const v1::DerivedShapes& shapes = config.shapes();
+  const int64_t pixels =
+      int64_t{shapes.generated_height()} * shapes.generated_width();
+  return frames * pixels * FullResolutionChannels(spec, alive) * kFloatBytes;
+}
+
+int64_t VaeAttentionBytes(const v1::InputConfig& config) {
+  const int64_t latent_pixels =
+      int64_t{config.shapes().latent_height()} * config.shapes().latent_width();
+  return ScoreBytes(1, 1, latent_pixels, latent_pixels);
+}
+
+int64_t OutputBytes(const v1::InputConfig& config) {
+  const int64_t pixels = int64_t{config.shapes().generated_height()} *
+                         config.shapes().generated_width();
+  return int64_t{config.prompt_size()} * config.num_frames() * pixels *
+         kOutputBytesPerPixel;
+}
+
+}  // namespace ditserve::families

@@ -1,0 +1,70 @@
+// --max_request_bytes on a real host: a request whose memory estimate is
+// above it is refused before it is queued; smaller ones still run.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "tools/local_cluster/serving_cluster.h"
+
+namespace ditserve::testing {
+namespace {
+
+using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::MetricValue;
+using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::SmallRequest;
+using ::testing::HasSubstr;
+
+// 256 MiB: a 64×48 image of the built-in tiny model needs a few MiB, a
+// 1024×1024 one about 700.
+constexpr int64_t kLimit = int64_t{256} << 20;
+
+TEST(MemoryAdmissionServingTest,
+     RequestAboveTheLimitIsRefusedNamingItsEstimate) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1,
+           .host_flags = {"--max_request_bytes=" + std::to_string(kLimit)}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+
+  v1::GenerateRequest large = SmallRequest("too large");
+  large.set_height(1024);
+  large.set_width(1024);
+  absl::StatusOr<v1::GenerateResponse> refused =
+      (*cluster)->Generate(large, 60);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted)
+      << refused.status();
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("request needs an estimated "));
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("(1024x1024, 1 image), above --max_request_bytes "
+                        "268435456 (256 MiB)"));
+
+  absl::StatusOr<v1::GenerateResponse> small =
+      (*cluster)->Generate(SmallRequest("small"), 60);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->images_size(), 1);
+
+  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_requests_total",
+                        {"status=\"resource_exhausted\""}),
+            1);
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_requests_total", {"status=\"ok\""}),
+            1);
+
+  v1::ServerInfo info;
+  auto context = ContextWithDeadline(10);
+  const grpc::Status got =
+      (*cluster)->generation().GetServerInfo(context.get(), {}, &info);
+  ASSERT_TRUE(got.ok()) << got.error_message();
+  EXPECT_EQ(info.limits().max_request_bytes(), kLimit);
+}
+
+}  // namespace
+}  // namespace ditserve::testing
