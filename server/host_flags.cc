@@ -1,5 +1,6 @@
 #include "server/host_flags.h"
 
+#include <cstdint>
 #include <utility>
 
 #include "absl/flags/flag.h"
@@ -59,7 +60,30 @@ ABSL_FLAG(bool, auth_health, false,
 
 namespace ditserve::server {
 
-config::ServerOptions ServerOptionsFromFlags() {
+absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags() {
+  struct Limit {
+    const char* name;
+    int64_t value;
+    int64_t least;
+  };
+  for (const Limit& limit : {
+           Limit{"max_queue", absl::GetFlag(FLAGS_max_queue), 0},
+           Limit{"max_batch", absl::GetFlag(FLAGS_max_batch), 1},
+           Limit{"max_side_pixels", absl::GetFlag(FLAGS_max_side_pixels), 1},
+           Limit{"max_inference_steps",
+                 absl::GetFlag(FLAGS_max_inference_steps), 1},
+           Limit{"max_frames", absl::GetFlag(FLAGS_max_frames), 1},
+           Limit{"max_video_pixels", absl::GetFlag(FLAGS_max_video_pixels), 1},
+           // 0: no limit.
+           Limit{"max_request_bytes", absl::GetFlag(FLAGS_max_request_bytes),
+                 0},
+       }) {
+    if (limit.value < limit.least) {
+      return absl::InvalidArgumentError(absl::StrCat("--", limit.name, " ",
+                                                     limit.value, ": allowed ",
+                                                     limit.least, " or more"));
+    }
+  }
   config::ServerOptions options;
   options.max_queue = absl::GetFlag(FLAGS_max_queue);
   options.max_batch = absl::GetFlag(FLAGS_max_batch);

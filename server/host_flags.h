@@ -9,6 +9,7 @@
 
 #include "absl/flags/declare.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/config/server_options.h"
 
 ABSL_DECLARE_FLAG(std::string, listen);
@@ -32,7 +33,10 @@ ABSL_DECLARE_FLAG(bool, auth_health);
 
 namespace ditserve::server {
 
-config::ServerOptions ServerOptionsFromFlags();
+// The admission limits, INVALID_ARGUMENT naming the flag and its allowed
+// values when one is out of range (checked before the rendezvous, so that a
+// bad flag fails in seconds).
+absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags();
 
 // INVALID_ARGUMENT naming the flag unless --max_concurrent_streams is at
 // least 1 and the connection timeouts are positive and below 24 days (gRPC

@@ -117,6 +117,10 @@ int RunHost() {
   if (absl::Status s = CheckConnectionFlags(); !s.ok()) {
     return Fail(s, "connection flags");
   }
+  absl::StatusOr<config::ServerOptions> server_options =
+      ServerOptionsFromFlags();
+  if (!server_options.ok()) return Fail(server_options.status(), "limits");
+  const config::ServerOptions& options = *server_options;
   absl::StatusOr<std::optional<TlsConfig>> tls =
       MakeTlsConfig(absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
                     absl::GetFlag(FLAGS_tls_client_ca));
@@ -143,7 +147,6 @@ int RunHost() {
   Metrics metrics(
       model_name, env->world_size,
       {engine::BuildVersion(), TORCH_VERSION, engine::kComputeTarget.device});
-  const config::ServerOptions options = ServerOptionsFromFlags();
   AdmissionQueue queue(options.max_queue,
                        [&metrics](int depth) { metrics.SetQueueDepth(depth); });
   const ServingGeneration::Shared shared{

@@ -66,5 +66,14 @@ TEST(MemoryAdmissionServingTest,
   EXPECT_EQ(info.limits().max_request_bytes(), kLimit);
 }
 
+TEST(MemoryAdmissionServingTest, NegativeLimitFailsStartUpNamingTheFlag) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--max_request_bytes=-1"}});
+  ASSERT_FALSE(cluster.ok());
+  EXPECT_THAT(std::string(cluster.status().message()),
+              HasSubstr("--max_request_bytes -1: allowed 0 or more"));
+}
+
 }  // namespace
 }  // namespace ditserve::testing
