@@ -24,6 +24,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
+#include "core/base/allocator_tuning.h"
 #include "core/base/status_macros.h"
 #include "core/engine/compute_threads.h"
 #include "core/engine/denoise_loop.h"
@@ -141,5 +142,7 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   // stdout carries only the replies; load logs go to stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("bench"));
+  // Measured as the ranks run.
+  spdlog::info("{}", ditserve::base::KeepFreedMemoryForReuse());
   return ditserve::bench::Serve();
 }

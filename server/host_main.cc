@@ -15,6 +15,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/allocator_tuning.h"
 #include "core/base/logging.h"
 #include "core/config/model_defaults.h"
 #include "core/dist/group_store.h"
@@ -105,6 +106,7 @@ int RunHost() {
                     "; start ditserve-worker for ranks > 0")),
                 "rank environment");
   }
+  spdlog::info("{}", base::KeepFreedMemoryForReuse());
   engine::SetComputeThreads(engine::IntraOpThreads(*env));
   // OpenSSL writes to an HTTPS client that has gone away with write(), which
   // raises SIGPIPE; a client leaving must never end the host.

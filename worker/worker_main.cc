@@ -13,6 +13,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/allocator_tuning.h"
 #include "core/base/logging.h"
 #include "core/dist/group_store.h"
 #include "core/engine/compute_threads.h"
@@ -77,6 +78,7 @@ int RunWorker() {
                     "ditserve-host for rank 0"),
                 "rank environment");
   }
+  spdlog::info("{}", base::KeepFreedMemoryForReuse());
   engine::SetComputeThreads(engine::IntraOpThreads(*env));
   absl::StatusOr<engine::RankSetup> setup = engine::RankSetupFromFlags(*env);
   if (!setup.ok()) return Fail(setup.status(), "start-up");
