@@ -197,5 +197,28 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.name;
     });
 
+// The store lives in the host: without it there is no generation to join,
+// so every worker exits non-zero within seconds, for its supervisor to
+// restart it with the new host.
+TEST(HostLossTest, KilledHostEndsEveryWorkerWithinSeconds) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 3});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  (*cluster)->ranks().Kill(0);
+  const auto killed = std::chrono::steady_clock::now();
+  for (int rank = 1; rank < 3; ++rank) {
+    const local_cluster::RankExit exit =
+        (*cluster)->ranks().Wait(rank, std::chrono::seconds(30));
+    EXPECT_FALSE(exit.timed_out) << (*cluster)->ranks().Output(rank);
+    EXPECT_EQ(exit.exit_code, 1) << (*cluster)->ranks().Output(rank);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed)
+          .count();
+  std::cout << "every worker exited " << seconds
+            << " s after the host was killed" << std::endl;
+  EXPECT_LT(seconds, 15);
+}
+
 }  // namespace
 }  // namespace ditserve::testing
