@@ -664,8 +664,9 @@ TEST(ServingFailureTest, KilledWorkerFailsTheRequestNamingItAndHealthDrops) {
 
 // SIGSTOP keeps a worker's sockets open, so only its silent heartbeat tells
 // the host: the request must fail within --hung_rank_timeout_s plus a
-// heartbeat or two, not after the 60 s collective timeout.
-TEST(ServingFailureTest, StoppedWorkerFailsTheRequestWithinTheHungRankTimeout) {
+// heartbeat or two, not after the 60 s collective timeout. SIGCONT then
+// brings the group back.
+TEST(ServingFailureTest, StoppedWorkerFailsTheRequestInTimeAndRejoinsOnResume) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start(
           {.world_size = 2,
@@ -688,7 +689,22 @@ TEST(ServingFailureTest, StoppedWorkerFailsTheRequestWithinTheHungRankTimeout) {
   EXPECT_THAT(status.error_message(), HasSubstr("rank 1 stopped answering"));
   EXPECT_LT(detected_after, 10);
   ExpectHealthTurnsNotServing(**cluster);
-  (*cluster)->ranks().Kill(1);
+  // Resumed, the worker leaves the abandoned generation and joins the one the
+  // host re-forms: no process restarts.
+  (*cluster)->ranks().Signal(1, SIGCONT);
+  absl::StatusOr<HealthStatus::ServingStatus> health;
+  for (int i = 0; i < 300; ++i) {
+    health = (*cluster)->HealthStatus();
+    if (health.ok() && *health == HealthStatus::SERVING) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(health.ok()) << health.status();
+  EXPECT_EQ(*health, HealthStatus::SERVING) << (*cluster)->ranks().Output(1);
+  v1::GenerateResponse response;
+  EXPECT_TRUE(
+      Generate(**cluster, SmallRequest("after the worker resumed"), &response)
+          .ok());
+  EXPECT_TRUE((*cluster)->ranks().Exited().empty());
 }
 
 // Rank 0 decodes alone after the gather while the workers wait for its next
