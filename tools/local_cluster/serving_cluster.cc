@@ -127,7 +127,8 @@ absl::StatusOr<std::unique_ptr<RankLauncher>> LaunchOnPorts(
        absl::StrCat("DITSERVE_WORKER=", DITSERVE_WORKER_BINARY),
        absl::StrCat("DITSERVE_HOST_ARGS=", absl::StrJoin(host_flags, " ")),
        absl::StrCat("DITSERVE_WORKER_ARGS=",
-                    absl::StrJoin(options.worker_flags, " "))});
+                    absl::StrJoin(options.worker_flags, " "))},
+      options.placement);
 }
 
 }  // namespace
