@@ -197,6 +197,23 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
       absl::StrCat("the group did not report SERVING in time", logs));
 }
 
+double SecondsUntilHealth(
+    ServingCluster& cluster,
+    grpc::health::v1::HealthCheckResponse::ServingStatus wanted,
+    double limit_seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  while (true) {
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
+        health = cluster.HealthStatus();
+    if (health.ok() && *health == wanted) return waited;
+    if (waited > limit_seconds) return -1;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
 std::string ServingCluster::address() const {
   return absl::StrCat("127.0.0.1:", grpc_port_);
 }

@@ -70,6 +70,13 @@ class ServingCluster {
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
 };
 
+// Polls `cluster`'s health until it reads `wanted`; the seconds that took,
+// or a negative number after `limit_seconds`.
+double SecondsUntilHealth(
+    ServingCluster& cluster,
+    grpc::health::v1::HealthCheckResponse::ServingStatus wanted,
+    double limit_seconds);
+
 // The ranks of `options` started on ports picked here, without waiting for
 // them to serve: for tests of groups that must not start.
 absl::StatusOr<std::unique_ptr<RankLauncher>> LaunchRanks(
