@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <set>
@@ -34,15 +35,6 @@ namespace ditserve::local_cluster {
 namespace {
 
 constexpr std::chrono::milliseconds kPollInterval{20};
-
-// The variables the launcher sets itself; inherited values are dropped.
-bool IsRankVariable(const std::string& entry) {
-  for (const char* name : {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=",
-                           "MASTER_ADDR=", "MASTER_PORT="}) {
-    if (entry.rfind(name, 0) == 0) return true;
-  }
-  return false;
-}
 
 absl::Status ErrnoError(const std::string& what) {
   return absl::InternalError(absl::StrCat(what, ": ", std::strerror(errno)));
@@ -118,7 +110,14 @@ absl::StatusOr<int> PickFreePort() {
 
 absl::StatusOr<std::unique_ptr<RankLauncher>> RankLauncher::Start(
     const std::string& program, const std::vector<std::string>& args,
-    int world_size, const std::vector<std::string>& extra_env) {
+    int world_size, const std::vector<std::string>& extra_env,
+    const GroupPlacement& placement) {
+  if (!placement.ranks.empty() &&
+      placement.ranks.size() != static_cast<size_t>(world_size)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the placement names ", placement.ranks.size(),
+                     " ranks for a world of ", world_size));
+  }
   std::unique_ptr<RankLauncher> launcher(new RankLauncher());
   ASSIGN_OR_RETURN(int port, PickFreePort());
   launcher->port_ = port;
@@ -131,6 +130,7 @@ absl::StatusOr<std::unique_ptr<RankLauncher>> RankLauncher::Start(
   launcher->program_ = program;
   launcher->args_ = args;
   launcher->extra_env_ = extra_env;
+  launcher->placement_ = placement;
   for (int rank = 0; rank < world_size; ++rank) {
     launcher->pids_.push_back(0);
     launcher->output_paths_.push_back(
@@ -147,23 +147,30 @@ absl::StatusOr<std::unique_ptr<RankLauncher>> RankLauncher::Start(
 
 absl::Status RankLauncher::Spawn(int rank, int output_mode) {
   // Everything the child needs is built before fork: after it, only
-  // async-signal-safe calls are allowed.
-  std::vector<std::string> env_strings;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (!IsRankVariable(*entry)) env_strings.emplace_back(*entry);
-  }
-  env_strings.push_back(absl::StrCat("RANK=", rank));
-  env_strings.push_back(absl::StrCat("WORLD_SIZE=", world_size()));
-  env_strings.push_back(absl::StrCat("LOCAL_RANK=", rank));
-  env_strings.push_back("MASTER_ADDR=127.0.0.1");
-  env_strings.push_back(absl::StrCat("MASTER_PORT=", port_));
-  for (const std::string& variable : extra_env_) {
-    env_strings.push_back(variable);
+  // async-signal-safe calls are allowed. Variables are kept by name, so
+  // that a later entry replaces an inherited or shared one (getenv would
+  // read only the first of two).
+  std::map<std::string, std::string> variables;
+  const auto set = [&variables](const std::string& entry) {
+    variables[entry.substr(0, entry.find('='))] = entry;
+  };
+  for (char** entry = environ; *entry != nullptr; ++entry) set(*entry);
+  set(absl::StrCat("RANK=", rank));
+  set(absl::StrCat("WORLD_SIZE=", world_size()));
+  set(absl::StrCat("LOCAL_RANK=", rank));
+  set(absl::StrCat("MASTER_ADDR=", placement_.master_addr));
+  set(absl::StrCat("MASTER_PORT=", port_));
+  for (const std::string& entry : extra_env_) set(entry);
+  std::vector<std::string> argv_strings;
+  if (!placement_.ranks.empty()) {
+    const RankPlacement& place = placement_.ranks[rank];
+    for (const std::string& entry : place.env) set(entry);
+    argv_strings = place.command_prefix;
   }
   std::vector<char*> envp;
-  for (std::string& variable : env_strings) envp.push_back(variable.data());
+  for (auto& [name, entry] : variables) envp.push_back(entry.data());
   envp.push_back(nullptr);
-  std::vector<std::string> argv_strings = {program_};
+  argv_strings.push_back(program_);
   argv_strings.insert(argv_strings.end(), args_.begin(), args_.end());
   std::vector<char*> argv;
   for (std::string& arg : argv_strings) argv.push_back(arg.data());

@@ -34,17 +34,42 @@ struct RankExit {
   bool timed_out = false;
 };
 
+// Where one rank runs, for groups spread over simulated nodes (network
+// namespaces, tools/local_cluster/two_node_network.h).
+struct RankPlacement {
+  // Words run before the program, e.g. {"/usr/sbin/ip", "netns", "exec",
+  // "b"}; the first is an absolute path. They must exec the program in
+  // place, as `ip netns exec` does, so that pid(rank) is the rank's own.
+  std::vector<std::string> command_prefix;
+  // "NAME=value" entries for this rank only, replacing shared and
+  // inherited ones of the same name (e.g. GLOO_SOCKET_IFNAME naming its
+  // node's interface).
+  std::vector<std::string> env;
+};
+
+// Where the ranks of a group run; the default is this process's network,
+// as torchrun on one machine.
+struct GroupPlacement {
+  // MASTER_ADDR: where every rank reaches rank 0's store.
+  std::string master_addr = "127.0.0.1";
+  // One entry per rank, or none: every rank runs as this process does.
+  std::vector<RankPlacement> ranks;
+};
+
 // Starts one process per rank the way torchrun does (RANK, WORLD_SIZE,
-// LOCAL_RANK, MASTER_ADDR=127.0.0.1, MASTER_PORT=a free port) and captures
+// LOCAL_RANK, MASTER_ADDR, MASTER_PORT=a free port) and captures
 // each one's stdout and stderr. Children die with the test process
 // (PR_SET_PDEATHSIG) and the destructor kills and reaps any still running,
 // so a failing test never leaves ranks behind.
 class RankLauncher {
  public:
-  // `extra_env` entries are "NAME=value".
+  // `extra_env` entries are "NAME=value", for every rank, replacing
+  // inherited ones of the same name. INVALID_ARGUMENT
+  // when `placement` names ranks but not `world_size` of them.
   static absl::StatusOr<std::unique_ptr<RankLauncher>> Start(
       const std::string& program, const std::vector<std::string>& args,
-      int world_size, const std::vector<std::string>& extra_env = {});
+      int world_size, const std::vector<std::string>& extra_env = {},
+      const GroupPlacement& placement = {});
   ~RankLauncher();
   RankLauncher(const RankLauncher&) = delete;
   RankLauncher& operator=(const RankLauncher&) = delete;
@@ -87,6 +112,7 @@ class RankLauncher {
   std::string program_;
   std::vector<std::string> args_;
   std::vector<std::string> extra_env_;
+  GroupPlacement placement_;
   int port_ = 0;
   std::string directory_;
   std::vector<pid_t> pids_;

@@ -127,7 +127,8 @@ absl::StatusOr<std::unique_ptr<RankLauncher>> LaunchOnPorts(
        absl::StrCat("DITSERVE_WORKER=", DITSERVE_WORKER_BINARY),
        absl::StrCat("DITSERVE_HOST_ARGS=", absl::StrJoin(host_flags, " ")),
        absl::StrCat("DITSERVE_WORKER_ARGS=",
-                    absl::StrJoin(options.worker_flags, " "))});
+                    absl::StrJoin(options.worker_flags, " "))},
+      options.placement);
 }
 
 }  // namespace
@@ -194,6 +195,23 @@ absl::StatusOr<std::unique_ptr<ServingCluster>> ServingCluster::Start(
   }
   return absl::DeadlineExceededError(
       absl::StrCat("the group did not report SERVING in time", logs));
+}
+
+double SecondsUntilHealth(
+    ServingCluster& cluster,
+    grpc::health::v1::HealthCheckResponse::ServingStatus wanted,
+    double limit_seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  while (true) {
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus>
+        health = cluster.HealthStatus();
+    if (health.ok() && *health == wanted) return waited;
+    if (waited > limit_seconds) return -1;
+    std::this_thread::sleep_for(kPollInterval);
+  }
 }
 
 std::string ServingCluster::address() const {

@@ -26,6 +26,9 @@ struct ClusterOptions {
   std::vector<std::string> host_flags;
   // Flags for the workers only (after rank_flags, so they override them).
   std::vector<std::string> worker_flags;
+  // Where each rank runs; rank 0 must run in this process's network, where
+  // the cluster's stubs reach it on 127.0.0.1.
+  GroupPlacement placement;
   // How the cluster's own stubs connect; nullptr = plaintext.
   std::shared_ptr<grpc::ChannelCredentials> credentials;
 };
@@ -66,6 +69,13 @@ class ServingCluster {
   std::unique_ptr<v1::Generation::Stub> generation_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
 };
+
+// Polls `cluster`'s health until it reads `wanted`; the seconds that took,
+// or a negative number after `limit_seconds`.
+double SecondsUntilHealth(
+    ServingCluster& cluster,
+    grpc::health::v1::HealthCheckResponse::ServingStatus wanted,
+    double limit_seconds);
 
 // The ranks of `options` started on ports picked here, without waiting for
 // them to serve: for tests of groups that must not start.

@@ -26,6 +26,7 @@ using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::kParallelLatentTolerance;
 using ::ditserve::local_cluster::MaxLatentDifference;
 using ::ditserve::local_cluster::MetricValue;
+using ::ditserve::local_cluster::SecondsUntilHealth;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
 using HealthStatus = ::grpc::health::v1::HealthCheckResponse;
@@ -46,23 +47,6 @@ v1::GenerateRequest ParityRequest() {
   request.set_num_inference_steps(2);
   request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
   return request;
-}
-
-// Polls health until it reads `wanted`; the seconds that took, or a
-// negative number after `limit_seconds`.
-double SecondsUntilHealth(ServingCluster& cluster,
-                          HealthStatus::ServingStatus wanted,
-                          double limit_seconds) {
-  const auto start = std::chrono::steady_clock::now();
-  while (true) {
-    const double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count();
-    absl::StatusOr<HealthStatus::ServingStatus> health = cluster.HealthStatus();
-    if (health.ok() && *health == wanted) return waited;
-    if (waited > limit_seconds) return -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
 }
 
 double Metric(ServingCluster& cluster, const std::string& name) {
