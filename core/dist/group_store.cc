@@ -113,13 +113,14 @@ absl::StatusOr<bool> GroupStore::IsFormed(int64_t generation) const {
 
 absl::StatusOr<int64_t> GroupStore::GenerationToJoin(
     int64_t after, std::chrono::milliseconds timeout) {
-  const absl::Time deadline = absl::Now() + absl::FromChrono(timeout);
+  absl::Time deadline = absl::Now() + absl::FromChrono(timeout);
   while (true) {
     ASSIGN_OR_RETURN(const int64_t current, Current());
-    if (current > after) {
-      ASSIGN_OR_RETURN(const bool formed, IsFormed(current));
-      if (!formed) return current;
-    }
+    ASSIGN_OR_RETURN(const bool formed, IsFormed(current));
+    if (current > after && !formed) return current;
+    // Rank 0 is still trying to form `current` (this rank left it early):
+    // its attempt ends within its own timeouts, and then it opens the next.
+    if (!formed) deadline = absl::Now() + absl::FromChrono(timeout);
     if (absl::Now() >= deadline) {
       return absl::UnavailableError(absl::StrCat(
           "rank 0 opened no group generation for rank ", env_.rank,

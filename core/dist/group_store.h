@@ -55,9 +55,11 @@ class GroupStore {
   absl::Status MarkFormed(int64_t generation);
   // Ranks > 0: the generation to join, newer than `after` (-1: any): the
   // current one while it is forming, else the next one rank 0 opens.
-  // Errors: UNAVAILABLE when rank 0 opens none within `timeout` (it has
-  // not noticed that this rank's previous process is gone, or another
-  // process runs as this rank) or the store cannot be reached.
+  // Errors: UNAVAILABLE when the current generation stays formed for
+  // `timeout` without a newer one (rank 0 has not noticed that this rank's
+  // previous process is gone, or another process runs as this rank) or the
+  // store cannot be reached. While rank 0 still tries to form the current
+  // one, the wait goes on: that attempt is bounded by rank 0's timeouts.
   absl::StatusOr<int64_t> GenerationToJoin(int64_t after,
                                            std::chrono::milliseconds timeout);
 

@@ -142,7 +142,9 @@ absl::Status AgreeOnStartup(c10d::Store& store, int rank, int world_size,
       }));
   const absl::Status verdict =
       CompareAllRanks(store, rank, world_size, mine, wait);
-  if (verdict.ok()) return verdict;
+  // Only a disagreement is worth lingering for: a rank that did not arrive
+  // will not read the verdict, and rank 0 re-forming the group must move on.
+  if (!absl::IsFailedPrecondition(verdict)) return verdict;
   if (rank == 0) {
     std::vector<std::string> checked;
     for (int other = 1; other < world_size; ++other) {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <vector>
 
@@ -48,9 +49,21 @@ TEST(GroupStoreTest, AWorkerJoinsOnlyAGenerationThatIsStillForming) {
   EXPECT_EQ((*host)->OpenNext().value_or(-1), 1);
   EXPECT_EQ((*worker)->GenerationToJoin(-1, kTimeout).value_or(-1), 1);
   EXPECT_EQ((*worker)->GenerationToJoin(0, kTimeout).value_or(-1), 1);
-  // A survivor of generation 1 waits for one newer than it.
+  // A survivor that left generation 1 while rank 0 still tries to form it
+  // waits past its timeout, until rank 0 gives up and opens the next.
+  std::thread host_gives_up([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    EXPECT_EQ((*host)->OpenNext().value_or(-1), 2);
+  });
+  EXPECT_EQ((*worker)
+                ->GenerationToJoin(1, std::chrono::milliseconds(200))
+                .value_or(-1),
+            2);
+  host_gives_up.join();
+  // A formed generation is not waited on past the timeout.
+  ASSERT_TRUE((*host)->MarkFormed(2).ok());
   EXPECT_FALSE(
-      (*worker)->GenerationToJoin(1, std::chrono::milliseconds(200)).ok());
+      (*worker)->GenerationToJoin(2, std::chrono::milliseconds(200)).ok());
 }
 
 TEST(GroupStoreTest, GenerationsKeepTheirKeysApart) {
