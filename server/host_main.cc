@@ -268,8 +268,7 @@ int RunHost() {
   if (*serving != nullptr) {
     (*serving)->scheduler().Drain(
         absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)));
-    if (group_status.ok())
-      group_status = (*serving)->scheduler().group_status();
+    group_status = (*serving)->scheduler().group_status();
   }
   http_server.reset();
   health.Shutdown();

@@ -46,9 +46,11 @@ GenerationEnd ServeGeneration(const engine::RankSetup& setup,
   absl::StatusOr<std::unique_ptr<engine::RankRuntime>> runtime =
       engine::JoinGroup(setup, std::move(store), generation);
   if (!runtime.ok()) {
-    // Differing flags, model or build would differ again.
+    // Only a group that did not form, or was left for a newer generation,
+    // is worth another try: differing flags, model or build, or an
+    // unreadable checkpoint, would fail again.
     return {.status = runtime.status(),
-            .rejoin = !absl::IsFailedPrecondition(runtime.status())};
+            .rejoin = absl::IsUnavailable(runtime.status())};
   }
   absl::StatusOr<engine::LoadedModel> model =
       engine::LoadModel(setup.model_dir, setup.spec, **runtime);

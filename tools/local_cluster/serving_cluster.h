@@ -26,8 +26,8 @@ struct ClusterOptions {
   std::vector<std::string> host_flags;
   // Flags for the workers only (after rank_flags, so they override them).
   std::vector<std::string> worker_flags;
-  // Where each rank runs; rank 0 must run in this process's network, where
-  // the cluster's stubs reach it on 127.0.0.1.
+  // Where each rank runs; rank 0 must share this process's network
+  // namespace, since the cluster's gRPC clients call it on 127.0.0.1.
   GroupPlacement placement;
   // How the cluster's own stubs connect; nullptr = plaintext.
   std::shared_ptr<grpc::ChannelCredentials> credentials;
