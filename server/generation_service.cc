@@ -327,6 +327,7 @@ grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
   info.set_version(model.version);
   info.set_torch_version(model.torch_version);
   info.set_backend(model.backend);
+  info.set_dtype(model.dtype);
   *response_bytes = Encode(info);
   reactor->Finish(grpc::Status::OK);
   return reactor;

@@ -20,7 +20,6 @@
 #include "core/config/model_defaults.h"
 #include "core/dist/group_store.h"
 #include "core/engine/build_version.h"
-#include "core/engine/compute_target.h"
 #include "core/engine/compute_threads.h"
 #include "core/engine/model_loading.h"
 #include "core/engine/rank_flags.h"
@@ -139,16 +138,17 @@ int RunHost() {
 
   const std::string model_name(spec.defaults.name);
   spdlog::info(
-      "serving {} from {} on {} ranks, {} intra-op threads, {} BLAS threads",
-      model_name, setup->model_dir, env->world_size, at::get_num_threads(),
-      engine::BlasThreads());
+      "serving {} from {} on {} ranks ({} {}), {} intra-op threads, {} BLAS "
+      "threads",
+      model_name, setup->model_dir, env->world_size, setup->compute.device,
+      setup->compute.dtype, at::get_num_threads(), engine::BlasThreads());
 
   absl::StatusOr<std::shared_ptr<dist::GroupStore>> store =
       dist::GroupStore::Connect(*env, setup->rendezvous.connect_timeout);
   if (!store.ok()) return Fail(store.status(), "rendezvous");
-  Metrics metrics(
-      model_name, env->world_size,
-      {engine::BuildVersion(), TORCH_VERSION, engine::kComputeTarget.device});
+  Metrics metrics(model_name, env->world_size,
+                  {engine::BuildVersion(), TORCH_VERSION, setup->compute.device,
+                   setup->compute.dtype});
   AdmissionQueue queue(options.max_queue,
                        [&metrics](int depth) { metrics.SetQueueDepth(depth); });
   const ServingGeneration::Shared shared{
@@ -184,7 +184,8 @@ int RunHost() {
                            options,
                            engine::BuildVersion(),
                            TORCH_VERSION,
-                           engine::kComputeTarget.device};
+                           setup->compute.device,
+                           setup->compute.dtype};
   RequestIntake intake(&served, &queue, &metrics);
   GenerationService generation(&intake, &*auth);
   HttpApi http_api(&intake, &health, &*auth);

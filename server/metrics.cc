@@ -107,7 +107,8 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
       .Register(*registry_)
       .Add({{"version", build.version},
             {"torch", build.torch},
-            {"backend", build.backend}})
+            {"backend", build.backend},
+            {"dtype", build.dtype}})
       .Set(1);
 }
 

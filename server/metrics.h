@@ -41,6 +41,7 @@ struct BuildInfo {
   std::string version;
   std::string torch;
   std::string backend;
+  std::string dtype;
 };
 
 class Metrics {

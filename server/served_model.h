@@ -19,6 +19,7 @@ struct ServedModel {
   std::string version;
   std::string torch_version;
   std::string backend;
+  std::string dtype;
 };
 
 }  // namespace ditserve::server

@@ -19,11 +19,10 @@ absl::StatusOr<std::unique_ptr<ServingGeneration>> ServingGeneration::Form(
   // A rank that starts from now on waits for the next generation instead of
   // joining this one, which is whole.
   RETURN_IF_ERROR(store->MarkFormed(generation));
-  ASSIGN_OR_RETURN(
-      formed->model_,
-      engine::LoadModel(setup.model_dir, setup.spec, *formed->runtime_));
+  ASSIGN_OR_RETURN(formed->model_, engine::LoadModel(setup, *formed->runtime_));
   engine::RankLoop& loop = formed->runtime_->StartLoop(
-      *formed->model_.program, formed->model_.dimensions, {});
+      *formed->model_.program, formed->model_.dimensions,
+      formed->model_.placement, {});
   formed->scheduler_ = std::make_unique<Scheduler>(
       shared.queue, &loop, MakeImageOutput(*formed->model_.program),
       shared.metrics, setup.spec, shared.scheduler);

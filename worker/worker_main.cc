@@ -53,12 +53,14 @@ GenerationEnd ServeGeneration(const engine::RankSetup& setup,
             .rejoin = absl::IsUnavailable(runtime.status())};
   }
   absl::StatusOr<engine::LoadedModel> model =
-      engine::LoadModel(setup.model_dir, setup.spec, **runtime);
+      engine::LoadModel(setup, **runtime);
   if (!model.ok()) return {.status = model.status()};
   spdlog::info("joined generation {} of a group of {} ranks; serving {}",
                generation, (*runtime)->env().world_size, setup.model_dir);
   const absl::Status status =
-      (*runtime)->StartLoop(*model->program, model->dimensions, {}).Follow();
+      (*runtime)
+          ->StartLoop(*model->program, model->dimensions, model->placement, {})
+          .Follow();
   if (status.ok()) return {};
   (*runtime)->Abandon();
   return {.status = status, .rejoin = true};

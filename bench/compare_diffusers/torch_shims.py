@@ -3,7 +3,8 @@ was made, see shared/golden/README.md), installed before diffusers is imported.
 
 None of it changes diffusers' code. Attention becomes plain math, which is
 also what ditserve's LibTorch 1.13 attention computes, so both sides time the
-same kernels.
+same kernels; in bfloat16 and float16 it accumulates in float32, as torch
+2.x's attention kernels do.
 """
 
 import importlib.machinery
@@ -19,6 +20,11 @@ def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0
                                   is_causal=False, scale=None, enable_gqa=False):
     del dropout_p, enable_gqa  # inference only, no grouped-query models here
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    # torch 2.x's kernels accumulate bfloat16/float16 attention in float32.
+    out_dtype = query.dtype
+    query, key, value = query.float(), key.float(), value.float()
+    if attn_mask is not None and attn_mask.is_floating_point():
+        attn_mask = attn_mask.float()
     scores = query @ key.transpose(-2, -1) * scale
     if is_causal:
         causal = torch.ones(scores.shape[-2:], dtype=torch.bool).tril()
@@ -28,7 +34,7 @@ def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask
-    return scores.softmax(dim=-1) @ value
+    return (scores.softmax(dim=-1) @ value).to(out_dtype)
 
 
 class _RMSNorm(torch.nn.Module):
@@ -48,7 +54,9 @@ class _RMSNorm(torch.nn.Module):
     def forward(self, x):
         dims = tuple(range(-len(self.normalized_shape), 0))
         eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
-        x = x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps)
+        # Computed in float32 whatever the input's dtype, as torch 2.x does.
+        upcast = x.float()
+        x = (upcast * torch.rsqrt(upcast.pow(2).mean(dims, keepdim=True) + eps)).type_as(x)
         return x * self.weight if self.weight is not None else x
 
 

@@ -7,6 +7,7 @@
 
 #include "core/base/status_macros.h"
 #include "core/dist/collective.h"
+#include "core/dist/wire_view.h"
 #include "core/engine/buffer_plan.h"
 
 namespace ditserve::engine {
@@ -28,10 +29,10 @@ absl::StatusOr<at::Tensor> AllGatherBranches(RankContext& context, int prompts,
   at::Tensor padded =
       torch::zeros(gathered.sizes().slice(1), gathered.options());
   padded.narrow(0, 0, prompts).copy_(own);
-  std::vector<at::Tensor> inputs = {padded};
+  std::vector<at::Tensor> inputs = {dist::WireView(padded)};
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int branch = 0; branch < cfg; ++branch) {
-    outputs[0].push_back(gathered[branch]);
+    outputs[0].push_back(dist::WireView(gathered[branch]));
   }
   const dist::ProcessGroupPtr& group = context.groups.group(dist::Axis::kCfg);
   absl::Status status = dist::RunCollective(

@@ -1,17 +1,32 @@
 #ifndef DITSERVE_CORE_ENGINE_COMPUTE_TARGET_H_
 #define DITSERVE_CORE_ENGINE_COMPUTE_TARGET_H_
 
+// Where and in which dtype a rank computes (--device, --dtype), as the
+// start-up agreement, GetServerInfo and ditserve_build_info report it.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/models/component_weights.h"
+
 namespace ditserve::engine {
 
-// Where and in which dtype the ranks compute, as GetServerInfo,
-// ditserve_build_info and the start-up agreement report it. Every build
-// computes in float32 on the CPU today.
 struct ComputeTarget {
-  const char* device;
-  const char* dtype;
+  // The flags' values: "cpu" or "cuda"; "float32", "bfloat16" or
+  // "float16". Every rank must agree on them.
+  std::string device;
+  std::string dtype;
+  // With the CUDA device LOCAL_RANK picks.
+  models::Placement placement;
 };
 
-inline constexpr ComputeTarget kComputeTarget{"cpu", "float32"};
+// INVALID_ARGUMENT naming the flag and the allowed values for an unknown
+// device or dtype, for CUDA in a build or on a machine without it, for a
+// LOCAL_RANK without a device of its own, and for float16 on a CPU (whose
+// LibTorch kernels lack float16 convolution and normalisation).
+absl::StatusOr<ComputeTarget> ParseComputeTarget(const std::string& device,
+                                                 const std::string& dtype,
+                                                 int local_rank);
 
 }  // namespace ditserve::engine
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/dist/collective.h"
+#include "core/dist/wire_view.h"
 #include "core/engine/buffer_plan.h"
 
 namespace ditserve::engine {
@@ -31,8 +32,8 @@ absl::StatusOr<at::Tensor> GatherDpLatents(RankContext& context,
   std::vector<int64_t> gathered_shape = {dp};
   gathered_shape.insert(gathered_shape.end(), group_latents.sizes().begin(),
                         group_latents.sizes().end());
-  std::vector<at::Tensor> inputs = {
-      group_latents.to(torch::kFloat32).contiguous()};
+  std::vector<at::Tensor> inputs = {dist::WireView(
+      group_latents.to(context.buffers.options().dtype()).contiguous())};
   std::vector<std::vector<at::Tensor>> outputs;
   at::Tensor gathered;
   if (context.rank == 0) {
@@ -40,7 +41,7 @@ absl::StatusOr<at::Tensor> GatherDpLatents(RankContext& context,
                                                            gathered_shape));
     outputs.resize(1);
     for (int group = 0; group < dp; ++group) {
-      outputs[0].push_back(gathered[group]);
+      outputs[0].push_back(dist::WireView(gathered[group]));
     }
   }
   if (dp > 1) {
@@ -53,7 +54,7 @@ absl::StatusOr<at::Tensor> GatherDpLatents(RankContext& context,
         [&] { return dp_group->gather(outputs, inputs, options); });
     if (!status.ok()) return status;
   } else if (context.rank == 0) {
-    gathered[0].copy_(inputs[0]);
+    gathered[0].copy_(group_latents);
   }
   if (context.rank != 0) return at::Tensor();
 

@@ -55,28 +55,31 @@ absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
   return cached;
 }
 
-absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
-                                      const config::ModelSpec& spec,
+absl::StatusOr<LoadedModel> LoadModel(const RankSetup& setup,
                                       const RankRuntime& runtime) {
+  const std::string& model_dir = setup.model_dir;
+  const config::ModelSpec& spec = setup.spec;
   ASSIGN_OR_RETURN(const families::Family* family,
                    FamilyFor(spec.defaults.name));
-  ASSIGN_OR_RETURN(TransformerSetup setup,
+  ASSIGN_OR_RETURN(TransformerSetup transformer,
                    SetUpTransformer(runtime, [&](int stage, int stages) {
                      return family->StageBlocks(model_dir, stage, stages);
                    }));
   families::LoadOptions options;
-  options.attention = setup.attention;
-  options.blocks = setup.blocks;
+  options.attention = transformer.attention;
+  options.placement = setup.compute.placement;
+  options.blocks = transformer.blocks;
   ASSIGN_OR_RETURN(std::unique_ptr<families::FamilyModel> model,
                    family->Load(model_dir, options));
-  LogStageWeights(runtime.env().rank, setup.blocks, model->total_blocks(),
+  LogStageWeights(runtime.env().rank, transformer.blocks, model->total_blocks(),
                   model->transformer());
   LoadedModel loaded;
   loaded.spec = spec;
   loaded.model_dir = model_dir;
   loaded.dimensions = model->dimensions();
-  loaded.program =
-      std::make_unique<FamilyRankProgram>(std::move(model), setup.stale_kv);
+  loaded.placement = setup.compute.placement;
+  loaded.program = std::make_unique<FamilyRankProgram>(std::move(model),
+                                                       transformer.stale_kv);
   return loaded;
 }
 

@@ -11,6 +11,7 @@
 #include "core/engine/buffer_plan.h"
 #include "core/engine/rank_program.h"
 #include "core/engine/rank_runtime.h"
+#include "core/engine/rank_setup.h"
 #include "core/engine/stage_timings.h"
 #include "ditserve/v1/input_config.pb.h"
 
@@ -21,6 +22,7 @@ struct LoadedModel {
   config::ModelSpec spec;
   std::string model_dir;
   families::ModelDimensions dimensions;
+  models::Placement placement;
   std::unique_ptr<RankProgram> program;
 };
 
@@ -31,13 +33,13 @@ struct LoadedModel {
 absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
                                             const std::string& cache_dir);
 
-// Loads what this rank of `runtime`'s mesh runs from the checkpoint folder:
-// the registered family that serves spec.defaults.name.
+// Loads what this rank of `runtime`'s mesh runs from `setup`'s checkpoint
+// folder, on its compute target: the registered family that serves
+// spec.defaults.name.
 // The transformer attends through the mesh's Attention (Ulysses, Ring or
 // both when sp = ring × ulysses > 1); a PipeFusion stage loads only its
 // blocks (TransformerSetup). Logs the memory each component maps.
-absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
-                                      const config::ModelSpec& spec,
+absl::StatusOr<LoadedModel> LoadModel(const RankSetup& setup,
                                       const RankRuntime& runtime);
 
 }  // namespace ditserve::engine

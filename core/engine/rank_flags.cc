@@ -52,6 +52,12 @@ ABSL_FLAG(double, ping_interval_s, 5,
           "host pings idle workers this often, seconds (below "
           "--collective_timeout_s)");
 ABSL_FLAG(std::string, log_format, "text", "text or json");
+ABSL_FLAG(std::string, device, "cpu",
+          "where the ranks compute: cpu, or cuda (the GPU LOCAL_RANK "
+          "picks); the same on every rank");
+ABSL_FLAG(std::string, dtype, "float32",
+          "the models' dtype: float32, bfloat16 (slow on a CPU) or float16 "
+          "(CUDA only); the same on every rank");
 
 namespace ditserve::engine {
 namespace {
@@ -106,6 +112,11 @@ absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags() {
                      absl::GetFlag(FLAGS_hung_rank_timeout_s)));
   }
   return options;
+}
+
+absl::StatusOr<ComputeTarget> ComputeTargetFromFlags(const dist::RankEnv& env) {
+  return ParseComputeTarget(absl::GetFlag(FLAGS_device),
+                            absl::GetFlag(FLAGS_dtype), env.local_rank);
 }
 
 int IntraOpThreads(const dist::RankEnv& env) {

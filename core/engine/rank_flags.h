@@ -12,6 +12,7 @@
 #include "core/config/parallel_config.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
+#include "core/engine/compute_target.h"
 
 ABSL_DECLARE_FLAG(std::string, model_dir);
 ABSL_DECLARE_FLAG(std::string, model_cache_dir);
@@ -33,6 +34,8 @@ ABSL_DECLARE_FLAG(double, collective_timeout_s);
 ABSL_DECLARE_FLAG(double, hung_rank_timeout_s);
 ABSL_DECLARE_FLAG(double, ping_interval_s);
 ABSL_DECLARE_FLAG(std::string, log_format);
+ABSL_DECLARE_FLAG(std::string, device);
+ABSL_DECLARE_FLAG(std::string, dtype);
 
 namespace ditserve::engine {
 
@@ -41,6 +44,8 @@ dist::RankEnvOverrides RankEnvOverridesFromFlags();
 // INVALID_ARGUMENT naming the flag when --hung_rank_timeout_s is below two
 // heartbeat intervals.
 absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags();
+// --device and --dtype (ParseComputeTarget), the GPU being LOCAL_RANK's.
+absl::StatusOr<ComputeTarget> ComputeTargetFromFlags(const dist::RankEnv& env);
 
 // --threads, or the machine's cores divided by the ranks on this machine
 // (LOCAL_WORLD_SIZE when set, else the world size), at least 1.

@@ -40,10 +40,12 @@ parallel::SequenceParallelOptions RankRuntime::sequence_parallel_options()
 
 RankLoop& RankRuntime::StartLoop(RankProgram& program,
                                  const families::ModelDimensions& dimensions,
+                                 const models::Placement& placement,
                                  RankLoopOptions loop_options) {
   EngineOptions engine_options;
   engine_options.dimensions = dimensions;
-  engine_options.tensor_options = torch::TensorOptions().dtype(torch::kFloat32);
+  engine_options.tensor_options =
+      torch::TensorOptions().device(placement.device).dtype(placement.dtype);
   engine_options.collective_timeout = rendezvous_->options().collective_timeout;
   engine_ = std::make_unique<Engine>(env().rank, *mesh_, *groups_, *channel_,
                                      &rendezvous_->watchdog(), program,

@@ -17,6 +17,7 @@
 #include "core/dist/rendezvous.h"
 #include "core/engine/engine.h"
 #include "core/engine/rank_loop.h"
+#include "core/models/component_weights.h"
 #include "core/parallel/make_attention.h"
 #include "ditserve/v1/input_config.pb.h"
 
@@ -55,6 +56,7 @@ class RankRuntime {
   // Follow it.
   RankLoop& StartLoop(RankProgram& program,
                       const families::ModelDimensions& dimensions,
+                      const models::Placement& placement,
                       RankLoopOptions loop_options);
 
  private:

@@ -40,6 +40,9 @@ absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
       !s.ok()) {
     return Prefixed(s, "parallel flags");
   }
+  absl::StatusOr<ComputeTarget> compute = ComputeTargetFromFlags(env);
+  if (!compute.ok()) return Prefixed(compute.status(), "rank flags");
+  setup.compute = *std::move(compute);
   absl::StatusOr<dist::RendezvousOptions> rendezvous =
       RendezvousOptionsFromFlags();
   if (!rendezvous.ok()) return Prefixed(rendezvous.status(), "rank flags");
@@ -50,8 +53,8 @@ absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
 absl::StatusOr<std::unique_ptr<RankRuntime>> JoinGroup(
     const RankSetup& setup, std::shared_ptr<dist::GroupStore> store,
     int64_t generation, std::function<absl::Status()> keep_waiting) {
-  absl::StatusOr<v1::StartupFacts> facts =
-      DescribeStartup(setup.parallel, setup.spec, setup.model_dir);
+  absl::StatusOr<v1::StartupFacts> facts = DescribeStartup(
+      setup.parallel, setup.spec, setup.model_dir, setup.compute);
   if (!facts.ok()) return Prefixed(facts.status(), "model");
   return RankRuntime::Join(std::move(store), generation, setup.parallel,
                            setup.rendezvous, *facts, std::move(keep_waiting));

@@ -14,6 +14,7 @@
 #include "core/dist/group_store.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
+#include "core/engine/compute_target.h"
 #include "core/engine/rank_runtime.h"
 #include "ditserve/v1/input_config.pb.h"
 
@@ -26,6 +27,7 @@ struct RankSetup {
   // empty) and its spec.
   std::string model_dir;
   config::ModelSpec spec;
+  ComputeTarget compute;
   dist::RendezvousOptions rendezvous;
 };
 

@@ -16,6 +16,7 @@ namespace ditserve::engine {
 absl::StatusOr<ReceiveBuffers> ReceiveBuffers::Allocate(
     const BufferPlan& plan, const c10::TensorOptions& options) {
   ReceiveBuffers buffers;
+  buffers.options_ = options;
   buffers.plan_ = plan;
   for (const BufferSpec& spec : plan.buffers) {
     RETURN_IF_ERROR(base::GuardedAs(

@@ -34,9 +34,12 @@ class ReceiveBuffers {
   absl::StatusOr<at::Tensor> Get(absl::string_view name);
 
   const BufferPlan& plan() const { return plan_; }
+  // Where and in which dtype the buffers are.
+  const c10::TensorOptions& options() const { return options_; }
 
  private:
   BufferPlan plan_;
+  c10::TensorOptions options_;
   std::map<std::string, at::Tensor, std::less<>> tensors_;
 };
 

@@ -86,12 +86,12 @@ absl::StatusOr<std::string> WeightsFingerprint(const std::string& model_dir) {
 
 absl::StatusOr<v1::StartupFacts> DescribeStartup(
     const v1::ParallelConfig& parallel, const config::ModelSpec& spec,
-    const std::string& model_dir) {
+    const std::string& model_dir, const ComputeTarget& compute) {
   v1::StartupFacts facts;
   Add(facts, "build.ditserve", BuildVersion());
   Add(facts, "build.libtorch", TORCH_VERSION);
-  Add(facts, "device", kComputeTarget.device);
-  Add(facts, "dtype", kComputeTarget.dtype);
+  Add(facts, "device", compute.device);
+  Add(facts, "dtype", compute.dtype);
   AddParallelConfig(facts, parallel);
   Add(facts, "model.name", std::string(spec.defaults.name));
   const std::pair<const char*, int> dimensions[] = {

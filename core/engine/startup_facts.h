@@ -5,6 +5,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/config/model_spec.h"
+#include "core/engine/compute_target.h"
 #include "ditserve/v1/input_config.pb.h"
 #include "ditserve/v1/startup.pb.h"
 
@@ -20,7 +21,7 @@ namespace ditserve::engine {
 // before any weights load. Errors name the file that cannot be read.
 absl::StatusOr<v1::StartupFacts> DescribeStartup(
     const v1::ParallelConfig& parallel, const config::ModelSpec& spec,
-    const std::string& model_dir);
+    const std::string& model_dir, const ComputeTarget& compute);
 
 }  // namespace ditserve::engine
 

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_error.h"
+#include "core/dist/wire_view.h"
 
 namespace ditserve::parallel {
 namespace {
@@ -31,7 +32,7 @@ void ThrowIfError(const absl::Status& status) {
 
 at::Tensor AllToAll(const Group& group, absl::string_view operation,
                     const at::Tensor& input) {
-  at::Tensor send = input.contiguous();
+  at::Tensor send = dist::WireView(input.contiguous());
   at::Tensor received = at::empty_like(send);
   // Empty split sizes ask c10d for equal slices of dim 0.
   std::vector<int64_t> equal_splits;
@@ -39,12 +40,12 @@ at::Tensor AllToAll(const Group& group, absl::string_view operation,
     return group.group->alltoall_base(received, send, equal_splits,
                                       equal_splits);
   }));
-  return received;
+  return received.view(input.scalar_type());
 }
 
 at::Tensor AllGather(const Group& group, absl::string_view operation,
                      const at::Tensor& input, int64_t dim) {
-  std::vector<at::Tensor> inputs = {input.contiguous()};
+  std::vector<at::Tensor> inputs = {dist::WireView(input.contiguous())};
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int i = 0; i < group.size(); ++i) {
     outputs[0].push_back(at::empty_like(inputs[0]));
@@ -52,7 +53,7 @@ at::Tensor AllGather(const Group& group, absl::string_view operation,
   ThrowIfError(dist::RunCollective(operation, group.context, [&] {
     return group.group->allgather(outputs, inputs);
   }));
-  return at::cat(outputs[0], dim);
+  return at::cat(outputs[0], dim).view(input.scalar_type());
 }
 
 c10::intrusive_ptr<c10d::Work> PostSend(const Group& group,
@@ -60,7 +61,8 @@ c10::intrusive_ptr<c10d::Work> PostSend(const Group& group,
                                         std::vector<at::Tensor>& tensors,
                                         int destination, int tag) {
   try {
-    return group.group->send(tensors, destination, tag);
+    std::vector<at::Tensor> wire = dist::WireViews(tensors);
+    return group.group->send(wire, destination, tag);
   } catch (const std::exception& error) {
     throw PostingFailed(group, operation, error);
   }
@@ -71,7 +73,8 @@ c10::intrusive_ptr<c10d::Work> PostReceive(const Group& group,
                                            std::vector<at::Tensor>& tensors,
                                            int source, int tag) {
   try {
-    return group.group->recv(tensors, source, tag);
+    std::vector<at::Tensor> wire = dist::WireViews(tensors);
+    return group.group->recv(wire, source, tag);
   } catch (const std::exception& error) {
     throw PostingFailed(group, operation, error);
   }

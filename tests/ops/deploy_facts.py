@@ -12,7 +12,8 @@ DEGREES = ("dp_degree", "cfg_degree", "pipefusion_degree", "ring_degree",
 # each rank builds from its own flags, and the collective timeout, which
 # --helpfull says must be the same on every rank.
 SAME_ON_EVERY_RANK = ("model_dir", "model_cache_dir", "num_pipeline_patch",
-                      "warmup_steps", "collective_timeout_s") + DEGREES
+                      "warmup_steps", "collective_timeout_s", "device",
+                      "dtype") + DEGREES
 
 
 def known_flags(binary):

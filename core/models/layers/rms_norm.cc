@@ -6,9 +6,12 @@ namespace ditserve::models {
 
 at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   const at::Tensor x32 = x.to(at::kFloat);
-  const at::Tensor inverse_rms =
-      at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
-  return (x32 * inverse_rms).to(x.scalar_type()) * weight;
+  const at::Tensor normed =
+      x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  const c10::ScalarType weight_dtype = weight.scalar_type();
+  const bool reduced =
+      weight_dtype == at::kBFloat16 || weight_dtype == at::kHalf;
+  return normed.to(reduced ? weight_dtype : x.scalar_type()) * weight;
 }
 
 RMSNormImpl::RMSNormImpl(int64_t dim, double eps)

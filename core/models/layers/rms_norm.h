@@ -9,8 +9,10 @@
 
 namespace ditserve::models {
 
-// x * rsqrt(mean(x^2 over the last dim) + eps) * weight, the statistics in
-// float32 (torch.nn.RMSNorm semantics; LibTorch 1.13 has no such module).
+// x * rsqrt(mean(x^2 over the last dim) + eps) * weight, computed in
+// float32 and multiplied by the weight in the weight's dtype when that is
+// bfloat16 or float16, else in x's (diffusers' RMSNorm and transformers'
+// T5LayerNorm; LibTorch 1.13 has no such module).
 at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
 // Parameter: `weight` [dim].

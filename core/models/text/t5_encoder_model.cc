@@ -73,7 +73,8 @@ absl::StatusOr<std::shared_ptr<T5EncoderModel>> LoadT5EncoderModel(
   auto model = std::make_shared<T5EncoderModel>(config);
   RETURN_IF_ERROR(LoadTextEncoderWeights(
       *model, component_dir, placement,
-      /*allow_unexpected=*/{"encoder.embed_tokens.weight"}));
+      /*allow_unexpected=*/{"encoder.embed_tokens.weight"},
+      /*keep_in_float32=*/{"wo"}));
   return model;
 }
 

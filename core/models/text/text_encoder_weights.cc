@@ -1,5 +1,6 @@
 #include "core/models/text/text_encoder_weights.h"
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 
@@ -14,11 +15,21 @@ namespace ditserve::models {
 absl::Status LoadTextEncoderWeights(
     torch::nn::Module& module, const std::string& component_dir,
     const Placement& placement,
-    const std::vector<std::string>& allow_unexpected) {
-  RETURN_IF_ERROR(
-      base::Guarded(absl::StrCat("moving the text encoder of ", component_dir,
-                                 " to ", placement.device.str()),
-                    [&] { module.to(placement.device, placement.dtype); }));
+    const std::vector<std::string>& allow_unexpected,
+    const std::vector<std::string>& keep_in_float32) {
+  RETURN_IF_ERROR(base::Guarded(
+      absl::StrCat("moving the text encoder of ", component_dir, " to ",
+                   placement.device.str()),
+      [&] {
+        module.to(placement.device, placement.dtype);
+        for (const auto& item : module.named_modules()) {
+          const std::string last = item.key().substr(item.key().rfind('.') + 1);
+          if (std::find(keep_in_float32.begin(), keep_in_float32.end(), last) !=
+              keep_in_float32.end()) {
+            item.value()->to(at::kFloat);
+          }
+        }
+      }));
   ASSIGN_OR_RETURN(std::unique_ptr<io::CheckpointTensors> tensors,
                    io::CheckpointTensors::Open(component_dir));
   io::LoadOptions options;

@@ -15,11 +15,15 @@ namespace ditserve::models {
 // (model.safetensors or model.safetensors.index.json) strictly by name, and
 // switches the module to eval mode. `allow_unexpected` lists checkpoint names
 // that may exist without a module counterpart (tied or non-persistent
-// tensors older transformers versions saved). Errors name the folder.
+// tensors older transformers versions saved). Submodules named one of
+// `keep_in_float32` stay float32 in a bfloat16 or float16 placement, loaded
+// from the checkpoint without rounding (transformers'
+// _keep_in_fp32_modules). Errors name the folder.
 absl::Status LoadTextEncoderWeights(
     torch::nn::Module& module, const std::string& component_dir,
     const Placement& placement,
-    const std::vector<std::string>& allow_unexpected);
+    const std::vector<std::string>& allow_unexpected,
+    const std::vector<std::string>& keep_in_float32 = {});
 
 }  // namespace ditserve::models
 

@@ -2,7 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 
 namespace ditserve::testing {
 namespace {
@@ -50,6 +52,38 @@ at::Tensor GoldenCase::Output(const std::string& name) const {
 Tolerance GoldenCase::ToleranceFor(const std::string& output) const {
   const nlohmann::json& entry = json_.at("tolerance").at(output);
   return {entry.at("atol").get<double>(), entry.at("rtol").get<double>()};
+}
+
+void GoldenCase::ExpectBfloat16Close(const at::Tensor& actual,
+                                     const std::string& output) const {
+  const std::string path =
+      std::string(DITSERVE_TEST_DATA_DIR) + "/bfloat16_tolerances.json";
+  std::ifstream in(path);
+  if (!in) {
+    ADD_FAILURE() << "missing " << path;
+    return;
+  }
+  const std::string name = std::filesystem::path(dir_).filename().string();
+  const nlohmann::json entry =
+      nlohmann::json::parse(in).at("cases").at(name).at(output);
+  const Tolerance tolerance{entry.at("atol").get<double>(),
+                            entry.at("rtol").get<double>()};
+  EXPECT_EQ(actual.scalar_type(), at::kBFloat16);
+  const at::Tensor expected = Output(output);
+  EXPECT_TRUE(AllClose(actual, expected, tolerance));
+  const double needed =
+      ((actual.to(at::kDouble) - expected.to(at::kDouble)).abs() -
+       tolerance.rtol * expected.to(at::kDouble).abs())
+          .max()
+          .item<double>();
+  std::cout << "bfloat16 " << name << "/" << output << ": atol needed "
+            << needed << ", diffusers' own "
+            << entry.at("diffusers_atol_needed").get<double>() << ", allowed "
+            << tolerance.atol << " (rtol " << tolerance.rtol << ")\n";
+}
+
+at::Tensor InDType(const at::Tensor& tensor, c10::ScalarType dtype) {
+  return tensor.is_floating_point() ? tensor.to(dtype) : tensor;
 }
 
 ::testing::AssertionResult AllClose(const at::Tensor& actual,

@@ -31,6 +31,12 @@ class GoldenCase {
   at::Tensor Input(const std::string& name) const;
   at::Tensor Output(const std::string& name) const;
   Tolerance ToleranceFor(const std::string& output) const;
+  // Expects `actual`, `output` computed in bfloat16, within twice
+  // diffusers' own bfloat16 error on this case of the float32 reference
+  // (tests/data/bfloat16_tolerances.json, written by
+  // bench/compare_diffusers/bfloat16_error), and prints both errors.
+  void ExpectBfloat16Close(const at::Tensor& actual,
+                           const std::string& output) const;
 
  private:
   std::string dir_;
@@ -38,6 +44,10 @@ class GoldenCase {
   io::TensorMap inputs_;
   io::TensorMap outputs_;
 };
+
+// `tensor` in `dtype` when it is floating point (a model's inputs as a
+// pipeline in that dtype passes them), else unchanged.
+at::Tensor InDType(const at::Tensor& tensor, c10::ScalarType dtype);
 
 // The golden rule: every element satisfies |actual - expected| <= atol +
 // rtol * |expected|; the message gives the worst element and the max error.

@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 // This binary links LibTorch and OpenBLAS, whose static TLS made
 // prometheus-cpp's civetweb exposer fail to start its threads.
 TEST(MetricsEndpointTest, ServesTheRegistryInPrometheusTextFormat) {
-  Metrics metrics("flux-dev", 2, {"0.1.0", "1.13.1", "cpu"});
+  Metrics metrics("flux-dev", 2, {"0.1.0", "1.13.1", "cpu", "float32"});
   metrics.CountRequest("ok");
   absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
   ASSERT_TRUE(port.ok()) << port.status();
@@ -39,7 +39,7 @@ TEST(MetricsEndpointTest, ServesTheRegistryInPrometheusTextFormat) {
 }
 
 TEST(MetricsEndpointTest, OtherPathsAreNotFound) {
-  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu"});
+  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
   absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
   ASSERT_TRUE(port.ok()) << port.status();
   absl::StatusOr<std::string> body = local_cluster::HttpGet(*port, "/other");
@@ -51,7 +51,7 @@ TEST(MetricsEndpointTest, OtherPathsAreNotFound) {
 // so three silent connections delayed a scrape by three read timeouts (15 s,
 // longer than HttpGet's 10 s timeout).
 TEST(MetricsEndpointTest, ScrapesAreAnsweredWhileSilentConnectionsStayOpen) {
-  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu"});
+  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
   absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
   ASSERT_TRUE(port.ok()) << port.status();
   std::vector<int> silent;

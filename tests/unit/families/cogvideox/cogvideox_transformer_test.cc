@@ -19,6 +19,7 @@ namespace {
 
 using ::ditserve::testing::AllClose;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::InDType;
 using ::testing::HasSubstr;
 
 std::shared_ptr<CogVideoXTransformer3DModel> LoadGoldenModel(
@@ -49,6 +50,23 @@ TEST_P(CogVideoXGoldenTest, SampleMatchesDiffusers) {
   ASSERT_TRUE(sample.ok()) << sample.status();
   EXPECT_TRUE(AllClose(*sample, golden.Output("sample"),
                        golden.ToleranceFor("sample")));
+}
+
+TEST_P(CogVideoXGoldenTest, SampleInBfloat16IsWithinTheDerivedTolerance) {
+  const GoldenCase golden("models/" + GetParam());
+  absl::StatusOr<std::shared_ptr<CogVideoXTransformer3DModel>> model =
+      LoadCogVideoXTransformer3DModel(
+          golden.dir(), std::make_shared<parallel::LocalAttention>(),
+          models::Placement{.dtype = at::kBFloat16}, std::nullopt);
+  ASSERT_TRUE(model.ok()) << model.status();
+  CogVideoXTransformerInputs inputs = GoldenInputs(golden);
+  inputs.hidden_states = InDType(inputs.hidden_states, at::kBFloat16);
+  inputs.encoder_hidden_states =
+      InDType(inputs.encoder_hidden_states, at::kBFloat16);
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> sample = (*model)->Forward(inputs);
+  ASSERT_TRUE(sample.ok()) << sample.status();
+  golden.ExpectBfloat16Close(*sample, "sample");
 }
 
 INSTANTIATE_TEST_SUITE_P(SincosRopeAndTemporalPatches, CogVideoXGoldenTest,

@@ -18,6 +18,7 @@ namespace {
 
 using ::ditserve::testing::AllClose;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::InDType;
 using ::testing::HasSubstr;
 
 constexpr char kCase[] = "models/vae_cogvideox";
@@ -50,6 +51,27 @@ TEST(CogVideoXVaeGoldenTest, ChunkedDecodeMatchesDiffusers) {
         AllClose(*sample, golden.Output(output), golden.ToleranceFor(output)))
         << output;
   }
+}
+
+TEST(CogVideoXVaeGoldenTest, DecodeInBfloat16IsWithinTheDerivedTolerance) {
+  const GoldenCase golden(kCase);
+  absl::StatusOr<std::shared_ptr<AutoencoderKLCogVideoX>> vae =
+      LoadAutoencoderKLCogVideoX(CaseDir(),
+                                 models::Placement{.dtype = at::kBFloat16});
+  ASSERT_TRUE(vae.ok()) << vae.status();
+  torch::NoGradGuard no_grad;
+  for (const auto& [input, output] :
+       {std::pair<std::string, std::string>{"z", "sample"},
+        {"z_even", "sample_even"}}) {
+    absl::StatusOr<at::Tensor> sample =
+        (*vae)->Decode(InDType(golden.Input(input), at::kBFloat16));
+    ASSERT_TRUE(sample.ok()) << sample.status();
+    golden.ExpectBfloat16Close(*sample, output);
+  }
+  absl::StatusOr<at::Tensor> single_pass =
+      (*vae)->DecodeSinglePass(InDType(golden.Input("z"), at::kBFloat16));
+  ASSERT_TRUE(single_pass.ok()) << single_pass.status();
+  golden.ExpectBfloat16Close(*single_pass, "sample_single_pass");
 }
 
 TEST(CogVideoXVaeGoldenTest, SinglePassMatchesTheDecoderCall) {

@@ -30,6 +30,7 @@ namespace {
 using ::ditserve::testing::AllClose;
 using ::ditserve::testing::FluxGoldenInputs;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::InDType;
 using ::testing::HasSubstr;
 
 std::shared_ptr<FluxTransformer2DModel> LoadGoldenModel(
@@ -65,6 +66,37 @@ TEST(FluxTransformer2DModelTest, SchnellMatchesDiffusersWithoutGuidance) {
   ASSERT_TRUE(sample.ok()) << sample.status();
   EXPECT_TRUE(AllClose(*sample, golden.Output("sample"),
                        golden.ToleranceFor("sample")));
+}
+
+// A bfloat16 model on bfloat16 inputs, as a pipeline in that dtype runs it,
+// within twice diffusers' own bfloat16 error of the float32 reference.
+void ExpectBfloat16Sample(const std::string& case_dir, bool guidance) {
+  const GoldenCase golden(case_dir);
+  absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> model =
+      LoadFluxTransformer2DModel(golden.dir(),
+                                 std::make_shared<parallel::LocalAttention>(),
+                                 Placement{.dtype = at::kBFloat16});
+  ASSERT_TRUE(model.ok()) << model.status();
+  FluxTransformerInputs inputs = FluxGoldenInputs(golden, guidance);
+  for (at::Tensor* input :
+       {&inputs.hidden_states, &inputs.encoder_hidden_states,
+        &inputs.pooled_projections, &inputs.timestep, &inputs.img_ids,
+        &inputs.txt_ids}) {
+    *input = InDType(*input, at::kBFloat16);
+  }
+  if (guidance) inputs.guidance = InDType(*inputs.guidance, at::kBFloat16);
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> sample = (*model)->Forward(inputs);
+  ASSERT_TRUE(sample.ok()) << sample.status();
+  golden.ExpectBfloat16Close(*sample, "sample");
+}
+
+TEST(FluxTransformer2DModelTest, DevInBfloat16IsWithinTheDerivedTolerance) {
+  ExpectBfloat16Sample("models/flux_dev", /*guidance=*/true);
+}
+
+TEST(FluxTransformer2DModelTest, SchnellInBfloat16IsWithinTheDerivedTolerance) {
+  ExpectBfloat16Sample("models/flux_schnell", /*guidance=*/false);
 }
 
 TEST(FluxTransformer2DModelTest, MissingGuidanceIsAnErrorForDevModels) {

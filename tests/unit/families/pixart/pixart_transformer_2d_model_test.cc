@@ -16,6 +16,7 @@ namespace {
 
 using ::ditserve::testing::AllClose;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::InDType;
 using ::ditserve::testing::PixArtGoldenInputs;
 using ::ditserve::testing::PixArtGoldenMicroConditions;
 using ::testing::HasSubstr;
@@ -54,6 +55,39 @@ TEST(PixArtTransformer2DModelTest,
   ASSERT_TRUE(sample.ok()) << sample.status();
   EXPECT_TRUE(AllClose(*sample, golden.Output("sample"),
                        golden.ToleranceFor("sample")));
+}
+
+// A bfloat16 model on bfloat16 inputs, as a pipeline in that dtype runs it.
+void ExpectBfloat16Sample(const std::string& case_dir, bool micro_conditions) {
+  const GoldenCase golden(case_dir);
+  absl::StatusOr<std::shared_ptr<PixArtTransformer2DModel>> model =
+      LoadPixArtTransformer2DModel(golden.dir(),
+                                   std::make_shared<parallel::LocalAttention>(),
+                                   Placement{.dtype = at::kBFloat16});
+  ASSERT_TRUE(model.ok()) << model.status();
+  PixArtTransformerInputs inputs = PixArtGoldenInputs(golden);
+  inputs.hidden_states = InDType(inputs.hidden_states, at::kBFloat16);
+  inputs.encoder_hidden_states =
+      InDType(inputs.encoder_hidden_states, at::kBFloat16);
+  if (micro_conditions) {
+    const PixArtMicroConditions conditions =
+        PixArtGoldenMicroConditions(golden);
+    inputs.micro_conditions = PixArtMicroConditions{
+        .resolution = InDType(conditions.resolution, at::kBFloat16),
+        .aspect_ratio = InDType(conditions.aspect_ratio, at::kBFloat16)};
+  }
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> sample = (*model)->Forward(inputs);
+  ASSERT_TRUE(sample.ok()) << sample.status();
+  golden.ExpectBfloat16Close(*sample, "sample");
+}
+
+TEST(PixArtTransformer2DModelTest, AlphaInBfloat16IsWithinTheDerivedTolerance) {
+  ExpectBfloat16Sample("models/pixart_alpha", /*micro_conditions=*/true);
+}
+
+TEST(PixArtTransformer2DModelTest, SigmaInBfloat16IsWithinTheDerivedTolerance) {
+  ExpectBfloat16Sample("models/pixart_sigma", /*micro_conditions=*/false);
 }
 
 TEST(PixArtTransformer2DModelTest, MaskedCaptionTokensDoNotChangeTheOutput) {

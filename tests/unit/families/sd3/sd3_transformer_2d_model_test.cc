@@ -16,6 +16,7 @@ namespace {
 
 using ::ditserve::testing::AllClose;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::InDType;
 using ::ditserve::testing::SD3GoldenInputs;
 using ::testing::HasSubstr;
 
@@ -38,6 +39,34 @@ void ExpectGoldenSample(const std::string& case_dir) {
   ASSERT_TRUE(sample.ok()) << sample.status();
   EXPECT_TRUE(AllClose(*sample, golden.Output("sample"),
                        golden.ToleranceFor("sample")));
+}
+
+// A bfloat16 model on bfloat16 inputs, as a pipeline in that dtype runs it.
+void ExpectBfloat16Sample(const std::string& case_dir) {
+  const GoldenCase golden(case_dir);
+  absl::StatusOr<std::shared_ptr<SD3Transformer2DModel>> model =
+      LoadSD3Transformer2DModel(golden.dir(),
+                                std::make_shared<parallel::LocalAttention>(),
+                                Placement{.dtype = at::kBFloat16});
+  ASSERT_TRUE(model.ok()) << model.status();
+  SD3TransformerInputs inputs = SD3GoldenInputs(golden);
+  for (at::Tensor* input :
+       {&inputs.hidden_states, &inputs.encoder_hidden_states,
+        &inputs.pooled_projections, &inputs.timestep}) {
+    *input = InDType(*input, at::kBFloat16);
+  }
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> sample = (*model)->Forward(inputs);
+  ASSERT_TRUE(sample.ok()) << sample.status();
+  golden.ExpectBfloat16Close(*sample, "sample");
+}
+
+TEST(SD3Transformer2DModelTest, MediumInBfloat16IsWithinTheDerivedTolerance) {
+  ExpectBfloat16Sample("models/sd3");
+}
+
+TEST(SD3Transformer2DModelTest, SD35InBfloat16IsWithinTheDerivedTolerance) {
+  ExpectBfloat16Sample("models/sd35");
 }
 
 TEST(SD3Transformer2DModelTest, MediumMatchesDiffusers) {

@@ -14,6 +14,7 @@ namespace {
 
 using ::ditserve::testing::AllClose;
 using ::ditserve::testing::GoldenCase;
+using ::ditserve::testing::InDType;
 using ::testing::HasSubstr;
 
 class AutoencoderKLGoldenTest : public ::testing::TestWithParam<std::string> {};
@@ -28,6 +29,18 @@ TEST_P(AutoencoderKLGoldenTest, DecodeMatchesDiffusers) {
   ASSERT_TRUE(sample.ok()) << sample.status();
   EXPECT_TRUE(AllClose(*sample, golden.Output("sample"),
                        golden.ToleranceFor("sample")));
+}
+
+TEST_P(AutoencoderKLGoldenTest, DecodeInBfloat16IsWithinTheDerivedTolerance) {
+  const GoldenCase golden("models/" + GetParam());
+  absl::StatusOr<std::shared_ptr<AutoencoderKL>> vae =
+      LoadAutoencoderKL(golden.dir(), Placement{.dtype = at::kBFloat16});
+  ASSERT_TRUE(vae.ok()) << vae.status();
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> sample =
+      (*vae)->Decode(InDType(golden.Input("z"), at::kBFloat16));
+  ASSERT_TRUE(sample.ok()) << sample.status();
+  golden.ExpectBfloat16Close(*sample, "sample");
 }
 
 // vae_sd has post_quant_conv and 4 latent channels; vae_flux and vae_sd3

@@ -1,0 +1,72 @@
+#include "core/engine/compute_target.h"
+
+#include <ATen/Context.h>
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace ditserve::engine {
+namespace {
+
+struct DTypeChoice {
+  const char* name;
+  c10::ScalarType dtype;
+};
+constexpr DTypeChoice kDTypes[] = {{"float32", c10::kFloat},
+                                   {"bfloat16", c10::kBFloat16},
+                                   {"float16", c10::kHalf}};
+
+absl::StatusOr<c10::Device> ParseDevice(const std::string& device,
+                                        int local_rank) {
+  if (device == "cpu") return c10::Device(c10::kCPU);
+  if (device != "cuda") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device ", device, ": allowed cpu, cuda"));
+  }
+  if (!at::hasCUDA()) {
+    return absl::InvalidArgumentError(
+        "--device cuda: no CUDA device is visible (a build against a CPU "
+        "LibTorch, or a machine without a GPU; README \"GPU\" says how to "
+        "build for one); allowed here: cpu");
+  }
+  const int devices = static_cast<int>(at::getNumGPUs());
+  if (local_rank < 0 || local_rank >= devices) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device cuda: LOCAL_RANK ", local_rank,
+                     " has no GPU of its own; this machine shows ", devices,
+                     " (allowed LOCAL_RANK 0 to ", devices - 1, ")"));
+  }
+  return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(local_rank));
+}
+
+}  // namespace
+
+absl::StatusOr<ComputeTarget> ParseComputeTarget(const std::string& device,
+                                                 const std::string& dtype,
+                                                 int local_rank) {
+  const DTypeChoice* choice = nullptr;
+  for (const DTypeChoice& candidate : kDTypes) {
+    if (dtype == candidate.name) choice = &candidate;
+  }
+  if (choice == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--dtype ", dtype, ": allowed float32, bfloat16, float16"));
+  }
+  absl::StatusOr<c10::Device> placed = ParseDevice(device, local_rank);
+  if (!placed.ok()) return placed.status();
+  if (placed->is_cpu() && choice->dtype == c10::kHalf) {
+    return absl::InvalidArgumentError(
+        "--dtype float16 needs --device cuda: LibTorch's CPU kernels lack "
+        "float16 convolution and normalisation; on a CPU use bfloat16 or "
+        "float32");
+  }
+  return ComputeTarget{
+      .device = device,
+      .dtype = dtype,
+      .placement = {.device = *placed, .dtype = choice->dtype}};
+}
+
+}  // namespace ditserve::engine

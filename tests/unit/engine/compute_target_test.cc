@@ -1,0 +1,66 @@
+#include "core/engine/compute_target.h"
+
+#include <ATen/Context.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ditserve::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ComputeTargetTest, CpuTakesFloat32AndBfloat16) {
+  for (const auto& [name, dtype] :
+       {std::pair<std::string, c10::ScalarType>{"float32", c10::kFloat},
+        {"bfloat16", c10::kBFloat16}}) {
+    absl::StatusOr<ComputeTarget> target = ParseComputeTarget("cpu", name, 0);
+    ASSERT_TRUE(target.ok()) << target.status();
+    EXPECT_EQ(target->device, "cpu");
+    EXPECT_EQ(target->dtype, name);
+    EXPECT_TRUE(target->placement.device.is_cpu());
+    EXPECT_EQ(target->placement.dtype, dtype);
+  }
+}
+
+TEST(ComputeTargetTest, UnknownValuesNameTheFlagAndTheAllowedOnes) {
+  absl::StatusOr<ComputeTarget> dtype = ParseComputeTarget("cpu", "fp8", 0);
+  EXPECT_EQ(dtype.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(dtype.status().message()),
+              HasSubstr("--dtype fp8: allowed float32, bfloat16, float16"));
+  absl::StatusOr<ComputeTarget> device =
+      ParseComputeTarget("tpu", "float32", 0);
+  EXPECT_EQ(device.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(device.status().message()),
+              HasSubstr("--device tpu: allowed cpu, cuda"));
+}
+
+TEST(ComputeTargetTest, Float16NeedsCuda) {
+  absl::StatusOr<ComputeTarget> target =
+      ParseComputeTarget("cpu", "float16", 0);
+  EXPECT_EQ(target.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(target.status().message()),
+              HasSubstr("--dtype float16 needs --device cuda"));
+}
+
+TEST(ComputeTargetTest, CudaNeedsAGpuForTheLocalRank) {
+  absl::StatusOr<ComputeTarget> target =
+      ParseComputeTarget("cuda", "bfloat16", 0);
+  if (!at::hasCUDA()) {
+    EXPECT_EQ(target.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(target.status().message()),
+                HasSubstr("--device cuda: no CUDA device is visible"));
+    return;
+  }
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(target->placement.device, c10::Device(c10::kCUDA, 0));
+  const int past_last = static_cast<int>(at::getNumGPUs());
+  absl::StatusOr<ComputeTarget> beyond =
+      ParseComputeTarget("cuda", "bfloat16", past_last);
+  EXPECT_THAT(std::string(beyond.status().message()),
+              HasSubstr("has no GPU of its own"));
+}
+
+}  // namespace
+}  // namespace ditserve::engine
