@@ -79,6 +79,22 @@ v1::GenerateRequest SmallRequest(const std::string& prompt) {
   return request;
 }
 
+v1::GenerateRequest ParallelParityRequest() {
+  v1::GenerateRequest request = SmallRequest("a lighthouse at dusk");
+  request.set_height(80);
+  request.add_prompt("a fox in the snow");
+  request.add_prompt("three red boats on a calm lake");
+  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+  return request;
+}
+
+std::string StartUpFailure(const ClusterOptions& options) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(options);
+  if (cluster.ok()) return "the group started";
+  return std::string(cluster.status().message());
+}
+
 std::vector<float> LatentFloats(const v1::Image& image) {
   std::vector<float> values(image.data().size() / sizeof(float));
   std::memcpy(values.data(), image.data().data(),

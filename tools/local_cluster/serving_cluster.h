@@ -93,6 +93,17 @@ std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds);
 // A request for a small, quick image of the default model.
 v1::GenerateRequest SmallRequest(const std::string& prompt);
 
+// Three prompts of 80×48 pixels, 2 steps, 32 text tokens, float32 latents
+// out: for parity of parallel methods. With 15 image tokens the joint
+// sequence is 47, which no sequence-parallel degree divides (every split
+// pads and masks), the image is not square (the shards' position ids
+// matter), and data parallel 2 splits the prompts 2 + 1.
+v1::GenerateRequest ParallelParityRequest();
+
+// The message a group started with `options` fails its start-up with, or
+// "the group started" when it starts.
+std::string StartUpFailure(const ClusterOptions& options);
+
 // The values of an OUTPUT_FORMAT_LATENT_F32 image.
 std::vector<float> LatentFloats(const v1::Image& image);
 

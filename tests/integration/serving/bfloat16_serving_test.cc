@@ -28,9 +28,11 @@ namespace {
 using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::LatentFloats;
 using ::ditserve::local_cluster::MetricValue;
+using ::ditserve::local_cluster::ParallelParityRequest;
 using ::ditserve::local_cluster::RgbPsnr;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::StartUpFailure;
 using ::testing::HasSubstr;
 
 constexpr double kCallSeconds = 120;
@@ -45,21 +47,6 @@ constexpr char kBfloat16[] = "--dtype=bfloat16";
 // bound is two steps at the latents' largest magnitude (4 to 8: 2 × 2^-5);
 // a shard with wrong positions or weights moves values by 0.1 or more.
 constexpr float kBfloat16ParallelTolerance = 0.0625F;
-
-// Three prompts (dp groups of 2 and 1 under dp 2) of 80×48 pixels: a
-// joint sequence of 15 image and 32 text tokens, which no sp degree
-// divides, so the sequence-parallel cases pad and mask too.
-v1::GenerateRequest Request() {
-  v1::GenerateRequest request = SmallRequest("a lighthouse at dusk");
-  request.set_height(80);
-  request.set_width(48);
-  request.set_max_sequence_length(32);
-  request.set_num_inference_steps(2);
-  request.add_prompt("a fox in the snow");
-  request.add_prompt("three red boats on a calm lake");
-  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
-  return request;
-}
 
 // SD3 with a negative prompt per image, so the guidance branches differ.
 v1::GenerateRequest GuidedRequest() {
@@ -129,7 +116,7 @@ class Bfloat16ParallelTest : public ::testing::TestWithParam<ParallelCase> {};
 TEST_P(Bfloat16ParallelTest, LatentsEqualASingleBfloat16RanksWithinRounding) {
   const ParallelCase& parallel = GetParam();
   std::vector<std::string> flags = {kBfloat16};
-  v1::GenerateRequest request = Request();
+  v1::GenerateRequest request = ParallelParityRequest();
   if (parallel.guided) {
     flags.push_back("--model_dir=" +
                     TinyCheckpoint(families::kSD3MediumDefaults));
@@ -181,29 +168,21 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(Bfloat16ServingTest, UnknownDtypeFailsStartUpNamingTheFlag) {
-  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start({.world_size = 1, .rank_flags = {"--dtype=fp8"}});
-  ASSERT_FALSE(cluster.ok());
-  EXPECT_THAT(std::string(cluster.status().message()),
+  EXPECT_THAT(StartUpFailure({.world_size = 1, .rank_flags = {"--dtype=fp8"}}),
               HasSubstr("--dtype fp8: allowed float32, bfloat16, float16"));
 }
 
 TEST(Bfloat16ServingTest, Float16OnACpuFailsStartUpNamingTheFlag) {
-  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start(
-          {.world_size = 1, .rank_flags = {"--dtype=float16"}});
-  ASSERT_FALSE(cluster.ok());
-  EXPECT_THAT(std::string(cluster.status().message()),
-              HasSubstr("--dtype float16 needs --device cuda"));
+  EXPECT_THAT(
+      StartUpFailure({.world_size = 1, .rank_flags = {"--dtype=float16"}}),
+      HasSubstr("--dtype float16 needs --device cuda"));
 }
 
 TEST(Bfloat16ServingTest, CudaWithoutAGpuFailsStartUpNamingTheFlag) {
   if (at::hasCUDA()) GTEST_SKIP() << "this machine has a GPU";
-  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start({.world_size = 1, .rank_flags = {"--device=cuda"}});
-  ASSERT_FALSE(cluster.ok());
-  EXPECT_THAT(std::string(cluster.status().message()),
-              HasSubstr("--device cuda: no CUDA device is visible"));
+  EXPECT_THAT(
+      StartUpFailure({.world_size = 1, .rank_flags = {"--device=cuda"}}),
+      HasSubstr("--device cuda: no CUDA device is visible"));
 }
 
 }  // namespace

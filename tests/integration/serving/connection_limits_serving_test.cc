@@ -22,6 +22,7 @@ using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::StartUpFailure;
 using ::testing::HasSubstr;
 
 int PortOf(const std::string& address) {
@@ -82,11 +83,8 @@ TEST(ConnectionLimitsTest, CallsBeyondTheStreamLimitWaitInTheClient) {
 }
 
 TEST(ConnectionLimitsTest, BadLimitFailsStartUpNamingTheFlag) {
-  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start(
-          {.world_size = 1, .host_flags = {"--max_concurrent_streams=0"}});
-  ASSERT_FALSE(cluster.ok());
-  EXPECT_THAT(std::string(cluster.status().message()),
+  EXPECT_THAT(StartUpFailure({.world_size = 1,
+                              .host_flags = {"--max_concurrent_streams=0"}}),
               HasSubstr("--max_concurrent_streams 0: allowed 1 or more"));
 }
 

@@ -18,6 +18,7 @@ using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::StartUpFailure;
 using ::testing::HasSubstr;
 
 // 256 MiB: a 64×48 image of the built-in tiny model needs a few MiB, a
@@ -67,11 +68,8 @@ TEST(MemoryAdmissionServingTest,
 }
 
 TEST(MemoryAdmissionServingTest, NegativeLimitFailsStartUpNamingTheFlag) {
-  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start(
-          {.world_size = 1, .host_flags = {"--max_request_bytes=-1"}});
-  ASSERT_FALSE(cluster.ok());
-  EXPECT_THAT(std::string(cluster.status().message()),
+  EXPECT_THAT(StartUpFailure(
+                  {.world_size = 1, .host_flags = {"--max_request_bytes=-1"}}),
               HasSubstr("--max_request_bytes -1: allowed 0 or more"));
 }
 

@@ -23,27 +23,10 @@ namespace {
 using ::ditserve::local_cluster::ClusterOptions;
 using ::ditserve::local_cluster::kParallelLatentTolerance;
 using ::ditserve::local_cluster::LatentFloats;
+using ::ditserve::local_cluster::ParallelParityRequest;
 using ::ditserve::local_cluster::ServingCluster;
-using ::ditserve::local_cluster::SmallRequest;
 
 constexpr double kCallSeconds = 120;
-
-// Three prompts (dp groups of 2 and 1 under dp 2; one group without a
-// prompt under dp 4) of 80×48 pixels: a 10×6
-// latent grid, 5×3 = 15 image tokens, which with 32 text tokens makes a
-// joint sequence of 47: no sp degree divides it, so every case pads and
-// masks, and a non-square image checks the position ids of the shards.
-v1::GenerateRequest Request() {
-  v1::GenerateRequest request = SmallRequest("a lighthouse at dusk");
-  request.set_height(80);
-  request.set_width(48);
-  request.set_max_sequence_length(32);
-  request.set_num_inference_steps(2);
-  request.add_prompt("a fox in the snow");
-  request.add_prompt("three red boats on a calm lake");
-  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
-  return request;
-}
 
 // Starts a group, serves `request` once and stops the group.
 absl::StatusOr<v1::GenerateResponse> ServeOnce(
@@ -75,7 +58,7 @@ class SequenceParallelServingTest
 
 TEST_P(SequenceParallelServingTest, LatentsEqualASingleRanksWithinTolerance) {
   const ParallelCase& parallel = GetParam();
-  const v1::GenerateRequest request = Request();
+  const v1::GenerateRequest request = ParallelParityRequest();
   absl::StatusOr<v1::GenerateResponse> single =
       ServeOnce({.world_size = 1}, request);
   ASSERT_TRUE(single.ok()) << single.status();

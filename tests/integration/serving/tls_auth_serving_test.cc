@@ -26,6 +26,7 @@ using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::MakeTestCertificates;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::StartUpFailure;
 using ::ditserve::local_cluster::TestCertificates;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -220,11 +221,8 @@ TEST_F(TlsAuthTest, TokensAppearInNoLog) {
 }
 
 TEST(TlsFlagsTest, CertificateWithoutKeyFailsStartUpNamingBothFlags) {
-  absl::StatusOr<std::unique_ptr<ServingCluster>> started =
-      ServingCluster::Start(
-          {.world_size = 1, .host_flags = {"--tls_cert=/nonexistent.pem"}});
-  ASSERT_FALSE(started.ok());
-  EXPECT_THAT(std::string(started.status().message()),
+  EXPECT_THAT(StartUpFailure({.world_size = 1,
+                              .host_flags = {"--tls_cert=/nonexistent.pem"}}),
               HasSubstr("--tls_cert and --tls_key go together"));
 }
 
