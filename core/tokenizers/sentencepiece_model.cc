@@ -18,8 +18,10 @@ constexpr char kShimFileName[] = "libditserve_sentencepiece.so";
 
 // RTLD_LOCAL keeps libsentencepiece's protobuf out of the global scope,
 // RTLD_DEEPBIND makes libsentencepiece bind to its own copy. Sanitizer
-// runtimes refuse RTLD_DEEPBIND, so builds for them that load no other
-// libprotobuf (the fuzz targets) define DITSERVE_SENTENCEPIECE_NO_DEEPBIND.
+// runtimes refuse RTLD_DEEPBIND, so builds for them define
+// DITSERVE_SENTENCEPIECE_NO_DEEPBIND: the fuzz targets, which load no other
+// libprotobuf, and the sanitizer build, whose processes with LibTorch then
+// get the two copies' clash as a load error.
 #ifdef DITSERVE_SENTENCEPIECE_NO_DEEPBIND
 constexpr int kShimOpenFlags = RTLD_NOW | RTLD_LOCAL;
 #else

@@ -4,6 +4,8 @@
 
 #include <sentencepiece_processor.h>
 
+#include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,14 +21,22 @@ const SentencePieceProcessor& Processor(const void* processor) {
 }
 
 void* Load(const std::string& path, std::string* error) {
-  auto* processor = new SentencePieceProcessor();
-  const sentencepiece::util::Status status = processor->Load(path);
-  if (!status.ok()) {
-    *error = status.ToString();
-    delete processor;
+  // No exception may cross the dlopen boundary. SentencePiece's bundled
+  // protobuf throws when it meets another protobuf runtime, which happens
+  // only where the shim cannot be loaded with RTLD_DEEPBIND
+  // (sentencepiece_model.cc).
+  try {
+    auto processor = std::make_unique<SentencePieceProcessor>();
+    const sentencepiece::util::Status status = processor->Load(path);
+    if (!status.ok()) {
+      *error = status.ToString();
+      return nullptr;
+    }
+    return processor.release();
+  } catch (const std::exception& exception) {
+    *error = exception.what();
     return nullptr;
   }
-  return processor;
 }
 
 void Release(void* processor) {

@@ -28,6 +28,10 @@ size_t MappedWhileHolding(size_t size) {
 
 // One test, since mallopt changes the whole process.
 TEST(AllocatorTuningTest, LargeBlocksComeFromTheHeapUnlessTheEnvironmentTunes) {
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "AddressSanitizer's allocator replaces glibc's malloc, "
+                  "which mallopt tunes";
+#endif
   constexpr size_t kTensorBytes = size_t{64} << 20;
   ASSERT_GE(MappedWhileHolding(kTensorBytes), kTensorBytes)
       << "glibc's default should map a 64 MiB block";
