@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The scripts of a GPU cluster's install without a registry, short of the
+# install and the CUDA build themselves (no GPU, no CUDA LibTorch here):
+# deploy/install-deps.sh --download/--from and deploy/gpu/build.sh refuse bad
+# usage with exit 2 and a usage line, --from with nothing missing needs no
+# folder content, and -DDITSERVE_CUDA=ON refuses a CPU LibTorch by name.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+scratch=$(mktemp -d)
+trap 'rm -rf "${scratch}"' EXIT
+failures=0
+
+# expect NAME WANT_STATUS WANT_TEXT COMMAND...: the exit status is WANT_STATUS
+# and the output holds WANT_TEXT.
+expect() {
+  local name=$1 want_status=$2 want=$3
+  shift 3
+  local got status=0
+  got=$("$@" 2>&1) || status=$?
+  if [[ ${status} -ne ${want_status} || "${got}" != *"${want}"* ]]; then
+    echo "FAIL ${name}: exit ${status} (want ${want_status}), output:"
+    echo "${got}" | head -20
+    failures=$((failures + 1))
+  else
+    echo "ok   ${name}"
+  fi
+}
+
+install_deps="${root}/deploy/install-deps.sh"
+expect "install-deps: unknown option" 2 "usage:" bash "${install_deps}" --bogus
+expect "install-deps: --from without a folder" 2 "usage:" \
+  bash "${install_deps}" --from
+expect "install-deps: --from a missing folder" 2 "no such directory" \
+  bash "${install_deps}" --from "${scratch}/absent"
+expect "install-deps: --download of an empty name" 2 "usage:" \
+  bash "${install_deps}" --download ""
+expect "install-deps: an extra argument" 2 "usage:" \
+  bash "${install_deps}" --from "${scratch}" extra
+# tests/run.sh installed everything before the tests, so nothing is missing.
+expect "install-deps: --from with nothing missing" 0 "nothing missing" \
+  bash "${install_deps}" --from "${scratch}"
+
+build="${root}/deploy/gpu/build.sh"
+debian_torch=/usr/lib/x86_64-linux-gnu/cmake/Torch
+expect "gpu/build.sh: no --libtorch" 2 "usage:" bash "${build}"
+expect "gpu/build.sh: unknown argument" 2 "unknown argument --bogus" \
+  bash "${build}" --bogus
+expect "gpu/build.sh: --libtorch without TorchConfig.cmake" 2 \
+  "must hold a LibTorch 2.x" bash "${build}" --libtorch "${scratch}"
+expect "gpu/build.sh: --deps that is not a folder" 2 "is not a folder" \
+  bash "${build}" --libtorch "${debian_torch}" --deps "${scratch}/absent" \
+  --build-dir "${scratch}/build"
+# Debian's LibTorch has no CUDA: the configuration stops right after finding
+# it and says what to pass instead.
+expect "DITSERVE_CUDA=ON with a CPU LibTorch" 1 \
+  "DITSERVE_CUDA=ON needs a CUDA build of LibTorch" \
+  cmake -S "${root}" -B "${scratch}/cuda" -G Ninja -DDITSERVE_CUDA=ON \
+  -DDITSERVE_BUILD_TESTS=OFF
+
+if ((failures > 0)); then
+  echo "${failures} failed"
+  exit 1
+fi
