@@ -1,4 +1,5 @@
-// Golden cases of diffusers' AutoencoderKL: decode(z).sample, CPU float32.
+// Golden cases of diffusers' AutoencoderKL: decode(z).sample, float32 on the
+// CPU or --device.
 
 #include <torch/torch.h>
 
@@ -15,11 +16,11 @@ absl::StatusOr<std::vector<OutputComparison>> RunAutoencoderKLCase(
     const GoldenCase& golden_case) {
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+      golden_case.ReadModelInputs("inputs_file", "inputs.safetensors"));
   ASSIGN_OR_RETURN(at::Tensor z, RequireTensor(golden_case, inputs, "z"));
   ASSIGN_OR_RETURN(
       std::shared_ptr<models::AutoencoderKL> vae,
-      models::LoadAutoencoderKL(golden_case.dir, models::Placement{}));
+      models::LoadAutoencoderKL(golden_case.dir, golden_case.placement));
   torch::NoGradGuard no_grad;
   ASSIGN_OR_RETURN(at::Tensor sample, vae->Decode(z));
   return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});

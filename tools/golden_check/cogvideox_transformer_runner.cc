@@ -1,7 +1,7 @@
 // Golden cases of diffusers' CogVideoXTransformer3DModel (2b with sincos
-// positions, 5b and 1.5 with RoPE), CPU float32. The model computes its own
-// RoPE tables from the latent grid; the case's tables (what the pipeline
-// passes) are compared with them as outputs of their own.
+// positions, 5b and 1.5 with RoPE), float32 on the CPU or --device. The model
+// computes its own RoPE tables from the latent grid; the case's tables (what
+// the pipeline passes) are compared with them as outputs of their own.
 
 #include <torch/torch.h>
 
@@ -28,7 +28,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXTransformerCase(
     const GoldenCase& golden_case) {
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+      golden_case.ReadModelInputs("inputs_file", "inputs.safetensors"));
   families::CogVideoXTransformerInputs forward_inputs;
   for (auto [name, target] :
        {std::pair{"hidden_states", &forward_inputs.hidden_states},
@@ -41,7 +41,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXTransformerCase(
       std::shared_ptr<families::CogVideoXTransformer3DModel> model,
       families::LoadCogVideoXTransformer3DModel(
           golden_case.dir, std::make_shared<parallel::LocalAttention>(),
-          models::Placement{}));
+          golden_case.placement));
   torch::NoGradGuard no_grad;
   ASSIGN_OR_RETURN(at::Tensor sample, model->Forward(forward_inputs));
   ASSIGN_OR_RETURN(

@@ -1,6 +1,6 @@
-// Golden cases of diffusers' AutoencoderKLCogVideoX, CPU float32:
-// decode(z).sample, decode(z_even).sample when the case has z_even, and the
-// decoder's single pass over z (sample_single_pass; compared only where
+// Golden cases of diffusers' AutoencoderKLCogVideoX, float32 on the CPU or
+// --device: decode(z).sample, decode(z_even).sample when the case has z_even,
+// and the decoder's single pass over z (sample_single_pass; compared only where
 // case.json lists it).
 
 #include <torch/torch.h>
@@ -18,11 +18,11 @@ absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXVaeCase(
     const GoldenCase& golden_case) {
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+      golden_case.ReadModelInputs("inputs_file", "inputs.safetensors"));
   ASSIGN_OR_RETURN(at::Tensor z, RequireTensor(golden_case, inputs, "z"));
   ASSIGN_OR_RETURN(std::shared_ptr<families::AutoencoderKLCogVideoX> vae,
                    families::LoadAutoencoderKLCogVideoX(golden_case.dir,
-                                                        models::Placement{}));
+                                                        golden_case.placement));
   io::TensorMap outputs;
   ASSIGN_OR_RETURN(outputs["sample"], vae->Decode(z));
   ASSIGN_OR_RETURN(outputs["sample_single_pass"], vae->DecodeSinglePass(z));

@@ -1,5 +1,6 @@
 // Golden cases of diffusers' FluxTransformer2DModel (with and without the
-// guidance embedding): one forward on the case's inputs, CPU float32.
+// guidance embedding): one forward on the case's inputs, float32 on the CPU or
+// --device.
 
 #include <torch/torch.h>
 
@@ -19,7 +20,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunFluxTransformerCase(
     const GoldenCase& golden_case) {
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+      golden_case.ReadModelInputs("inputs_file", "inputs.safetensors"));
   models::FluxTransformerInputs forward_inputs;
   for (auto [name, target] :
        {std::pair{"hidden_states", &forward_inputs.hidden_states},
@@ -43,7 +44,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunFluxTransformerCase(
       std::shared_ptr<models::FluxTransformer2DModel> model,
       models::LoadFluxTransformer2DModel(
           golden_case.dir, std::make_shared<parallel::LocalAttention>(),
-          models::Placement{}));
+          golden_case.placement));
   torch::NoGradGuard no_grad;
   ASSIGN_OR_RETURN(at::Tensor sample, model->Forward(forward_inputs));
   return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});

@@ -21,6 +21,13 @@ absl::StatusOr<io::TensorMap> GoldenCase::ReadTensors(
   return io::ReadAllTensors(Path(file_name));
 }
 
+absl::StatusOr<io::TensorMap> GoldenCase::ReadModelInputs(
+    const std::string& file_key, const std::string& default_name) const {
+  ASSIGN_OR_RETURN(io::TensorMap tensors, ReadTensors(file_key, default_name));
+  for (auto& [name, tensor] : tensors) tensor = tensor.to(placement.device);
+  return tensors;
+}
+
 absl::StatusOr<at::Tensor> RequireTensor(const GoldenCase& golden_case,
                                          const io::TensorMap& tensors,
                                          const std::string& name) {

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/io/safetensors.h"
+#include "core/models/component_weights.h"
 #include "nlohmann/json.hpp"
 
 namespace ditserve::golden {
@@ -18,12 +19,17 @@ struct GoldenCase {
   std::string name;     // case.json "name", else the folder name.
   std::string kind;     // e.g. "diffusers.FluxTransformer2DModel".
   nlohmann::json spec;  // All of case.json.
+  // Where the model runners load and run: the CPU unless --device cuda.
+  models::Placement placement;
 
   // `dir`/`file_name`.
   std::string Path(const std::string& file_name) const;
   // The safetensors file case.json names under `file_key` (e.g.
   // "inputs_file"), or `default_name` when it names none.
   absl::StatusOr<io::TensorMap> ReadTensors(
+      const std::string& file_key, const std::string& default_name) const;
+  // ReadTensors' tensors on placement's device, unconverted.
+  absl::StatusOr<io::TensorMap> ReadModelInputs(
       const std::string& file_key, const std::string& default_name) const;
 };
 

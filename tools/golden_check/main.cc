@@ -1,4 +1,4 @@
-// ditserve-golden-check CASE_DIR...
+// ditserve-golden-check [--verbose] [--device cuda] CASE_DIR...
 //
 // Runs golden case folders (shared/golden/README.md format) and prints one
 // line per case: PASS/FAIL, the largest absolute and relative errors over all
@@ -6,6 +6,7 @@
 // limit. Exit status 0 only if every case passes; 1 if any fails or cannot
 // run (an unknown kind included); 2 on bad usage.
 
+#include <ATen/Context.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/engine/compute_target.h"
 #include "tools/golden_check/golden_case.h"
 #include "tools/golden_check/runners.h"
 
@@ -22,9 +24,11 @@ namespace ditserve::golden {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: ditserve-golden-check [--verbose] CASE_DIR...\n"
+    "usage: ditserve-golden-check [--verbose] [--device cpu|cuda] "
+    "CASE_DIR...\n"
     "  Runs each golden case folder and compares with its stored outputs.\n"
-    "  --verbose  also print one line per compared output\n";
+    "  --verbose  also print one line per compared output\n"
+    "  --device   where the models run, in float32 (default cpu)\n";
 
 std::string DescribeTolerance(const Tolerance& tolerance) {
   std::string text =
@@ -44,13 +48,15 @@ void PrintComparison(const OutputComparison& c) {
 }
 
 // Runs one case and prints its line; true if it passed.
-bool RunCase(const std::string& dir, bool verbose) {
+bool RunCase(const std::string& dir, const models::Placement& placement,
+             bool verbose) {
   absl::StatusOr<GoldenCase> golden_case = ReadGoldenCase(dir);
   if (!golden_case.ok()) {
     std::printf("ERROR %s: %s\n", dir.c_str(),
                 std::string(golden_case.status().message()).c_str());
     return false;
   }
+  golden_case->placement = placement;
   const RunnerEntry* runner = FindRunner(golden_case->kind);
   if (runner == nullptr) {
     std::printf("ERROR %s: unknown case kind \"%s\" (known: %s)\n", dir.c_str(),
@@ -101,11 +107,16 @@ bool RunCase(const std::string& dir, bool verbose) {
 
 int main(int argc, char** argv) {
   bool verbose = false;
+  std::string device = "cpu";
   std::vector<std::string> dirs;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--verbose" || arg == "-v") {
       verbose = true;
+    } else if (arg == "--device" && i + 1 < argc) {
+      device = argv[++i];
+    } else if (arg.rfind("--device=", 0) == 0) {
+      device = arg.substr(sizeof("--device=") - 1);
     } else if (arg == "--help" || arg == "-h") {
       std::fputs(ditserve::golden::kUsage, stdout);
       return 0;
@@ -121,11 +132,23 @@ int main(int argc, char** argv) {
     std::fputs(ditserve::golden::kUsage, stderr);
     return 2;
   }
+  absl::StatusOr<ditserve::engine::ComputeTarget> target =
+      ditserve::engine::ParseComputeTarget(device, "float32",
+                                           /*local_rank=*/0);
+  if (!target.ok()) {
+    std::fprintf(stderr, "%s\n",
+                 std::string(target.status().message()).c_str());
+    return 2;
+  }
+  // The references are float32 all through; cuDNN's default TF32
+  // convolutions would round their inputs to 10 mantissa bits (LibTorch's
+  // cuBLAS matmuls already stay float32 by default).
+  at::globalContext().setAllowTF32CuDNN(false);
   // Loaders log at info; the per-case lines are the output here.
   spdlog::set_level(spdlog::level::warn);
   int failed = 0;
   for (const std::string& dir : dirs) {
-    if (!ditserve::golden::RunCase(dir, verbose)) ++failed;
+    if (!ditserve::golden::RunCase(dir, target->placement, verbose)) ++failed;
   }
   if (dirs.size() > 1) {
     std::printf("%zu of %zu cases passed\n", dirs.size() - failed, dirs.size());

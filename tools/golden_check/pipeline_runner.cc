@@ -3,7 +3,8 @@
 // case.json lists `prompt` strings) from text through the checkpoint's
 // tokenizers and encoders (their ids and outputs compared too); the schedule,
 // every denoise step's noise prediction and latents from the case's starting
-// latents, and the decoded image in each output form. CPU float32.
+// latents, and the decoded image in each output form. float32 on the CPU or
+// --device.
 
 #include <torch/torch.h>
 
@@ -146,12 +147,13 @@ absl::StatusOr<std::vector<OutputComparison>> RunPipelineCase(
                    FamilyRunning(golden_case.kind));
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+      golden_case.ReadModelInputs("inputs_file", "inputs.safetensors"));
   ASSIGN_OR_RETURN(at::Tensor latents,
                    RequireTensor(golden_case, inputs, "latents"));
   families::LoadOptions options;
   options.attention = std::make_shared<parallel::LocalAttention>();
   options.prompt_encoders = golden_case.spec.contains("prompt");
+  options.placement = golden_case.placement;
   ASSIGN_OR_RETURN(std::unique_ptr<families::FamilyModel> model,
                    family->Load(golden_case.dir, options));
   io::TensorMap outputs;

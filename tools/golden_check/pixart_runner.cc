@@ -1,5 +1,5 @@
 // Golden cases of diffusers' PixArtTransformer2DModel (α with its
-// micro-conditions, Σ without), CPU float32.
+// micro-conditions, Σ without), float32 on the CPU or --device.
 
 #include <torch/torch.h>
 
@@ -18,7 +18,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunPixArtTransformerCase(
     const GoldenCase& golden_case) {
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+      golden_case.ReadModelInputs("inputs_file", "inputs.safetensors"));
   models::PixArtTransformerInputs forward_inputs;
   for (auto [name, target] :
        {std::pair{"hidden_states", &forward_inputs.hidden_states},
@@ -42,7 +42,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunPixArtTransformerCase(
       std::shared_ptr<models::PixArtTransformer2DModel> model,
       models::LoadPixArtTransformer2DModel(
           golden_case.dir, std::make_shared<parallel::LocalAttention>(),
-          models::Placement{}));
+          golden_case.placement));
   torch::NoGradGuard no_grad;
   ASSIGN_OR_RETURN(at::Tensor sample, model->Forward(forward_inputs));
   return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});

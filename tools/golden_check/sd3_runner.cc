@@ -1,5 +1,5 @@
 // Golden cases of diffusers' SD3Transformer2DModel (SD3-medium and SD3.5),
-// CPU float32.
+// float32 on the CPU or --device.
 
 #include <torch/torch.h>
 
@@ -18,7 +18,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunSD3TransformerCase(
     const GoldenCase& golden_case) {
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+      golden_case.ReadModelInputs("inputs_file", "inputs.safetensors"));
   models::SD3TransformerInputs forward_inputs;
   for (auto [name, target] :
        {std::pair{"hidden_states", &forward_inputs.hidden_states},
@@ -34,7 +34,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunSD3TransformerCase(
       std::shared_ptr<models::SD3Transformer2DModel> model,
       models::LoadSD3Transformer2DModel(
           golden_case.dir, std::make_shared<parallel::LocalAttention>(),
-          models::Placement{}));
+          golden_case.placement));
   torch::NoGradGuard no_grad;
   ASSIGN_OR_RETURN(at::Tensor sample, model->Forward(forward_inputs));
   return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});

@@ -28,7 +28,7 @@ struct EncoderInputs {
 absl::StatusOr<EncoderInputs> ReadEncoderInputs(const GoldenCase& golden_case) {
   ASSIGN_OR_RETURN(
       io::TensorMap inputs,
-      golden_case.ReadTensors("inputs_file", "inputs.safetensors"));
+      golden_case.ReadModelInputs("inputs_file", "inputs.safetensors"));
   EncoderInputs out;
   for (auto [name, target] :
        {std::pair{"input_ids", &out.input_ids},
@@ -64,7 +64,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunCLIPCase(
                                                    const models::Placement&)) {
   ASSIGN_OR_RETURN(EncoderInputs inputs, ReadEncoderInputs(golden_case));
   ASSIGN_OR_RETURN(std::shared_ptr<Model> model,
-                   load(golden_case.dir, models::Placement{}));
+                   load(golden_case.dir, golden_case.placement));
 
   io::TensorMap outputs;
   ASSIGN_OR_RETURN(models::CLIPTextOutput plain,
@@ -83,7 +83,7 @@ absl::StatusOr<std::vector<OutputComparison>> RunT5EncoderCase(
   ASSIGN_OR_RETURN(EncoderInputs inputs, ReadEncoderInputs(golden_case));
   ASSIGN_OR_RETURN(
       std::shared_ptr<models::T5EncoderModel> model,
-      models::LoadT5EncoderModel(golden_case.dir, models::Placement{}));
+      models::LoadT5EncoderModel(golden_case.dir, golden_case.placement));
 
   io::TensorMap outputs;
   ASSIGN_OR_RETURN(at::Tensor masked,

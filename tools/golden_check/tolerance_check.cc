@@ -151,7 +151,7 @@ absl::StatusOr<std::vector<OutputComparison>> CompareWithReferenceOutputs(
     ASSIGN_OR_RETURN(Tolerance tolerance, ParseTolerance(*tolerance_json));
     auto produced = actual.find(name);
     comparisons.push_back(CompareOutput(
-        name, produced == actual.end() ? at::Tensor() : produced->second,
+        name, produced == actual.end() ? at::Tensor() : produced->second.cpu(),
         reference->second, tolerance));
   }
   return comparisons;
