@@ -102,8 +102,11 @@ absl::StatusOr<at::Tensor> Forward(FamilyModel& model,
   const at::Tensor model_latents = BatchesBothBranches(model, request)
                                        ? at::cat({latents, latents}, /*dim=*/0)
                                        : latents;
+  // The scheduler keeps its timesteps on the CPU; the model takes them on
+  // its own device.
   ASSIGN_OR_RETURN(std::unique_ptr<families::BoundForward> forward,
-                   model.BindForward(request, model_latents, timestep, text));
+                   model.BindForward(request, model_latents,
+                                     timestep.to(latents.device()), text));
   absl::StatusOr<at::Tensor> output;
   if (request.sequence_parallel.has_value()) {
     output = forward->Sharded(*request.sequence_parallel);

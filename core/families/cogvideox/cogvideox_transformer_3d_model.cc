@@ -88,8 +88,8 @@ at::Tensor CogVideoXPatchEmbedImpl::Forward(const at::Tensor& text,
                                             const VideoTokenGrid& grid) {
   at::Tensor embedded = EmbedVideo(video);
   if (!config_.use_rotary_positional_embeddings) {
-    embedded =
-        embedded + SincosVideoPositions(config_, grid).to(embedded.dtype());
+    embedded = embedded + SincosVideoPositions(config_, grid)
+                              .to(embedded.device(), embedded.scalar_type());
   }
   return at::cat({text_proj_->forward(text), embedded}, /*dim=*/1);
 }
