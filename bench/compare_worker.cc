@@ -4,15 +4,21 @@
 // stdout, so that the Python driver can interleave ditserve and diffusers
 // runs on the same warm models and inputs.
 //
+//   ditserve-bench-compare-worker --checkpoint DIR [--device cuda]
+//                                 [--dtype bfloat16]
+//
 //   {"op": "forward" | "decode" | "generate", "inputs": "in.safetensors",
 //    "threads": 1, "height": 512, "width": 512, "steps": 4,
 //    "guidance": 3.5, "output": "out.safetensors"}  ->  {"ms": 12.3}
 //
 // Inputs (float32): "latents" (forward: the transformer's packed layout;
 // decode: unpacked [B, C, h, w]), "timestep" (0-dim, the scheduler's value),
-// "states", "pooled", "mask" (those the family uses). "ms" times the op alone:
-// reading inputs and writing "output" (optional; the transformer output or
-// the uint8 "rgb" image) are outside it.
+// "states", "pooled", "mask" (those the family uses); they go to the model's
+// device, the floating ones in its dtype, as a pipeline in that dtype passes
+// them. "ms" times the op alone, to the end of its device work: reading
+// inputs and writing "output" (optional; the transformer output in float32
+// or the uint8 "rgb" image) are outside it.
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -26,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "core/base/allocator_tuning.h"
 #include "core/base/status_macros.h"
+#include "core/engine/compute_target.h"
 #include "core/engine/compute_threads.h"
 #include "core/engine/denoise_loop.h"
 #include "core/engine/family_registry.h"
@@ -36,6 +43,8 @@
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, checkpoint, "", "diffusers checkpoint folder");
+ABSL_FLAG(std::string, device, "cpu", "cpu or cuda (the first GPU)");
+ABSL_FLAG(std::string, dtype, "float32", "float32, bfloat16 or float16");
 
 namespace ditserve::bench {
 namespace {
@@ -59,12 +68,24 @@ families::GenerationRequest RequestOf(const nlohmann::json& command,
   return request;
 }
 
+io::TensorMap Placed(io::TensorMap tensors,
+                     const models::Placement& placement) {
+  for (auto& [name, tensor] : tensors) {
+    tensor = tensor.is_floating_point()
+                 ? tensor.to(placement.device, placement.dtype)
+                 : tensor.to(placement.device);
+  }
+  return tensors;
+}
+
 // Runs one command; `output` receives what the command writes back.
 absl::StatusOr<double> Run(families::FamilyModel& model,
+                           const models::Placement& placement,
                            const nlohmann::json& command,
                            io::TensorMap& output) {
-  ASSIGN_OR_RETURN(io::TensorMap inputs,
+  ASSIGN_OR_RETURN(io::TensorMap read,
                    io::ReadAllTensors(command.at("inputs").get<std::string>()));
+  const io::TensorMap inputs = Placed(std::move(read), placement);
   engine::SetComputeThreads(command.at("threads").get<int>());
   const families::GenerationRequest request = RequestOf(command, inputs);
   const std::string op = command.at("op").get<std::string>();
@@ -87,25 +108,39 @@ absl::StatusOr<double> Run(families::FamilyModel& model,
   } else {
     return absl::InvalidArgumentError("unknown op \"" + op + "\"");
   }
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
+  // CUDA kernels run asynchronously: the op ends when the device is done.
+  if (placement.device.is_cuda()) torch::cuda::synchronize();
+  const double milliseconds = std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count();
+  for (auto& [name, tensor] : output) {
+    if (tensor.is_floating_point()) tensor = tensor.to(at::kCPU, at::kFloat);
+  }
+  return milliseconds;
 }
 
 absl::StatusOr<std::unique_ptr<families::FamilyModel>> Load(
-    const std::string& dir) {
+    const std::string& dir, const models::Placement& placement) {
   ASSIGN_OR_RETURN(config::ModelSpec spec, engine::ReadModelSpec(dir));
   ASSIGN_OR_RETURN(const families::Family* family,
                    engine::FamilyFor(spec.defaults.name));
   families::LoadOptions options;
   options.attention = std::make_shared<parallel::LocalAttention>();
   options.prompt_encoders = false;
+  options.placement = placement;
   return family->Load(dir, options);
 }
 
 int Serve() {
+  absl::StatusOr<engine::ComputeTarget> target = engine::ParseComputeTarget(
+      absl::GetFlag(FLAGS_device), absl::GetFlag(FLAGS_dtype),
+      /*local_rank=*/0);
+  if (!target.ok()) {
+    std::cerr << target.status() << "\n";
+    return 2;
+  }
   absl::StatusOr<std::unique_ptr<families::FamilyModel>> model =
-      Load(absl::GetFlag(FLAGS_checkpoint));
+      Load(absl::GetFlag(FLAGS_checkpoint), target->placement);
   if (!model.ok()) {
     std::cerr << model.status() << "\n";
     return 1;
@@ -116,7 +151,8 @@ int Serve() {
     try {
       const nlohmann::json command = nlohmann::json::parse(line);
       io::TensorMap output;
-      absl::StatusOr<double> ms = Run(**model, command, output);
+      absl::StatusOr<double> ms =
+          Run(**model, target->placement, command, output);
       if (ms.ok() && command.contains("output")) {
         absl::Status written =
             io::WriteSafetensors(command["output"].get<std::string>(), output);

@@ -1,6 +1,7 @@
 """diffusers v0.38.0 from its source release on Debian's python3-torch 1.13,
-as the golden data was made (shared/golden/README.md): the scripts of this
-folder import it through import_diffusers()."""
+as the golden data was made (shared/golden/README.md), or on a PyTorch 2.x
+environment (a GPU machine's): the scripts of this folder import it through
+import_diffusers()."""
 
 import io
 import os
@@ -55,13 +56,22 @@ def extract(git_dir, tag, into):
 
 def import_diffusers(args, work):
     """Makes `import diffusers` load the source release, extracted under
-    `work`, with the torch 1.13 shims installed (torch_shims.py)."""
+    `work`. Where the environment has huggingface_hub, transformers or
+    safetensors (PyTorch 2.x machines), diffusers uses those; elsewhere the
+    hub release and the stand-ins of site/. On torch 1.13 the shims of
+    torch_shims.py are installed."""
+    import importlib.util
     check_packages()
-    sys.path[:0] = [str(extract(args.diffusers_git, DIFFUSERS_TAG, work / "diffusers")),
-                    str(extract(args.hub_git, HUB_TAG, work / "huggingface_hub")),
-                    str(HERE / "site"), str(HERE)]
+    paths = [str(extract(args.diffusers_git, DIFFUSERS_TAG, work / "diffusers"))]
+    if importlib.util.find_spec("huggingface_hub") is None:
+        paths.append(str(extract(args.hub_git, HUB_TAG, work / "huggingface_hub")))
+    sys.path[:0] = [*paths, str(HERE)]
+    # Last, so that only what the environment lacks comes from the stand-ins.
+    sys.path.append(str(HERE / "site"))
     os.environ["HF_HUB_OFFLINE"] = "1"
-    import torch_shims
-    torch_shims.install()
+    import torch
+    if int(torch.__version__.split(".")[0]) < 2:
+        import torch_shims
+        torch_shims.install()
     from diffusers.utils import logging
     logging.set_verbosity_error()

@@ -27,8 +27,13 @@ def load_file(path, device="cpu"):
         if name == "__metadata__":
             continue
         begin, end = info["data_offsets"]
-        array = data[begin:end].view(_NUMPY_DTYPES[info["dtype"]]).reshape(info["shape"])
-        tensors[name] = torch.from_numpy(np.array(array)).to(device)
+        # numpy has no bfloat16: its bits travel as int16.
+        bfloat16 = info["dtype"] == "BF16"
+        numpy_dtype = np.int16 if bfloat16 else _NUMPY_DTYPES[info["dtype"]]
+        tensor = torch.from_numpy(np.array(data[begin:end].view(numpy_dtype)))
+        if bfloat16:
+            tensor = tensor.view(torch.bfloat16)
+        tensors[name] = tensor.reshape(info["shape"]).to(device)
     return tensors
 
 
@@ -38,8 +43,12 @@ def save_file(tensors, path, metadata=None):
     if metadata:
         header["__metadata__"] = metadata
     for name, tensor in tensors.items():
-        blob = tensor.detach().contiguous().cpu().numpy().tobytes()
-        header[name] = {"dtype": names[tensor.detach().cpu().numpy().dtype.type],
+        tensor = tensor.detach().contiguous().cpu()
+        if tensor.dtype == torch.bfloat16:
+            dtype, blob = "BF16", tensor.view(torch.int16).numpy().tobytes()
+        else:
+            dtype, blob = names[tensor.numpy().dtype.type], tensor.numpy().tobytes()
+        header[name] = {"dtype": dtype,
                         "shape": list(tensor.shape), "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
