@@ -155,6 +155,7 @@ int RunHost() {
       .queue = &queue,
       .metrics = &metrics,
       .scheduler = {.max_batch = options.max_batch,
+                    .max_request_bytes = options.max_request_bytes,
                     .ping_interval =
                         absl::Seconds(absl::GetFlag(FLAGS_ping_interval_s))}};
   const auto keep_waiting = []() -> absl::Status {

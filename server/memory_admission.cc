@@ -30,20 +30,32 @@ std::string Size(const v1::InputConfig& config) {
   return absl::StrCat(size, ", ", outputs, outputs == 1 ? " image" : " images");
 }
 
+absl::StatusOr<int64_t> EstimatedBytes(const v1::InputConfig& config,
+                                       const config::ModelSpec& spec) {
+  ASSIGN_OR_RETURN(const families::Family* family,
+                   engine::FamilyFor(spec.defaults.name));
+  return family->RequestBytes(config, spec);
+}
+
 }  // namespace
 
 absl::Status CheckRequestMemory(const v1::InputConfig& config,
                                 const ServedModel& model) {
   const int64_t limit = model.options.max_request_bytes;
   if (limit <= 0) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const families::Family* family,
-                   engine::FamilyFor(model.spec.defaults.name));
-  const int64_t bytes = family->RequestBytes(config, model.spec);
+  ASSIGN_OR_RETURN(const int64_t bytes, EstimatedBytes(config, model.spec));
   if (bytes <= limit) return absl::OkStatus();
   return absl::ResourceExhaustedError(
       absl::StrCat("request needs an estimated ", Readable(bytes), " (",
                    Size(config), "), above --max_request_bytes ", limit, " (",
                    Readable(limit), "); ask for fewer or smaller outputs"));
+}
+
+bool FitsRequestMemory(const v1::InputConfig& config,
+                       const config::ModelSpec& spec, int64_t limit) {
+  if (limit <= 0) return true;
+  const absl::StatusOr<int64_t> bytes = EstimatedBytes(config, spec);
+  return bytes.ok() && *bytes <= limit;
 }
 
 }  // namespace ditserve::server

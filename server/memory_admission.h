@@ -1,7 +1,10 @@
 #ifndef DITSERVE_SERVER_MEMORY_ADMISSION_H_
 #define DITSERVE_SERVER_MEMORY_ADMISSION_H_
 
+#include <cstdint>
+
 #include "absl/status/status.h"
+#include "core/config/model_spec.h"
 #include "ditserve/v1/input_config.pb.h"
 #include "server/served_model.h"
 
@@ -14,6 +17,12 @@ namespace ditserve::server {
 // memory.
 absl::Status CheckRequestMemory(const v1::InputConfig& config,
                                 const ServedModel& model);
+
+// Whether the served family's estimate for `config` is at most `limit`
+// (always when `limit` is 0): queued requests join one run only while the
+// merged run's estimate stays within --max_request_bytes.
+bool FitsRequestMemory(const v1::InputConfig& config,
+                       const config::ModelSpec& spec, int64_t limit);
 
 }  // namespace ditserve::server
 

@@ -5,12 +5,15 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "core/base/status_macros.h"
 #include "core/engine/stage.h"
+#include "server/memory_admission.h"
 #include "server/request_batch.h"
 #include "server/status_conversion.h"
 #include "spdlog/spdlog.h"
@@ -193,11 +196,20 @@ std::vector<std::shared_ptr<Job>> Scheduler::Batch(
   int images = leader->config().prompt_size();
   std::vector<std::shared_ptr<Job>> jobs = {std::move(leader)};
   const v1::InputConfig& first = jobs.front()->config();
+  std::vector<const v1::InputConfig*> taken = {&first};
   for (std::shared_ptr<Job>& job :
        queue_->TakeMatching([&](const Job& candidate) {
          const int more = candidate.config().prompt_size();
          if (images + more > options_.max_batch ||
              !CanShareRun(first, candidate.config())) {
+           return false;
+         }
+         taken.push_back(&candidate.config());
+         const absl::StatusOr<v1::InputConfig> merged =
+             MergeConfigs(taken, spec_);
+         if (!merged.ok() ||
+             !FitsRequestMemory(*merged, spec_, options_.max_request_bytes)) {
+           taken.pop_back();
            return false;
          }
          images += more;

@@ -31,6 +31,9 @@ namespace ditserve::server {
 
 struct SchedulerOptions {
   int max_batch = 1;
+  // --max_request_bytes: a queued request joins a run only while the merged
+  // run's estimate stays within it (0: no limit).
+  int64_t max_request_bytes = 0;
   // Idle workers hear from rank 0 at least this often; must be well below
   // their control channel timeout.
   absl::Duration ping_interval = absl::Seconds(5);
