@@ -72,17 +72,20 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Join(
       rendezvous->NewGlooGroup("control", env.rank, env.world_size));
   rendezvous->data_ = rendezvous->world_;
 #ifdef DITSERVE_WITH_NCCL
-  RETURN_IF_ERROR(base::GuardedAs(
-      absl::StatusCode::kUnavailable,
-      absl::StrCat("rank ", env.rank, " could not form the NCCL data group"),
-      [&] {
-        auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
-        nccl_options->timeout = options.collective_timeout;
-        rendezvous->data_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-            c10::make_intrusive<c10d::PrefixStore>("data", rendezvous->scoped_),
-            env.rank, env.world_size, nccl_options);
-      }));
-  rendezvous->groups_.push_back(rendezvous->data_);
+  if (options.nccl_data_group) {
+    RETURN_IF_ERROR(base::GuardedAs(
+        absl::StatusCode::kUnavailable,
+        absl::StrCat("rank ", env.rank, " could not form the NCCL data group"),
+        [&] {
+          auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+          nccl_options->timeout = options.collective_timeout;
+          rendezvous->data_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+              c10::make_intrusive<c10d::PrefixStore>("data",
+                                                     rendezvous->scoped_),
+              env.rank, env.world_size, nccl_options);
+        }));
+    rendezvous->groups_.push_back(rendezvous->data_);
+  }
 #endif
   ASSIGN_OR_RETURN(c10::intrusive_ptr<c10d::Store> watchdog_connection,
                    store->NewConnection());

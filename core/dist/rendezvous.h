@@ -28,13 +28,16 @@ struct RendezvousOptions {
   // interval.
   std::chrono::milliseconds collective_timeout{30000};
   WatchdogOptions watchdog;
+  // Whether CUDA builds form the NCCL data-plane group: only for --device
+  // cuda, as ProcessGroupNCCL refuses a machine without GPUs.
+  bool nccl_data_group = false;
 };
 
 // One generation of the group (see GroupStore): every rank joins a Gloo
 // world group, a separate Gloo control group (CPU, also when the data plane
-// is NCCL) and, in CUDA builds, a NCCL data-plane group, all under the
-// generation's keys in rank 0's store. A watchdog keeps this rank's
-// heartbeat in the store.
+// is NCCL) and, in CUDA builds with nccl_data_group, a NCCL data-plane
+// group, all under the generation's keys in rank 0's store. A watchdog keeps
+// this rank's heartbeat in the store.
 class Rendezvous {
  public:
   // Joins `generation` in `store`. Before forming any group, every rank
@@ -61,7 +64,8 @@ class Rendezvous {
   const ProcessGroupPtr& world() const { return world_; }
   // Gloo over every rank, used only by the control channel.
   const ProcessGroupPtr& control() const { return control_; }
-  // NCCL over every rank in CUDA builds, else the Gloo world group.
+  // NCCL over every rank when formed (nccl_data_group), else the Gloo world
+  // group.
   const ProcessGroupPtr& data() const { return data_; }
   Watchdog& watchdog() { return *watchdog_; }
 

@@ -47,6 +47,7 @@ absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
       RendezvousOptionsFromFlags();
   if (!rendezvous.ok()) return Prefixed(rendezvous.status(), "rank flags");
   setup.rendezvous = *std::move(rendezvous);
+  setup.rendezvous.nccl_data_group = setup.compute.placement.device.is_cuda();
   return setup;
 }
 
