@@ -29,7 +29,8 @@ absl::StatusOr<c10::Device> ParseDevice(const std::string& device,
   if (!at::hasCUDA()) {
     return absl::InvalidArgumentError(
         "--device cuda: no CUDA device is visible (a build against a CPU "
-        "LibTorch, or a machine without a GPU); allowed here: cpu");
+        "LibTorch, or a machine without a GPU; deploy/gpu/build.sh builds "
+        "the CUDA configuration, README \"GPU\"); allowed here: cpu");
   }
   const int devices = static_cast<int>(at::getNumGPUs());
   if (local_rank < 0 || local_rank >= devices) {
