@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The scripts of a GPU cluster's install without a registry, short of the
 # install and the CUDA build themselves (no GPU, no CUDA LibTorch here):
-# deploy/install-deps.sh --download/--from and deploy/gpu/build.sh refuse bad
-# usage with exit 2 and a usage line, --from with nothing missing needs no
+# deploy/install-deps.sh --download/--from and deploy/gpu/build.sh and
+# check.sh refuse bad usage with exit 2 and a usage line, --from with nothing missing needs no
 # folder content, and -DDITSERVE_CUDA=ON refuses a CPU LibTorch by name.
 set -euo pipefail
 
@@ -51,6 +51,10 @@ expect "gpu/build.sh: --libtorch without TorchConfig.cmake" 2 \
 expect "gpu/build.sh: --deps that is not a folder" 2 "is not a folder" \
   bash "${build}" --libtorch "${debian_torch}" --deps "${scratch}/absent" \
   --build-dir "${scratch}/build"
+check="${root}/deploy/gpu/check.sh"
+expect "gpu/check.sh: no --libtorch" 2 "usage:" bash "${check}"
+expect "gpu/check.sh: unknown argument" 2 "unknown argument --bogus" \
+  bash "${check}" --libtorch python --bogus
 # Debian's LibTorch has no CUDA: the configuration stops right after finding
 # it and says what to pass instead.
 expect "DITSERVE_CUDA=ON with a CPU LibTorch" 1 \
