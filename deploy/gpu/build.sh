@@ -75,7 +75,8 @@ if [[ "$targets" != all ]]; then
   cmake_args+=(-DDITSERVE_BUILD_TESTS=OFF)
 fi
 if [[ -n "$deps" ]]; then
-  # Its stubs need Debian's python3-grpcio, which --deps cannot give python3.
+  # The Python client's generated modules need Debian's python3-grpcio,
+  # which --deps cannot give python3.
   cmake_args+=(-DDITSERVE_PYTHON_CLIENT=OFF)
 fi
 if [[ -n "$deps" ]]; then
