@@ -6,6 +6,7 @@ import json
 import statistics
 import subprocess
 import sys
+import time
 
 
 class Worker:
@@ -33,6 +34,33 @@ class Worker:
     def close(self):
         self.process.stdin.close()
         self.process.wait()
+
+
+def timed_on_cpu(run):
+    """`run`'s output and milliseconds."""
+    start = time.perf_counter()
+    output = run()
+    return output, (time.perf_counter() - start) * 1000
+
+
+def compare(workers, request, output_path, output, run, repeats, timed=timed_on_cpu):
+    """Times diffusers' `run` against each of `workers` ({side: Worker}) on
+    `request`, alternating run by run after one warm-up each. The "ditserve"
+    side's warm-up writes `output` to `output_path`, against which `run`'s
+    output is compared. Returns the milliseconds of every side (and of
+    "diffusers") and the element-wise absolute difference."""
+    from safetensors.torch import load_file
+    for side, worker in workers.items():
+        worker.run(**request, **({"output": str(output_path)} if side == "ditserve" else {}))
+    reference, _ = timed(run)
+    difference = (load_file(str(output_path))[output].double() -
+                  reference.cpu().double()).abs()
+    timings = {side: [] for side in (*workers, "diffusers")}
+    for _ in range(repeats):
+        for side, worker in workers.items():
+            timings[side].append(worker.run(**request))
+        timings["diffusers"].append(timed(run)[1])
+    return timings, difference
 
 
 def summary(milliseconds):
