@@ -113,20 +113,13 @@ std::string RankList(const std::vector<int>& ranks) {
                       absl::StrJoin(ranks, ", "));
 }
 
-absl::Status RunCollective(
-    absl::string_view operation, const CollectiveContext& context,
-    const std::function<c10::intrusive_ptr<c10d::Work>()>& start) {
-  std::string cause;
-  try {
-    c10::intrusive_ptr<c10d::Work> work = start();
-    if (context.watchdog == nullptr) {
-      work->wait(context.timeout);
-      return absl::OkStatus();
-    }
-    return WaitUnlessGivenUp(*work, operation, context);
-  } catch (...) {
-    cause = DescribeCurrentException();
-  }
+namespace {
+
+// The Status of a collective that threw `cause` while being issued or
+// waited for.
+absl::Status Failure(absl::string_view operation,
+                     const CollectiveContext& context,
+                     const std::string& cause) {
   std::vector<int> lost;
   if (context.watchdog != nullptr) {
     // The ranks that left a superseded generation close their connections.
@@ -148,6 +141,40 @@ absl::Status RunCollective(
   }
   return absl::InternalError(absl::StrCat(
       operation, " on the ", context.group_name, " group failed: ", cause));
+}
+
+}  // namespace
+
+absl::StatusOr<c10::intrusive_ptr<c10d::Work>> StartCollective(
+    absl::string_view operation, const CollectiveContext& context,
+    const std::function<c10::intrusive_ptr<c10d::Work>()>& start) {
+  try {
+    return start();
+  } catch (...) {
+    return Failure(operation, context, DescribeCurrentException());
+  }
+}
+
+absl::Status WaitCollective(absl::string_view operation,
+                            const CollectiveContext& context,
+                            c10d::Work& work) {
+  try {
+    if (context.watchdog == nullptr) {
+      work.wait(context.timeout);
+      return absl::OkStatus();
+    }
+    return WaitUnlessGivenUp(work, operation, context);
+  } catch (...) {
+    return Failure(operation, context, DescribeCurrentException());
+  }
+}
+
+absl::Status RunCollective(
+    absl::string_view operation, const CollectiveContext& context,
+    const std::function<c10::intrusive_ptr<c10d::Work>()>& start) {
+  ASSIGN_OR_RETURN(c10::intrusive_ptr<c10d::Work> work,
+                   StartCollective(operation, context, start));
+  return WaitCollective(operation, context, *work);
 }
 
 }  // namespace ditserve::dist

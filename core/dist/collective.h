@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/dist/watchdog.h"
 
@@ -22,6 +23,16 @@ struct CollectiveContext {
   // null (then no rank is named and only `timeout` ends a wait).
   Watchdog* watchdog = nullptr;
 };
+
+// Issues one collective through `start` without waiting for it; errors as
+// RunCollective's.
+absl::StatusOr<c10::intrusive_ptr<c10d::Work>> StartCollective(
+    absl::string_view operation, const CollectiveContext& context,
+    const std::function<c10::intrusive_ptr<c10d::Work>()>& start);
+
+// Waits for a started collective as RunCollective does.
+absl::Status WaitCollective(absl::string_view operation,
+                            const CollectiveContext& context, c10d::Work& work);
 
 // Issues one collective through `start` and waits for it at most
 // context.timeout, or until the watchdog finds a hung rank. Failures become

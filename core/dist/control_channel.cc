@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/status_macros.h"
 #include "core/config/config_digest.h"
 
 namespace ditserve::dist {
@@ -67,6 +68,7 @@ absl::StatusOr<ControlMessage> ControlChannel::Receive() {
 
 absl::StatusOr<ControlMessage> ControlChannel::Exchange(
     const ControlMessage* outgoing) {
+  RETURN_IF_ERROR(FinishStepDecision());
   std::string payload;
   at::Tensor header = at::zeros({2}, at::kLong);
   if (outgoing != nullptr) {
@@ -148,9 +150,19 @@ absl::Status ControlChannel::AgreeOnDigest(ControlMessage& message) {
 
 absl::StatusOr<v1::StepDecision> ControlChannel::BroadcastStepDecision(
     v1::StepDecision decision) {
+  RETURN_IF_ERROR(FinishStepDecision());
   at::Tensor value = at::empty({1}, at::kLong);
   value[0] = static_cast<int64_t>(decision);
   std::vector<at::Tensor> tensors = {value};
+  if (rank_ == 0) {
+    PendingDecision pending{.tensors = tensors};
+    ASSIGN_OR_RETURN(
+        pending.work,
+        StartCollective("broadcast of a step decision", collective_,
+                        [&] { return group_->broadcast(pending.tensors); }));
+    pending_decision_ = std::move(pending);
+    return decision;
+  }
   absl::Status status =
       RunCollective("broadcast of a step decision", collective_,
                     [&] { return group_->broadcast(tensors); });
@@ -163,8 +175,17 @@ absl::StatusOr<v1::StepDecision> ControlChannel::BroadcastStepDecision(
   return static_cast<v1::StepDecision>(received);
 }
 
+absl::Status ControlChannel::FinishStepDecision() {
+  if (!pending_decision_.has_value()) return absl::OkStatus();
+  absl::Status status = WaitCollective("delivery of a step decision",
+                                       collective_, *pending_decision_->work);
+  pending_decision_.reset();
+  return status;
+}
+
 absl::StatusOr<std::vector<std::string>> ControlChannel::AllGatherBytes(
     absl::string_view operation, const std::string& bytes) {
+  RETURN_IF_ERROR(FinishStepDecision());
   // Lengths first, so every rank can size the padded byte buffers.
   at::Tensor length = at::empty({1}, at::kLong);
   length[0] = static_cast<int64_t>(bytes.size());

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,10 @@ class ControlChannel {
   absl::StatusOr<ControlMessage> Receive();
 
   // At a denoising-step boundary: every rank returns rank 0's `decision`
-  // (the value passed on other ranks is ignored).
+  // (the value passed on other ranks is ignored). Rank 0 does not wait for
+  // the others to take it, since a pipeline's later stages reach the same
+  // boundary later: it waits before its next exchange or step decision,
+  // whose Status then carries a failed delivery.
   absl::StatusOr<v1::StepDecision> BroadcastStepDecision(
       v1::StepDecision decision);
 
@@ -66,12 +70,22 @@ class ControlChannel {
   // All-gathers the digests into message.agreement; fails only when the
   // all-gather does.
   absl::Status AgreeOnDigest(ControlMessage& message);
+  // Rank 0: waits until the other ranks have its last step decision.
+  absl::Status FinishStepDecision();
+
+  // Rank 0's step decision on its way: the broadcast and its tensor, which
+  // must live until the broadcast completes.
+  struct PendingDecision {
+    c10::intrusive_ptr<c10d::Work> work;
+    std::vector<at::Tensor> tensors;
+  };
 
   ProcessGroupPtr group_;
   int rank_;
   int world_size_;
   CollectiveContext collective_;
   ControlChannelOptions options_;
+  std::optional<PendingDecision> pending_decision_;
 };
 
 }  // namespace ditserve::dist

@@ -122,6 +122,44 @@ TEST_F(TwoRankChannelTest, RankZeroStepDecisionReachesEveryRank) {
   EXPECT_EQ(*on_worker, v1::STEP_DECISION_CANCEL);
 }
 
+// A pipeline's last stage reaches a step boundary up to a step after the
+// first: rank 0 must go on before the workers take its decision, and learns
+// of the delivery at its next exchange.
+TEST_F(TwoRankChannelTest, RankZeroGoesOnBeforeWorkersTakeItsStepDecision) {
+  ControlChannel host = Channel(0);
+  ControlChannel worker = Channel(1);
+  absl::StatusOr<v1::StepDecision> on_host =
+      host.BroadcastStepDecision(v1::STEP_DECISION_CONTINUE);
+  ASSERT_TRUE(on_host.ok()) << on_host.status();
+  EXPECT_EQ(*on_host, v1::STEP_DECISION_CONTINUE);
+  // Only now does the worker reach the boundary.
+  absl::StatusOr<v1::StepDecision> on_worker;
+  absl::StatusOr<std::vector<std::string>> reports_on_worker;
+  std::thread second([&] {
+    on_worker = worker.BroadcastStepDecision(v1::STEP_DECISION_CANCEL);
+    reports_on_worker = worker.AllGatherBytes("reports", "w");
+  });
+  absl::StatusOr<std::vector<std::string>> reports =
+      host.AllGatherBytes("reports", "h");
+  second.join();
+  ASSERT_TRUE(on_worker.ok()) << on_worker.status();
+  EXPECT_EQ(*on_worker, v1::STEP_DECISION_CONTINUE);
+  ASSERT_TRUE(reports.ok()) << reports.status();
+  ASSERT_TRUE(reports_on_worker.ok()) << reports_on_worker.status();
+  EXPECT_THAT(*reports, ElementsAre("h", "w"));
+}
+
+TEST_F(TwoRankChannelTest, UndeliveredStepDecisionFailsRankZerosNextExchange) {
+  ControlChannel host = Channel(0);
+  ASSERT_TRUE(host.BroadcastStepDecision(v1::STEP_DECISION_CONTINUE).ok());
+  // The worker never takes it.
+  absl::StatusOr<v1::StepDecision> next =
+      host.BroadcastStepDecision(v1::STEP_DECISION_CONTINUE);
+  EXPECT_EQ(next.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(next.status().message(),
+              HasSubstr("delivery of a step decision on the control group"));
+}
+
 TEST_F(TwoRankChannelTest, AllGatherBytesReturnsEveryRanksBytesInRankOrder) {
   ControlChannel host = Channel(0);
   ControlChannel worker = Channel(1);
