@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,21 +32,12 @@ auto Guarded(Body body) {
   return base::Guarded("FluxTransformer2DModel forward", std::move(body));
 }
 
-// Weights of one block in units of inner_dim², biases and norms left out. A
-// double-stream block: two AdaLayerNormZero (6 each), Q/K/V/out for image
-// and text (8) and two feed-forwards with 4x hidden (16). A single-stream
-// block: AdaLayerNormZeroSingle (3), Q/K/V (3), the MLP input (4) and the
-// output projection from attention and MLP (5).
-constexpr int64_t kDoubleBlockWeight = 36;
-constexpr int64_t kSingleBlockWeight = 15;
-
 }  // namespace
 
 BlockRange FluxStageBlocks(const FluxTransformerConfig& config, int stage,
                            int stages) {
-  std::vector<int64_t> weights(config.total_blocks(), kSingleBlockWeight);
-  std::fill_n(weights.begin(), config.num_layers, kDoubleBlockWeight);
-  return SplitBlocksByWeight(weights, stage, stages);
+  return SplitBlocksByWeight(std::vector<int64_t>(config.total_blocks(), 1),
+                             stage, stages);
 }
 
 absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>>

@@ -25,9 +25,13 @@ namespace ditserve::models {
 // FLUX's blocks in execution order, as a BlockRange numbers them:
 // double-stream blocks are 0 .. num_layers - 1, single-stream blocks follow.
 // PipeFusion stage `stage` of `stages` (0 <= stage < stages <=
-// total_blocks), split by weight: a double-stream block holds about 2.4
-// times the weights of a single-stream one, so equal block counts would
-// leave the first stages with most of the model.
+// total_blocks), split by the work per token, since the slowest stage paces
+// the patch pipeline: a double-stream block sends each token through its
+// stream's Q/K/V/out and feed-forward (12 inner_dim² per token), a
+// single-stream block through Q/K/V, the MLP input and the output projection
+// (also 12), both with one attention. So the stages get equal block counts,
+// as xDiT splits them; the first stages hold more of the weights (a
+// double-stream block has 2.4 times a single-stream one's).
 BlockRange FluxStageBlocks(const FluxTransformerConfig& config, int stage,
                            int stages);
 

@@ -4,10 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "core/base/status_error.h"
 #include "core/families/flux/flux_transformer_loader.h"
 #include "core/parallel/local_attention.h"
@@ -231,49 +228,25 @@ TEST(FluxTransformer2DModelTest, StageStreamsMustMatchItsPlace) {
   EXPECT_THAT(status.message(), HasSubstr("only the last PipeFusion stage"));
 }
 
-// Parameters of the blocks `range` builds (the embedders and output layers,
-// which every stage holds, left out).
-int64_t BlockParameters(const FluxTransformerConfig& config, BlockRange range) {
-  absl::StatusOr<std::shared_ptr<FluxTransformer2DModel>> model =
-      FluxTransformer2DModel::Create(
-          config, std::make_shared<parallel::LocalAttention>(), range);
-  EXPECT_TRUE(model.ok()) << model.status();
-  if (!model.ok()) return 0;
-  int64_t count = 0;
-  for (const auto& parameter : (*model)->named_parameters()) {
-    if (absl::StartsWith(parameter.key(), "transformer_blocks.") ||
-        absl::StartsWith(parameter.key(), "single_transformer_blocks.")) {
-      count += parameter.value().numel();
-    }
-  }
-  return count;
-}
-
-TEST(FluxStageBlocksTest, StagesSplitTheBlockWeightsEvenlyAndInOrder) {
-  absl::StatusOr<FluxTransformerConfig> config =
-      ReadFluxTransformerConfig(std::string(DITSERVE_TEST_DATA_DIR) +
-                                "/golden/models/flux_dev/config.json");
-  ASSERT_TRUE(config.ok()) << config.status();
-  config->num_layers = 4;
-  config->num_single_layers = 8;
-  // Equal block counts (2 stages: 4 double + 2 single against 6 single)
-  // differ by far more than this.
-  const int64_t double_block = BlockParameters(*config, {0, 1});
-  for (int stages = 2; stages <= 4; ++stages) {
+// A block's work per token is the same for both kinds (see FluxStageBlocks),
+// so stages differ by at most one block however the kinds fall.
+TEST(FluxStageBlocksTest, StagesSplitTheBlocksEvenlyAndInOrder) {
+  FluxTransformerConfig config;
+  config.num_layers = 4;
+  config.num_single_layers = 8;
+  for (int stages = 2; stages <= 5; ++stages) {
     int64_t begin = 0;
-    int64_t heaviest = 0;
-    int64_t lightest = std::numeric_limits<int64_t>::max();
     for (int stage = 0; stage < stages; ++stage) {
-      const BlockRange range = FluxStageBlocks(*config, stage, stages);
+      const BlockRange range = FluxStageBlocks(config, stage, stages);
       EXPECT_EQ(range.begin, begin) << stage << " of " << stages;
-      EXPECT_GT(range.end, range.begin) << stage << " of " << stages;
+      const int64_t blocks = range.end - range.begin;
+      EXPECT_GE(blocks, config.total_blocks() / stages)
+          << stage << " of " << stages;
+      EXPECT_LE(blocks, (config.total_blocks() + stages - 1) / stages)
+          << stage << " of " << stages;
       begin = range.end;
-      const int64_t weights = BlockParameters(*config, range);
-      heaviest = std::max(heaviest, weights);
-      lightest = std::min(lightest, weights);
     }
-    EXPECT_EQ(begin, config->total_blocks()) << stages << " stages";
-    EXPECT_LE(heaviest - lightest, double_block) << stages << " stages";
+    EXPECT_EQ(begin, config.total_blocks()) << stages << " stages";
   }
 }
 
