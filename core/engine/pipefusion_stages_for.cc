@@ -69,6 +69,7 @@ absl::StatusOr<std::optional<parallel::PipeFusionStages>> StagesFor(
                         .context = context.collective_on(dist::Axis::kSp)};
   }
   stages.warmup_steps = context.config.parallel().warmup_steps();
+  stages.steps = context.config.num_inference_steps();
   const auto& offsets = shapes.pipefusion_patch_token_offsets();
   stages.patch_offsets.assign(offsets.begin(), offsets.end());
   return stages;

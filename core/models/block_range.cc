@@ -76,11 +76,11 @@ absl::Status CheckStageArguments(absl::string_view model,
                                  const BlockRange& blocks,
                                  const TokenSpan& patch, int64_t image_tokens,
                                  bool has_incoming) {
-  if (patch.begin < 0 || patch.tokens < 1 ||
+  if (patch.begin < 0 || patch.tokens < 0 ||
       patch.begin + patch.tokens > image_tokens) {
     return absl::InvalidArgumentError(absl::StrCat(
         "image tokens [", patch.begin, ", ", patch.begin + patch.tokens,
-        ") are not a non-empty part of the ", image_tokens, " image tokens"));
+        ") are not a part of the ", image_tokens, " image tokens"));
   }
   const bool first_stage = blocks.begin == 0;
   if (first_stage == has_incoming) {

@@ -49,9 +49,10 @@ absl::Status CheckStageOutputArguments(absl::string_view model,
                                        const std::vector<int64_t>& shape);
 
 // INVALID_ARGUMENT naming `model` when a PipeFusion stage holding `blocks`
-// is asked to run image tokens `patch` that are not a non-empty part of
-// `image_tokens`, or gets incoming streams although it is the first stage
-// (blocks from 0, which embeds the inputs) or none although it is not.
+// is asked to run image tokens `patch` that are not a part of
+// `image_tokens` (a text-only forward has none), or gets incoming streams
+// although it is the first stage (blocks from 0, which embeds the inputs) or
+// none although it is not.
 absl::Status CheckStageArguments(absl::string_view model,
                                  const BlockRange& blocks,
                                  const TokenSpan& patch, int64_t image_tokens,

@@ -38,12 +38,10 @@ class LatentStageModel : public StageModel {
   }
 
   // The transformer's output [B, C, H, W] at denoising step `step`: the
-  // whole sequence stage after stage in warm-up steps (StagedForward), the
-  // patch pipeline after them (PatchedForward).
+  // whole sequence stage after stage in warm-up steps, the patch pipeline
+  // after them (StageForward).
   absl::StatusOr<at::Tensor> Run(const PipeFusionStages& stages, int step) {
-    ASSIGN_OR_RETURN(at::Tensor tokens, stages.IsWholeSequenceStep(step)
-                                            ? StagedForward(*this, stages)
-                                            : PatchedForward(*this, stages));
+    ASSIGN_OR_RETURN(at::Tensor tokens, StageForward(*this, stages, step));
     return transformer_.Unpatchify(tokens, grid_height(), grid_width());
   }
 

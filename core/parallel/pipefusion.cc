@@ -52,30 +52,39 @@ absl::StatusOr<at::Tensor> Receive(const PipeFusionStages& stages,
   return buffer;
 }
 
-// The previous stage's streams for image tokens `span` (`patch`: its index,
-// or kWholeSequence).
+// The previous stage's streams for this rank's share of `patch` (`index`:
+// the image patch's, or kWholeSequence for the whole image or none of it).
+// A stream the patch has no tokens of is not sent: it is [B, 0, dim], like
+// the one that is.
 absl::StatusOr<StageStreams> ReceiveStreams(const StageModel& model,
                                             const PipeFusionStages& stages,
-                                            const models::TokenSpan& span,
-                                            int patch) {
+                                            const StagePatch& patch,
+                                            int index) {
   const int previous = stages.group.rank() - 1;
+  const std::vector<int64_t> no_tokens = {model.batch(), 0,
+                                          model.hidden_size()};
   StageStreams streams;
-  if (model.text_tokens() > 0) {
+  if (patch.text) {
     ASSIGN_OR_RETURN(
-        at::Tensor text,
+        streams.text,
         Receive(stages, "receive of the previous stage's text stream",
                 StageTensor::kTextStream, kWholeSequence,
                 {model.batch(), model.text_tokens(), model.hidden_size()},
-                previous, TagOf(patch, kTextTag)));
-    streams.text = text;
+                previous, TagOf(index, kTextTag)));
+  }
+  if (patch.image.tokens == 0) {
+    streams.image = streams.text.new_empty(no_tokens);
+    return streams;
   }
   ASSIGN_OR_RETURN(
-      at::Tensor image,
+      streams.image,
       Receive(stages, "receive of the previous stage's image stream",
-              StageTensor::kImageStream, patch,
-              {model.batch(), span.tokens, model.hidden_size()}, previous,
-              TagOf(patch, kImageTag)));
-  streams.image = image;
+              StageTensor::kImageStream, index,
+              {model.batch(), patch.image.tokens, model.hidden_size()},
+              previous, TagOf(index, kImageTag)));
+  if (!patch.text && model.text_tokens() > 0) {
+    streams.text = streams.image.new_empty(no_tokens);
+  }
   return streams;
 }
 
@@ -83,27 +92,30 @@ int SpDegree(const PipeFusionStages& stages) {
   return stages.sp.has_value() ? stages.sp->size() : 1;
 }
 
-// The image tokens of `span` that sp rank `index` computes.
-models::TokenSpan ShardOf(const models::TokenSpan& span, int degree,
-                          int index) {
-  const config::PipeFusionShard shard =
-      config::PipeFusionShardOf(static_cast<int>(span.tokens), degree, index);
-  return {.begin = span.begin + shard.begin, .tokens = shard.tokens};
+// The tokens of `patch` that sp rank `index` computes: its share of the
+// image tokens, with the whole text when the patch has it.
+StagePatch ShardOf(const StagePatch& patch, int degree, int index) {
+  if (patch.image.tokens == 0) return patch;
+  const config::PipeFusionShard shard = config::PipeFusionShardOf(
+      static_cast<int>(patch.image.tokens), degree, index);
+  return {.image = {.begin = patch.image.begin + shard.begin,
+                    .tokens = shard.tokens},
+          .text = patch.text};
 }
 
-// This rank's share of `span`.
-models::TokenSpan OwnShard(const models::TokenSpan& span,
-                           const PipeFusionStages& stages) {
-  return ShardOf(span, SpDegree(stages),
+// This rank's share of `patch`.
+StagePatch OwnShard(const StagePatch& patch, const PipeFusionStages& stages) {
+  return ShardOf(patch, SpDegree(stages),
                  stages.sp.has_value() ? stages.sp->rank() : 0);
 }
 
-// The attention rows of every sp rank's share of `span`, [sp, S].
-at::Tensor ShardRows(const StageModel& model, const models::TokenSpan& span,
+// The attention rows of every sp rank's share of `patch`, [sp, S].
+at::Tensor ShardRows(const StageModel& model, const StagePatch& patch,
                      const PipeFusionStages& stages) {
   std::vector<at::Tensor> rows;
   for (int index = 0; index < SpDegree(stages); ++index) {
-    rows.push_back(model.AttentionRows(ShardOf(span, SpDegree(stages), index)));
+    rows.push_back(
+        model.AttentionRows(ShardOf(patch, SpDegree(stages), index)));
   }
   return at::stack(rows);
 }
@@ -143,8 +155,9 @@ absl::StatusOr<at::Tensor> Staged(StageModel& model,
   const parallel::Group& group = stages.group;
   const int stage = group.rank();
   const int last = group.size() - 1;
-  const models::TokenSpan whole{.begin = 0, .tokens = model.image_tokens()};
-  const models::TokenSpan own = OwnShard(whole, stages);
+  const StagePatch whole{.image = {.begin = 0, .tokens = model.image_tokens()},
+                         .text = model.text_tokens() > 0};
+  const StagePatch own = OwnShard(whole, stages);
   std::optional<StageStreams> incoming;
   if (stage > 0) {
     ASSIGN_OR_RETURN(StageStreams received,
@@ -154,7 +167,7 @@ absl::StatusOr<at::Tensor> Staged(StageModel& model,
   stages.stale_kv->BeginWholeSequence(ShardRows(model, whole, stages));
   ASSIGN_OR_RETURN(StageStreams streams, model.Forward(own, incoming));
   if (stage < last) {
-    if (model.text_tokens() > 0) {
+    if (own.text) {
       Send(group, "send of the text stream to the next stage", streams.text,
            stage + 1, kTextTag);
     }
@@ -164,21 +177,21 @@ absl::StatusOr<at::Tensor> Staged(StageModel& model,
         at::Tensor noise,
         Receive(stages, "receive of the last stage's noise prediction",
                 StageTensor::kNoisePrediction, kWholeSequence,
-                {model.batch(), own.tokens, model.output_channels()}, last,
-                kNoiseTag));
+                {model.batch(), own.image.tokens, model.output_channels()},
+                last, kNoiseTag));
     // The buffer is overwritten by the next step's receive.
-    return GatherShards(stages, {whole}, noise.clone());
+    return GatherShards(stages, {whole.image}, noise.clone());
   }
-  ASSIGN_OR_RETURN(at::Tensor noise, model.Output(own, streams.image));
+  ASSIGN_OR_RETURN(at::Tensor noise, model.Output(own.image, streams.image));
   for (int other = 0; other < last; ++other) {
     Send(group, "send of the noise prediction to an earlier stage", noise,
          other, kNoiseTag);
   }
-  return GatherShards(stages, {whole}, noise);
+  return GatherShards(stages, {whole.image}, noise);
 }
 
 absl::StatusOr<at::Tensor> Patched(StageModel& model,
-                                   const PipeFusionStages& stages) {
+                                   const PipeFusionStages& stages, int step) {
   const parallel::Group& group = stages.group;
   const int stage = group.rank();
   const int last = group.size() - 1;
@@ -199,31 +212,46 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
     spans.push_back({.begin = offsets[patch],
                      .tokens = offsets[patch + 1] - offsets[patch]});
   }
+  // The image patches, then the text patch (kWholeSequence): the text yields
+  // no noise prediction, so the last stage computes it while the first one
+  // steps the latents and starts the next step, instead of leaving that gap
+  // idle.
+  std::vector<int> order;
+  for (int patch = 0; patch < patches; ++patch) order.push_back(patch);
+  if (model.text_tokens() > 0 && !stages.IsLastStep(step)) {
+    order.push_back(kWholeSequence);
+  }
   std::vector<at::Tensor> noise(patches);
-  for (int patch = 0; patch < patches; ++patch) {
-    const models::TokenSpan own = OwnShard(spans[patch], stages);
+  for (const int index : order) {
+    const StagePatch patch =
+        index == kWholeSequence
+            ? StagePatch{.image = {.begin = 0, .tokens = 0}, .text = true}
+            : StagePatch{.image = spans[index], .text = false};
+    const StagePatch own = OwnShard(patch, stages);
     std::optional<StageStreams> incoming;
     if (stage > 0) {
       ASSIGN_OR_RETURN(StageStreams received,
-                       ReceiveStreams(model, stages, own, patch));
+                       ReceiveStreams(model, stages, own, index));
       incoming = std::move(received);
     }
-    stages.stale_kv->BeginPatch(ShardRows(model, spans[patch], stages));
+    stages.stale_kv->BeginPatch(ShardRows(model, patch, stages));
     ASSIGN_OR_RETURN(StageStreams streams, model.Forward(own, incoming));
     if (stage < last) {
-      if (model.text_tokens() > 0) {
-        post("send of a patch's text stream to the next stage", streams.text,
-             stage + 1, PatchTag(patch, kTextTag));
+      if (own.text) {
+        post("send of the text stream to the next stage", streams.text,
+             stage + 1, TagOf(index, kTextTag));
+      } else {
+        post("send of an image patch to the next stage", streams.image,
+             stage + 1, TagOf(index, kImageTag));
       }
-      post("send of an image patch to the next stage", streams.image, stage + 1,
-           PatchTag(patch, kImageTag));
       continue;
     }
-    ASSIGN_OR_RETURN(at::Tensor output, model.Output(own, streams.image));
-    noise[patch] = output;
+    if (index == kWholeSequence) continue;
+    ASSIGN_OR_RETURN(at::Tensor output, model.Output(own.image, streams.image));
+    noise[index] = output;
     for (int other = 0; other < last; ++other) {
       post("send of a patch's noise prediction to an earlier stage", output,
-           other, PatchTag(patch, kNoiseTag));
+           other, PatchTag(index, kNoiseTag));
     }
   }
   if (stage < last) {
@@ -233,7 +261,8 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
           Receive(stages,
                   "receive of the last stage's noise prediction for a patch",
                   StageTensor::kNoisePrediction, patch,
-                  {model.batch(), OwnShard(spans[patch], stages).tokens,
+                  {model.batch(),
+                   OwnShard({.image = spans[patch]}, stages).image.tokens,
                    model.output_channels()},
                   last, PatchTag(patch, kNoiseTag)));
       noise[patch] = received.clone();
@@ -245,16 +274,9 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
   return GatherShards(stages, spans, at::cat(noise, /*dim=*/1));
 }
 
-}  // namespace
-
-absl::StatusOr<at::Tensor> StagedForward(StageModel& model,
-                                         const PipeFusionStages& stages) {
-  return base::Guarded("PipeFusion staged forward",
-                       [&] { return Staged(model, stages); });
-}
-
 absl::StatusOr<at::Tensor> PatchedForward(StageModel& model,
-                                          const PipeFusionStages& stages) {
+                                          const PipeFusionStages& stages,
+                                          int step) {
   const int64_t image_tokens = model.image_tokens();
   const std::vector<int64_t>& offsets = stages.patch_offsets;
   if (offsets.size() < 2 || offsets.front() != 0 ||
@@ -265,7 +287,19 @@ absl::StatusOr<at::Tensor> PatchedForward(StageModel& model,
         " image tokens (expected 0 first and ", image_tokens, " last)"));
   }
   return base::Guarded("PipeFusion patched forward",
-                       [&] { return Patched(model, stages); });
+                       [&] { return Patched(model, stages, step); });
+}
+
+}  // namespace
+
+absl::StatusOr<at::Tensor> StageForward(StageModel& model,
+                                        const PipeFusionStages& stages,
+                                        int step) {
+  if (stages.IsWholeSequenceStep(step)) {
+    return base::Guarded("PipeFusion staged forward",
+                         [&] { return Staged(model, stages); });
+  }
+  return PatchedForward(model, stages, step);
 }
 
 }  // namespace ditserve::parallel

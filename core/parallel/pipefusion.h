@@ -62,20 +62,35 @@ struct PipeFusionStages {
   // Image-token offsets of the patches (InputConfig
   // pipefusion_patch_token_offsets: patches + 1 entries, 0 to S_img).
   std::vector<int64_t> patch_offsets;
+  // Denoising steps of the request (InputConfig num_inference_steps), 0 when
+  // unknown. The last step's patch pipeline leaves the text patch out: no
+  // later step reads its keys and values.
+  int steps = 0;
 
-  // Whether denoising step `step` (from 0) runs StagedForward rather than
-  // PatchedForward: the warm-up steps, and always the first, since patches
-  // need the keys and values of a previous step.
+  // Whether denoising step `step` (from 0) runs the whole sequence rather
+  // than the patch pipeline: the warm-up steps, and always the first, since
+  // patches need the keys and values of a previous step.
   bool IsWholeSequenceStep(int step) const {
     return step < warmup_steps || step == 0;
   }
+  bool IsLastStep(int step) const { return step == steps - 1; }
+};
+
+// The tokens of one stage forward: a span of the image tokens, and whether
+// the text tokens go with them. A whole-sequence forward takes both; a patch
+// step sends the text through the stages once, as a patch of its own after
+// the image patches, so that each step computes every token once.
+struct StagePatch {
+  models::TokenSpan image;
+  bool text = false;
 };
 
 // The streams one stage hands the next.
 struct StageStreams {
   // [B, tokens, dim] of the image tokens the forward ran on.
   at::Tensor image;
-  // [B, S_txt, dim]; undefined for models that do not pass one.
+  // [B, S_txt, dim] with the text tokens, [B, 0, dim] without them;
+  // undefined for models that do not pass one.
   at::Tensor text;
 };
 
@@ -96,41 +111,43 @@ class StageModel {
   // Positions in the attention sequence (the whole sequence StaleKvAttention
   // caches) of the tokens a forward over `patch` attends from, in the order
   // the model passes them to the attention.
-  virtual at::Tensor AttentionRows(const models::TokenSpan& patch) const = 0;
-  // This stage's blocks on the image tokens `patch` (and the whole text): the
-  // first stage embeds the inputs and takes no `incoming`; a later one
-  // continues from the previous stage's streams.
+  virtual at::Tensor AttentionRows(const StagePatch& patch) const = 0;
+  // This stage's blocks on the tokens of `patch`: the first stage embeds the
+  // inputs and takes no `incoming`; a later one continues from the previous
+  // stage's streams, which hold the patch's tokens (a stream without tokens
+  // is [B, 0, dim]).
   virtual absl::StatusOr<StageStreams> Forward(
-      const models::TokenSpan& patch,
-      const std::optional<StageStreams>& incoming) = 0;
+      const StagePatch& patch, const std::optional<StageStreams>& incoming) = 0;
   // The last stage's output [B, patch.tokens, output_channels] from the
   // image stream its Forward returned.
   virtual absl::StatusOr<at::Tensor> Output(const models::TokenSpan& patch,
                                             const at::Tensor& image) = 0;
 };
 
-// The model's output for every image token [B, S_img, output_channels],
-// computed stage after stage over the whole sequence: stage 0 embeds and
-// runs its blocks, each stage passes its streams to the next, and the last
-// stage's output is sent to every stage, so that all stages step identical
-// latents. Every rank of the group (and of the sp group) calls it with the
-// same inputs; under sequence parallelism each rank runs its share of the
-// image tokens with the whole text. Errors of the model, of the receive
-// buffers, and the Status of a failed transfer.
-absl::StatusOr<at::Tensor> StagedForward(StageModel& model,
-                                         const PipeFusionStages& stages);
-
-// The same output from PipeFusion's patch pipeline (a step after the warm-up
-// steps): the image tokens go through the stages patch after patch, each
-// patch's tokens with the text tokens, attending to the other patches' keys
-// and values as this stage last computed them (one step stale for later
-// patches). A stage sends a patch on and starts the next one while the next
-// stage works on it; the last stage sends each patch's output to every
-// stage. Needs a StagedForward of the same request before it.
+// The model's output for every image token [B, S_img, output_channels] at
+// denoising step `step` (from 0), which every rank of the group (and of the
+// sp group) computes with the same inputs; under sequence parallelism each
+// rank runs its share of the image tokens.
+//
+// A whole-sequence step (PipeFusionStages::IsWholeSequenceStep) runs stage
+// after stage: stage 0 embeds and runs its blocks, each stage passes its
+// streams to the next, and the last stage's output is sent to every stage,
+// so that all stages step identical latents.
+//
+// Later steps run PipeFusion's patch pipeline: the image tokens patch after
+// patch, then the text tokens (for models with a text stream, but not in the
+// last step), go through the stages, each attending to the keys and values
+// of the other tokens as this stage last computed them (this step's for
+// earlier patches, the previous step's for the text and later patches). A
+// stage sends a patch on and starts the next one while the next stage works
+// on it; the last stage sends each patch's output to every stage.
+//
 // INVALID_ARGUMENT for patch offsets that do not split the image tokens;
-// else errors as StagedForward.
-absl::StatusOr<at::Tensor> PatchedForward(StageModel& model,
-                                          const PipeFusionStages& stages);
+// errors of the model and of the receive buffers; the Status of a failed
+// transfer.
+absl::StatusOr<at::Tensor> StageForward(StageModel& model,
+                                        const PipeFusionStages& stages,
+                                        int step);
 
 }  // namespace ditserve::parallel
 

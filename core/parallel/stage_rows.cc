@@ -5,10 +5,10 @@
 namespace ditserve::parallel {
 
 at::Tensor TextFirstAttentionRows(int64_t text_tokens,
-                                  const models::TokenSpan& patch) {
-  return at::cat(
-      {at::arange(text_tokens, at::kLong),
-       text_tokens + patch.begin + at::arange(patch.tokens, at::kLong)});
+                                  const StagePatch& patch) {
+  return at::cat({at::arange(patch.text ? text_tokens : 0, at::kLong),
+                  text_tokens + patch.image.begin +
+                      at::arange(patch.image.tokens, at::kLong)});
 }
 
 }  // namespace ditserve::parallel

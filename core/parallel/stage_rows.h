@@ -5,15 +5,14 @@
 
 #include <cstdint>
 
-#include "core/models/sequence_shard.h"
+#include "core/parallel/pipefusion.h"
 
 namespace ditserve::parallel {
 
 // StageModel::AttentionRows of a model whose attention sequence is
-// [text | image] (FLUX, CogVideoX): every text row, then the patch's image
-// rows.
-at::Tensor TextFirstAttentionRows(int64_t text_tokens,
-                                  const models::TokenSpan& patch);
+// [text | image] (FLUX, CogVideoX): every text row when the patch has the
+// text, then the patch's image rows.
+at::Tensor TextFirstAttentionRows(int64_t text_tokens, const StagePatch& patch);
 
 }  // namespace ditserve::parallel
 

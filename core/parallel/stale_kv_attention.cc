@@ -57,7 +57,10 @@ at::Tensor StaleKvAttention::Attend(const at::Tensor& q, const at::Tensor& k,
   // Models give rows on the CPU; the cache may sit on an accelerator.
   const at::Tensor rows = positions.to(k.device());
   at::Tensor fresh = at::stack({k, v});
-  if (sharing_.ring.has_value()) {
+  // A layer without fresh tokens (the image-only attention of a text-only
+  // forward) has nothing to share, on every ring rank alike: their shares are
+  // equal. Gloo divides by the element count.
+  if (sharing_.ring.has_value() && fresh.numel() > 0) {
     fresh = AllGather(*sharing_.ring,
                       "PipeFusion all-gather of the ring's keys and values",
                       fresh, /*dim=*/3);

@@ -31,20 +31,21 @@ class CogVideoXStageModel final : public parallel::StageModel {
     return transformer_.config().token_output_channels();
   }
 
-  at::Tensor AttentionRows(const models::TokenSpan& patch) const override {
+  at::Tensor AttentionRows(const parallel::StagePatch& patch) const override {
     return parallel::TextFirstAttentionRows(text_tokens(), patch);
   }
 
   absl::StatusOr<parallel::StageStreams> Forward(
-      const models::TokenSpan& patch,
+      const parallel::StagePatch& patch,
       const std::optional<parallel::StageStreams>& incoming) override {
     std::optional<CogVideoXStreams> streams;
     if (incoming.has_value()) {
       streams =
           CogVideoXStreams{.text = incoming->text, .video = incoming->image};
     }
-    ASSIGN_OR_RETURN(CogVideoXStreams out,
-                     transformer_.ForwardStage(inputs_, patch, streams));
+    ASSIGN_OR_RETURN(
+        CogVideoXStreams out,
+        transformer_.ForwardStage(inputs_, patch.image, patch.text, streams));
     return parallel::StageStreams{.image = out.video, .text = out.text};
   }
 
@@ -71,9 +72,7 @@ absl::StatusOr<at::Tensor> CogVideoXStagedForward(
                                latents.size(3), latents.size(4)));
   CogVideoXStageModel model(transformer, inputs, grid);
   ASSIGN_OR_RETURN(at::Tensor tokens,
-                   stages.IsWholeSequenceStep(step)
-                       ? parallel::StagedForward(model, stages)
-                       : parallel::PatchedForward(model, stages));
+                   parallel::StageForward(model, stages, step));
   return transformer.Unpatchify(tokens, grid);
 }
 

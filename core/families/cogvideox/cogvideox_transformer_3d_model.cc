@@ -201,12 +201,13 @@ absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::ForwardShard(
 
 absl::StatusOr<CogVideoXStreams> CogVideoXTransformer3DModel::ForwardStage(
     const CogVideoXTransformerInputs& inputs, const models::TokenSpan& patch,
-    const std::optional<CogVideoXStreams>& incoming) {
+    bool with_text, const std::optional<CogVideoXStreams>& incoming) {
   ASSIGN_OR_RETURN(const VideoTokenGrid grid, CheckInputs(inputs));
   RETURN_IF_ERROR(models::CheckStageArguments(
       kModel, blocks_, patch, grid.tokens(), incoming.has_value()));
   const int64_t batch = inputs.hidden_states.size(0);
-  const int64_t text_tokens = inputs.encoder_hidden_states.size(1);
+  const int64_t all_text_tokens = inputs.encoder_hidden_states.size(1);
+  const int64_t text_tokens = with_text ? all_text_tokens : 0;
   if (incoming.has_value()) {
     absl::Status status =
         models::CheckShape("incoming video stream", incoming->video,
@@ -232,7 +233,7 @@ absl::StatusOr<CogVideoXStreams> CogVideoXTransformer3DModel::ForwardStage(
       const at::Tensor joint = patch_embed_->Forward(
           inputs.encoder_hidden_states, inputs.hidden_states, grid);
       text = joint.narrow(1, 0, text_tokens);
-      video = joint.narrow(1, text_tokens + patch.begin, patch.tokens);
+      video = joint.narrow(1, all_text_tokens + patch.begin, patch.tokens);
     }
     stage.tokens = {at::cat({text, video}, /*dim=*/1), text_tokens};
     if (rotary.has_value()) {

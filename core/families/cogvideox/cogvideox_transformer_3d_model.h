@@ -116,14 +116,15 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
       const models::SequenceShard& shard);
 
   // PipeFusion: this stage's blocks over the video tokens `patch` (in token
-  // order) with the whole text, [text | patch] being the rows the stage's
-  // attention computes. The first stage (blocks from 0) embeds `inputs` and
-  // takes no `incoming`; a later stage continues from the previous stage's
-  // streams. Errors as Forward, plus INVALID_ARGUMENT for a patch or
+  // order), with the whole text when `with_text` (else none of it), [text |
+  // patch] being the rows the stage's attention computes. The first stage
+  // (blocks from 0) embeds `inputs` and takes no `incoming`; a later stage
+  // continues from the previous stage's streams ([B, 0, dim] for a stream
+  // without tokens). Errors as Forward, plus INVALID_ARGUMENT for a patch or
   // incoming streams that do not fit (see models::CheckStageArguments).
   absl::StatusOr<CogVideoXStreams> ForwardStage(
       const CogVideoXTransformerInputs& inputs, const models::TokenSpan& patch,
-      const std::optional<CogVideoXStreams>& incoming);
+      bool with_text, const std::optional<CogVideoXStreams>& incoming);
 
   // The last stage's output [B, tokens, token_output_channels] for the video
   // stream its ForwardStage returned; FAILED_PRECONDITION on another stage.

@@ -40,10 +40,7 @@ class FluxForward final : public BoundForward {
   }
   absl::StatusOr<at::Tensor> Staged(const parallel::PipeFusionStages& stages,
                                     int step) override {
-    if (stages.IsWholeSequenceStep(step)) {
-      return families::StagedFluxForward(transformer_, inputs_, stages);
-    }
-    return families::PatchedFluxForward(transformer_, inputs_, stages);
+    return families::FluxStageForward(transformer_, inputs_, stages, step);
   }
 
  private:

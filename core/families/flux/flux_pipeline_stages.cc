@@ -10,8 +10,8 @@
 namespace ditserve::families {
 namespace {
 
-// A FLUX stage for one forward's inputs: tokens [B, S_img, C] and their
-// position ids narrow to a patch; the joint sequence is [text, image].
+// A FLUX stage for one forward's inputs: tokens [B, S, C] and their position
+// ids narrow to a patch's; the joint sequence is [text, image].
 class FluxStageModel final : public parallel::StageModel {
  public:
   FluxStageModel(models::FluxTransformer2DModel& transformer,
@@ -32,12 +32,12 @@ class FluxStageModel final : public parallel::StageModel {
     return transformer_.config().output_channels();
   }
 
-  at::Tensor AttentionRows(const models::TokenSpan& patch) const override {
+  at::Tensor AttentionRows(const parallel::StagePatch& patch) const override {
     return parallel::TextFirstAttentionRows(text_tokens(), patch);
   }
 
   absl::StatusOr<parallel::StageStreams> Forward(
-      const models::TokenSpan& patch,
+      const parallel::StagePatch& patch,
       const std::optional<parallel::StageStreams>& incoming) override {
     std::optional<models::FluxStreams> streams;
     if (incoming.has_value()) {
@@ -51,16 +51,23 @@ class FluxStageModel final : public parallel::StageModel {
 
   absl::StatusOr<at::Tensor> Output(const models::TokenSpan& patch,
                                     const at::Tensor& image) override {
-    return transformer_.StageOutput(PatchInputs(patch), image);
+    return transformer_.StageOutput(PatchInputs({.image = patch, .text = true}),
+                                    image);
   }
 
  private:
   models::FluxTransformerInputs PatchInputs(
-      const models::TokenSpan& patch) const {
+      const parallel::StagePatch& patch) const {
     models::FluxTransformerInputs narrowed = inputs_;
     narrowed.hidden_states =
-        inputs_.hidden_states.narrow(1, patch.begin, patch.tokens);
-    narrowed.img_ids = inputs_.img_ids.narrow(0, patch.begin, patch.tokens);
+        inputs_.hidden_states.narrow(1, patch.image.begin, patch.image.tokens);
+    narrowed.img_ids =
+        inputs_.img_ids.narrow(0, patch.image.begin, patch.image.tokens);
+    if (!patch.text) {
+      narrowed.encoder_hidden_states =
+          inputs_.encoder_hidden_states.narrow(1, 0, 0);
+      narrowed.txt_ids = inputs_.txt_ids.narrow(0, 0, 0);
+    }
     return narrowed;
   }
 
@@ -70,20 +77,12 @@ class FluxStageModel final : public parallel::StageModel {
 
 }  // namespace
 
-absl::StatusOr<at::Tensor> StagedFluxForward(
+absl::StatusOr<at::Tensor> FluxStageForward(
     models::FluxTransformer2DModel& transformer,
     const models::FluxTransformerInputs& inputs,
-    const parallel::PipeFusionStages& stages) {
+    const parallel::PipeFusionStages& stages, int step) {
   FluxStageModel model(transformer, inputs);
-  return parallel::StagedForward(model, stages);
-}
-
-absl::StatusOr<at::Tensor> PatchedFluxForward(
-    models::FluxTransformer2DModel& transformer,
-    const models::FluxTransformerInputs& inputs,
-    const parallel::PipeFusionStages& stages) {
-  FluxStageModel model(transformer, inputs);
-  return parallel::PatchedForward(model, stages);
+  return parallel::StageForward(model, stages, step);
 }
 
 }  // namespace ditserve::families

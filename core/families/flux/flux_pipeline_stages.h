@@ -9,20 +9,14 @@
 
 namespace ditserve::families {
 
-// StagedForward of a FLUX stage: the transformer's output for `inputs` ([B,
-// S_img, patch^2 * out_channels], as Forward returns it). The text and
-// image streams travel between stages.
-absl::StatusOr<at::Tensor> StagedFluxForward(
+// parallel::StageForward of a FLUX stage at denoising step `step`: the
+// transformer's output for `inputs` ([B, S_img, patch^2 * out_channels], as
+// Forward returns it). The text and image streams travel between stages; the
+// joint sequence is [text, image].
+absl::StatusOr<at::Tensor> FluxStageForward(
     models::FluxTransformer2DModel& transformer,
     const models::FluxTransformerInputs& inputs,
-    const parallel::PipeFusionStages& stages);
-
-// PatchedForward of a FLUX stage: each patch's image tokens with the text
-// tokens, [text, patch] in the joint sequence's order.
-absl::StatusOr<at::Tensor> PatchedFluxForward(
-    models::FluxTransformer2DModel& transformer,
-    const models::FluxTransformerInputs& inputs,
-    const parallel::PipeFusionStages& stages);
+    const parallel::PipeFusionStages& stages, int step);
 
 }  // namespace ditserve::families
 

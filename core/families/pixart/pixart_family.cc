@@ -28,17 +28,17 @@ class PixArtStageModel final
 
   int64_t text_tokens() const override { return 0; }
 
-  at::Tensor AttentionRows(const models::TokenSpan& patch) const override {
-    return patch.begin + at::arange(patch.tokens, at::kLong);
+  at::Tensor AttentionRows(const parallel::StagePatch& patch) const override {
+    return patch.image.begin + at::arange(patch.image.tokens, at::kLong);
   }
 
   absl::StatusOr<parallel::StageStreams> Forward(
-      const models::TokenSpan& patch,
+      const parallel::StagePatch& patch,
       const std::optional<parallel::StageStreams>& incoming) override {
     std::optional<at::Tensor> image;
     if (incoming.has_value()) image = incoming->image;
     ASSIGN_OR_RETURN(at::Tensor out,
-                     transformer().ForwardStage(inputs(), patch, image));
+                     transformer().ForwardStage(inputs(), patch.image, image));
     return parallel::StageStreams{.image = out};
   }
 };

@@ -29,21 +29,29 @@ class SD3StageModel final
     return inputs().encoder_hidden_states.size(1);
   }
 
-  at::Tensor AttentionRows(const models::TokenSpan& patch) const override {
-    return at::cat({patch.begin + at::arange(patch.tokens, at::kLong),
-                    image_tokens() + at::arange(text_tokens(), at::kLong)});
+  at::Tensor AttentionRows(const parallel::StagePatch& patch) const override {
+    return at::cat(
+        {patch.image.begin + at::arange(patch.image.tokens, at::kLong),
+         image_tokens() +
+             at::arange(patch.text ? text_tokens() : 0, at::kLong)});
   }
 
   absl::StatusOr<parallel::StageStreams> Forward(
-      const models::TokenSpan& patch,
+      const parallel::StagePatch& patch,
       const std::optional<parallel::StageStreams>& incoming) override {
     std::optional<models::SD3Streams> streams;
     if (incoming.has_value()) {
       streams =
           models::SD3Streams{.image = incoming->image, .text = incoming->text};
     }
-    ASSIGN_OR_RETURN(models::SD3Streams out,
-                     transformer().ForwardStage(inputs(), patch, streams));
+    models::SD3TransformerInputs patch_inputs = inputs();
+    if (!patch.text) {
+      patch_inputs.encoder_hidden_states =
+          inputs().encoder_hidden_states.narrow(1, 0, 0);
+    }
+    ASSIGN_OR_RETURN(
+        models::SD3Streams out,
+        transformer().ForwardStage(patch_inputs, patch.image, streams));
     return parallel::StageStreams{.image = out.image, .text = out.text};
   }
 };

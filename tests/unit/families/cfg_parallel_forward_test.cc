@@ -316,7 +316,7 @@ TEST(PixArtStageTest, StageArgumentsThatDoNotFitAreErrors) {
   EXPECT_THAT(std::string(first->ForwardStage(inputs, {12, 8}, std::nullopt)
                               .status()
                               .message()),
-              HasSubstr("image tokens [12, 20) are not a non-empty part of "
+              HasSubstr("image tokens [12, 20) are not a part of "
                         "the 16 image tokens"));
   EXPECT_EQ(second->ForwardStage(inputs, {0, 16}, at::zeros({2, 15, 48}))
                 .status()

@@ -213,11 +213,11 @@ TEST_P(CogVideoXGoldenTest, TwoStagesOverTheWholeSequenceAreTheModel) {
   const models::TokenSpan whole{0, grid->tokens()};
   torch::NoGradGuard no_grad;
   absl::StatusOr<CogVideoXStreams> streams =
-      first->ForwardStage(inputs, whole, std::nullopt);
+      first->ForwardStage(inputs, whole, /*with_text=*/true, std::nullopt);
   ASSERT_TRUE(streams.ok()) << streams.status();
   EXPECT_EQ(first->StageOutput(inputs, streams->video).status().code(),
             absl::StatusCode::kFailedPrecondition);
-  streams = second->ForwardStage(inputs, whole, *streams);
+  streams = second->ForwardStage(inputs, whole, /*with_text=*/true, *streams);
   ASSERT_TRUE(streams.ok()) << streams.status();
   absl::StatusOr<at::Tensor> tokens =
       second->StageOutput(inputs, streams->video);
@@ -233,17 +233,25 @@ TEST(CogVideoXTransformerTest, StagesRefuseMisplacedPatchesAndStreams) {
   ASSERT_NE(second, nullptr);
   const CogVideoXTransformerInputs inputs = GoldenInputs(golden);
   // 3 frames of 2 x 2 patches: 12 video tokens.
-  EXPECT_EQ(first->ForwardStage(inputs, {10, 4}, std::nullopt).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      first->ForwardStage(inputs, {10, 4}, /*with_text=*/true, std::nullopt)
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
   absl::StatusOr<CogVideoXStreams> streams =
-      first->ForwardStage(inputs, {0, 6}, std::nullopt);
+      first->ForwardStage(inputs, {0, 6}, /*with_text=*/true, std::nullopt);
   ASSERT_TRUE(streams.ok()) << streams.status();
-  EXPECT_EQ(first->ForwardStage(inputs, {0, 6}, *streams).status().code(),
+  EXPECT_EQ(first->ForwardStage(inputs, {0, 6}, /*with_text=*/true, *streams)
+                .status()
+                .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(second->ForwardStage(inputs, {0, 6}, std::nullopt).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      second->ForwardStage(inputs, {0, 6}, /*with_text=*/true, std::nullopt)
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
   absl::StatusOr<CogVideoXStreams> wrong =
-      second->ForwardStage(inputs, {0, 4}, *streams);
+      second->ForwardStage(inputs, {0, 4}, /*with_text=*/true, *streams);
   EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(wrong.status().message(), HasSubstr("incoming video stream"));
 }

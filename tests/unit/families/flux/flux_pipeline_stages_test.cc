@@ -103,10 +103,9 @@ TEST_P(StagedFluxForwardTest, EveryRankGetsTheWholeForward) {
   for (const bool patched : {false, true}) {
     const std::vector<absl::StatusOr<at::Tensor>> outputs =
         RunOnRankThreads(sharded.stages * sharded.sp, [&](int rank) {
-          return patched ? PatchedFluxForward(*transformers[rank], inputs,
-                                              ranks[rank].stages)
-                         : StagedFluxForward(*transformers[rank], inputs,
-                                             ranks[rank].stages);
+          // Step 0 runs the whole sequence, step 1 the patch pipeline.
+          return FluxStageForward(*transformers[rank], inputs,
+                                  ranks[rank].stages, patched ? 1 : 0);
         });
     for (size_t rank = 0; rank < outputs.size(); ++rank) {
       ASSERT_TRUE(outputs[rank].ok()) << outputs[rank].status();
@@ -150,8 +149,9 @@ TEST(StagedFluxForwardErrorsTest, SilentSequenceParallelRankIsATimeout) {
       LoadStage(golden, 0, 1, ranks[0].attention);
   ASSERT_NE(model, nullptr);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> output = StagedFluxForward(
-      *model, FluxGoldenInputs(golden, /*guidance=*/true), ranks[0].stages);
+  absl::StatusOr<at::Tensor> output =
+      FluxStageForward(*model, FluxGoldenInputs(golden, /*guidance=*/true),
+                       ranks[0].stages, /*step=*/0);
   EXPECT_FALSE(output.ok());
   EXPECT_THAT(output.status().message(),
               HasSubstr("PipeFusion all-gather of the ring's keys and values"));
@@ -179,14 +179,15 @@ TEST(PatchedFluxForwardTest, OtherPatchesAttendWithLastStepsKeys) {
       LoadStage(golden, 0, 1, stages.stale_kv);
   ASSERT_NE(model, nullptr);
   torch::NoGradGuard no_grad;
-  ASSERT_TRUE(StagedFluxForward(*model, inputs, stages).ok());
+  ASSERT_TRUE(FluxStageForward(*model, inputs, stages, /*step=*/0).ok());
   // A later step: other latents. The fresh forward differs from the patch
   // pipeline's, whose first patch sees the last step's keys of the second.
   inputs.hidden_states = inputs.hidden_states * 0.5;
   absl::StatusOr<at::Tensor> patched =
-      PatchedFluxForward(*model, inputs, stages);
+      FluxStageForward(*model, inputs, stages, /*step=*/1);
   ASSERT_TRUE(patched.ok()) << patched.status();
-  absl::StatusOr<at::Tensor> fresh = StagedFluxForward(*model, inputs, stages);
+  absl::StatusOr<at::Tensor> fresh =
+      FluxStageForward(*model, inputs, stages, /*step=*/0);
   ASSERT_TRUE(fresh.ok()) << fresh.status();
   const at::Tensor first_patch_error =
       (patched->narrow(1, 0, 4) - fresh->narrow(1, 0, 4)).abs().max();
@@ -202,8 +203,8 @@ TEST(PatchedFluxForwardTest, OffsetsThatDoNotSplitTheImageAreAnError) {
       LoadStage(golden, 0, 1, stages.stale_kv);
   ASSERT_NE(model, nullptr);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> output = PatchedFluxForward(
-      *model, FluxGoldenInputs(golden, /*guidance=*/true), stages);
+  absl::StatusOr<at::Tensor> output = FluxStageForward(
+      *model, FluxGoldenInputs(golden, /*guidance=*/true), stages, /*step=*/1);
   EXPECT_EQ(output.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(output.status().message(),
               HasSubstr("[0, 4, 12] do not split the 16 image tokens"));
@@ -226,8 +227,8 @@ TEST(StagedFluxForwardErrorsTest, RefusedReceiveBufferStopsTheStage) {
         absl::StrCat("planned for another shape than ", shape[1], " tokens"));
   };
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> output = StagedFluxForward(
-      *second, FluxGoldenInputs(golden, /*guidance=*/true), stages);
+  absl::StatusOr<at::Tensor> output = FluxStageForward(
+      *second, FluxGoldenInputs(golden, /*guidance=*/true), stages, /*step=*/0);
   EXPECT_EQ(output.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(output.status().message(),
               HasSubstr("planned for another shape than 8 tokens"));
@@ -242,8 +243,8 @@ TEST(StagedFluxForwardErrorsTest, SilentPreviousStageIsATimeoutNotAHang) {
       ThreadRankGroups("pp", 2, std::chrono::milliseconds(500));
   torch::NoGradGuard no_grad;
   absl::StatusOr<at::Tensor> output =
-      StagedFluxForward(*second, FluxGoldenInputs(golden, /*guidance=*/true),
-                        StagesOver(groups[1]));
+      FluxStageForward(*second, FluxGoldenInputs(golden, /*guidance=*/true),
+                       StagesOver(groups[1]), /*step=*/0);
   EXPECT_FALSE(output.ok());
   EXPECT_THAT(output.status().message(), HasSubstr("previous stage"));
 }
