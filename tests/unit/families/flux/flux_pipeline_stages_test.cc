@@ -100,12 +100,20 @@ TEST_P(StagedFluxForwardTest, EveryRankGetsTheWholeForward) {
                                      ranks[rank].attention));
     ASSERT_NE(transformers.back(), nullptr);
   }
-  for (const bool patched : {false, true}) {
+  // Step 0 runs the whole sequence; step 1 the patch pipeline, first with
+  // the text patch, then as the last of 2 steps without it (its image
+  // patches attend to the text keys and values the step before left).
+  struct Pass {
+    int step;
+    int steps;
+  };
+  for (const Pass pass : {Pass{0, 0}, Pass{1, 0}, Pass{1, 2}}) {
+    const bool patched = pass.step > 0;
+    for (ThreadStage& rank : ranks) rank.stages.steps = pass.steps;
     const std::vector<absl::StatusOr<at::Tensor>> outputs =
         RunOnRankThreads(sharded.stages * sharded.sp, [&](int rank) {
-          // Step 0 runs the whole sequence, step 1 the patch pipeline.
           return FluxStageForward(*transformers[rank], inputs,
-                                  ranks[rank].stages, patched ? 1 : 0);
+                                  ranks[rank].stages, pass.step);
         });
     for (size_t rank = 0; rank < outputs.size(); ++rank) {
       ASSERT_TRUE(outputs[rank].ok()) << outputs[rank].status();
@@ -118,7 +126,7 @@ TEST_P(StagedFluxForwardTest, EveryRankGetsTheWholeForward) {
       // ulps. A token taken from the wrong rank or a key written to the
       // wrong row moves outputs by 1e-2 or more.
       EXPECT_TRUE(AllClose(*outputs[rank], *expected, {1e-5, 1e-5}))
-          << (patched ? "patched" : "whole") << ", rank " << rank
+          << "step " << pass.step << " of " << pass.steps << ", rank " << rank
           << ", max |error| "
           << (*outputs[rank] - *expected).abs().max().item<float>();
     }
