@@ -31,6 +31,7 @@
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "core/base/allocator_tuning.h"
+#include "core/base/openmp_wait_policy.h"
 #include "core/base/status_macros.h"
 #include "core/engine/compute_target.h"
 #include "core/engine/compute_threads.h"
@@ -172,6 +173,7 @@ int Serve() {
 }  // namespace ditserve::bench
 
 int main(int argc, char** argv) {
+  ditserve::base::RestartWithSleepingOpenMpWorkers(argv);
   absl::SetProgramUsageMessage(
       "answers bench/compare_diffusers' timing requests on stdin; see "
       "bench/compare_worker.cc");
@@ -180,5 +182,6 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("bench"));
   // Measured as the ranks run.
   spdlog::info("{}", ditserve::base::KeepFreedMemoryForReuse());
+  spdlog::info("{}", ditserve::base::OpenMpWaitPolicy());
   return ditserve::bench::Serve();
 }

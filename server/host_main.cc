@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/allocator_tuning.h"
 #include "core/base/logging.h"
+#include "core/base/openmp_wait_policy.h"
 #include "core/config/model_defaults.h"
 #include "core/dist/group_store.h"
 #include "core/engine/build_version.h"
@@ -106,6 +107,7 @@ int RunHost() {
                 "rank environment");
   }
   spdlog::info("{}", base::KeepFreedMemoryForReuse());
+  spdlog::info("{}", base::OpenMpWaitPolicy());
   engine::SetComputeThreads(engine::IntraOpThreads(*env));
   // OpenSSL writes to an HTTPS client that has gone away with write(), which
   // raises SIGPIPE; a client leaving must never end the host.
@@ -284,6 +286,7 @@ int RunHost() {
 }  // namespace ditserve::server
 
 int main(int argc, char** argv) {
+  ditserve::base::RestartWithSleepingOpenMpWorkers(argv);
   absl::SetProgramUsageMessage(
       "ditserve-host: rank 0 of a ditserve group (set RANK=0, WORLD_SIZE, "
       "MASTER_ADDR, MASTER_PORT as torchrun does)");

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/allocator_tuning.h"
 #include "core/base/logging.h"
+#include "core/base/openmp_wait_policy.h"
 #include "core/dist/group_store.h"
 #include "core/engine/compute_threads.h"
 #include "core/engine/model_loading.h"
@@ -83,6 +84,7 @@ int RunWorker() {
                 "rank environment");
   }
   spdlog::info("{}", base::KeepFreedMemoryForReuse());
+  spdlog::info("{}", base::OpenMpWaitPolicy());
   engine::SetComputeThreads(engine::IntraOpThreads(*env));
   absl::StatusOr<engine::RankSetup> setup = engine::RankSetupFromFlags(*env);
   if (!setup.ok()) return Fail(setup.status(), "start-up");
@@ -113,6 +115,7 @@ int RunWorker() {
 }  // namespace ditserve::worker
 
 int main(int argc, char** argv) {
+  ditserve::base::RestartWithSleepingOpenMpWorkers(argv);
   absl::SetProgramUsageMessage(
       "ditserve-worker: rank > 0 of a ditserve group (set RANK, WORLD_SIZE, "
       "MASTER_ADDR, MASTER_PORT as torchrun does)");
