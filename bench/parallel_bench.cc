@@ -136,6 +136,9 @@ nlohmann::json Measure(const std::string& name, const BenchConfig& config,
   // Rank 0's denoise stage per step: the transformer forwards and the
   // collectives, without text encoding and decoding.
   std::vector<double> step_milliseconds;
+  // Under PipeFusion, per rank: the fraction of its denoise stage it waited
+  // for another stage (its share of the pipeline bubble), per request.
+  std::map<int, std::vector<double>> wait_fractions;
   for (int i = 0; i <= absl::GetFlag(FLAGS_repeats); ++i) {
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<v1::GenerateResponse> response =
@@ -149,11 +152,19 @@ nlohmann::json Measure(const std::string& name, const BenchConfig& config,
     milliseconds.push_back(std::chrono::duration<double, std::milli>(
                                std::chrono::steady_clock::now() - start)
                                .count());
+    std::map<int, double> denoise_seconds;
+    std::map<int, double> wait_seconds;
     for (const v1::StageTiming& timing : response->timings()) {
-      if (timing.rank() == 0 && timing.stage() == "denoise") {
-        step_milliseconds.push_back(1000 * timing.seconds() /
-                                    request.num_inference_steps());
+      if (timing.stage() == "denoise") {
+        denoise_seconds[timing.rank()] += timing.seconds();
+      } else if (timing.stage() == "pipeline_wait") {
+        wait_seconds[timing.rank()] += timing.seconds();
       }
+    }
+    step_milliseconds.push_back(1000 * denoise_seconds[0] /
+                                request.num_inference_steps());
+    for (const auto& [rank, seconds] : wait_seconds) {
+      wait_fractions[rank].push_back(seconds / denoise_seconds[rank]);
     }
   }
   (*cluster)->Terminate();
@@ -166,8 +177,11 @@ nlohmann::json Measure(const std::string& name, const BenchConfig& config,
                           {"runs", values.size()}};
   };
   result["request_ms"] = summary(milliseconds);
-  if (!step_milliseconds.empty()) {
-    result["denoise_step_ms"] = summary(step_milliseconds);
+  result["denoise_step_ms"] = summary(step_milliseconds);
+  for (const auto& [rank, fractions] : wait_fractions) {
+    nlohmann::json wait = summary(fractions);
+    wait["rank"] = rank;
+    result["pipeline_wait_fraction"].push_back(wait);
   }
   // One output (image or video) per prompt.
   result["per_output_ms"] =

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/engine/buffer_plan.h"
+#include "core/engine/stage.h"
 
 namespace ditserve::engine {
 namespace {
@@ -63,6 +64,9 @@ absl::StatusOr<std::optional<parallel::PipeFusionStages>> StagesFor(
     return buffer.narrow(0, 0, shape[0]);
   };
   stages.stale_kv = stale_kv;
+  stages.waited = [&timings = context.timings](double seconds) {
+    timings.Add(Stage::kPipelineWait, seconds);
+  };
   if (context.mesh.Degree(dist::Axis::kSp) > 1) {
     stages.sp =
         parallel::Group{.group = context.groups.group(dist::Axis::kSp),

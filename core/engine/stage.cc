@@ -16,6 +16,8 @@ absl::string_view StageName(Stage stage) {
       return "text_encode";
     case Stage::kDenoise:
       return "denoise";
+    case Stage::kPipelineWait:
+      return "pipeline_wait";
     case Stage::kVaeDecode:
       return "vae_decode";
     case Stage::kGather:

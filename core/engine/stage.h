@@ -9,6 +9,9 @@ namespace ditserve::engine {
 
 // The stages of one request, in order. Their names are the `stage` label of
 // ditserve_stage_duration_seconds; this is the only place they are defined.
+// kPipelineWait is the one that is not a step of its own: the part of
+// kDenoise a PipeFusion rank spent waiting for another stage's tensors (its
+// share of the pipeline bubble).
 enum class Stage {
   kQueue,
   kFreeze,
@@ -16,21 +19,23 @@ enum class Stage {
   kPrepare,
   kTextEncode,
   kDenoise,
+  kPipelineWait,
   kVaeDecode,
   kGather,
   kEncode,
   kTotal,
 };
 
-inline constexpr int kStageCount = 10;
+inline constexpr int kStageCount = 11;
 
 inline constexpr std::array<Stage, kStageCount> kAllStages = {
-    Stage::kQueue,      Stage::kFreeze,  Stage::kBroadcast, Stage::kPrepare,
-    Stage::kTextEncode, Stage::kDenoise, Stage::kVaeDecode, Stage::kGather,
-    Stage::kEncode,     Stage::kTotal};
+    Stage::kQueue,        Stage::kFreeze,     Stage::kBroadcast,
+    Stage::kPrepare,      Stage::kTextEncode, Stage::kDenoise,
+    Stage::kPipelineWait, Stage::kVaeDecode,  Stage::kGather,
+    Stage::kEncode,       Stage::kTotal};
 
 // "queue", "freeze", "broadcast", "prepare", "text_encode", "denoise",
-// "vae_decode", "gather", "encode", "total".
+// "pipeline_wait", "vae_decode", "gather", "encode", "total".
 absl::string_view StageName(Stage stage);
 
 }  // namespace ditserve::engine

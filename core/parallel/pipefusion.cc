@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <chrono>
 #include <deque>
 #include <optional>
 #include <utility>
@@ -31,12 +32,24 @@ int TagOf(int patch, int tag) {
   return patch == kWholeSequence ? tag : PatchTag(patch, tag);
 }
 
-void Send(const parallel::Group& group, const char* operation,
+// Waits for a transfer with another stage, telling stages.waited how long.
+void WaitForStage(const PipeFusionStages& stages, const char* operation,
+                  const c10::intrusive_ptr<c10d::Work>& work) {
+  const auto start = std::chrono::steady_clock::now();
+  parallel::Wait(stages.group, operation, work);
+  if (stages.waited) {
+    stages.waited(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+}
+
+void Send(const PipeFusionStages& stages, const char* operation,
           const at::Tensor& tensor, int destination, int tag) {
   std::vector<at::Tensor> tensors = {tensor.contiguous()};
-  parallel::Wait(
-      group, operation,
-      parallel::PostSend(group, operation, tensors, destination, tag));
+  WaitForStage(
+      stages, operation,
+      parallel::PostSend(stages.group, operation, tensors, destination, tag));
 }
 
 absl::StatusOr<at::Tensor> Receive(const PipeFusionStages& stages,
@@ -46,8 +59,8 @@ absl::StatusOr<at::Tensor> Receive(const PipeFusionStages& stages,
   ASSIGN_OR_RETURN(at::Tensor buffer,
                    stages.receive_buffer(what, patch, shape));
   std::vector<at::Tensor> tensors = {buffer};
-  parallel::Wait(
-      stages.group, operation,
+  WaitForStage(
+      stages, operation,
       parallel::PostReceive(stages.group, operation, tensors, source, tag));
   return buffer;
 }
@@ -168,10 +181,10 @@ absl::StatusOr<at::Tensor> Staged(StageModel& model,
   ASSIGN_OR_RETURN(StageStreams streams, model.Forward(own, incoming));
   if (stage < last) {
     if (own.text) {
-      Send(group, "send of the text stream to the next stage", streams.text,
+      Send(stages, "send of the text stream to the next stage", streams.text,
            stage + 1, kTextTag);
     }
-    Send(group, "send of the image stream to the next stage", streams.image,
+    Send(stages, "send of the image stream to the next stage", streams.image,
          stage + 1, kImageTag);
     ASSIGN_OR_RETURN(
         at::Tensor noise,
@@ -184,7 +197,7 @@ absl::StatusOr<at::Tensor> Staged(StageModel& model,
   }
   ASSIGN_OR_RETURN(at::Tensor noise, model.Output(own.image, streams.image));
   for (int other = 0; other < last; ++other) {
-    Send(group, "send of the noise prediction to an earlier stage", noise,
+    Send(stages, "send of the noise prediction to an earlier stage", noise,
          other, kNoiseTag);
   }
   return GatherShards(stages, {whole.image}, noise);
@@ -269,7 +282,7 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
     }
   }
   for (const c10::intrusive_ptr<c10d::Work>& work : sends) {
-    parallel::Wait(group, "send of a patch to another stage", work);
+    WaitForStage(stages, "send of a patch to another stage", work);
   }
   return GatherShards(stages, spans, at::cat(noise, /*dim=*/1));
 }

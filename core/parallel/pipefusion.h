@@ -62,6 +62,10 @@ struct PipeFusionStages {
   // Image-token offsets of the patches (InputConfig
   // pipefusion_patch_token_offsets: patches + 1 entries, 0 to S_img).
   std::vector<int64_t> patch_offsets;
+  // Called with the seconds of each wait for another stage's tensors (its
+  // receives, and its sends that must complete before it goes on): the
+  // rank's share of the pipeline bubble. May be empty.
+  std::function<void(double seconds)> waited;
   // Denoising steps of the request (InputConfig num_inference_steps), 0 when
   // unknown. The last step's patch pipeline leaves the text patch out: no
   // later step reads its keys and values.

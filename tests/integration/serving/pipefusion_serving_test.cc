@@ -82,6 +82,18 @@ std::vector<float> Floats(const std::string& bytes) {
   return values;
 }
 
+// The seconds `rank` reported for `stage`, summed; 0 when it reported none.
+double RankSeconds(const v1::GenerateResponse& response, int rank,
+                   const std::string& stage) {
+  double seconds = 0;
+  for (const v1::StageTiming& timing : response.timings()) {
+    if (timing.rank() == rank && timing.stage() == stage) {
+      seconds += timing.seconds();
+    }
+  }
+  return seconds;
+}
+
 // Largest |actual - expected| over every image; fails the test on a
 // mismatch of image counts or sizes or a non-finite value.
 float MaxError(const v1::GenerateResponse& expected,
@@ -184,6 +196,16 @@ void ExpectStagesEqualASingleRank(const StageCase& parallel,
             << std::endl;
   ::testing::Test::RecordProperty("max_abs_error", std::to_string(max_error));
   EXPECT_LE(max_error, kLatentTolerance) << parallel.Name();
+
+  // Every stage waits for another within its denoising (the first for the
+  // last one's noise predictions, the others for their inputs) and says how
+  // long; a single rank waits for none.
+  EXPECT_EQ(RankSeconds(single, 0, "pipeline_wait"), 0.0);
+  for (int rank = 0; rank < parallel.world(); ++rank) {
+    const double waited = RankSeconds(*staged, rank, "pipeline_wait");
+    EXPECT_GT(waited, 0.0) << "rank " << rank;
+    EXPECT_LT(waited, RankSeconds(*staged, rank, "denoise")) << "rank " << rank;
+  }
 
   // Every stage holds the embedders and the output layers plus its share of
   // the blocks: less than a single rank, and the stages of one dp group

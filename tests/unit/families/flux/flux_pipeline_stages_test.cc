@@ -8,6 +8,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -146,6 +147,47 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<StagesCase>& info) {
       return info.param.Name();
     });
+
+// A stage that starts late is the other stage's wait, on a whole-sequence
+// step (the first stage waits for the late last one's noise prediction) and
+// on a patch step (the last stage waits for the late first one's patches).
+TEST(PipeFusionWaitTest, AStageThatStartsLateIsTheOtherStagesWait) {
+  const GoldenCase golden("models/flux_dev");
+  const models::FluxTransformerInputs inputs =
+      FluxGoldenInputs(golden, /*guidance=*/true);
+  std::vector<ThreadStage> ranks =
+      ThreadPipeFusion(2, 1, /*ulysses=*/false, {0, 4, 16}, kTimeout);
+  std::vector<std::shared_ptr<models::FluxTransformer2DModel>> transformers;
+  for (int rank = 0; rank < 2; ++rank) {
+    transformers.push_back(LoadStage(golden, rank, 2, ranks[rank].attention));
+    ASSERT_NE(transformers.back(), nullptr);
+  }
+  std::vector<double> waited(2);
+  for (int rank = 0; rank < 2; ++rank) {
+    ranks[rank].stages.waited = [&waited, rank](double seconds) {
+      waited[rank] += seconds;
+    };
+  }
+  constexpr std::chrono::milliseconds kLate{300};
+  torch::NoGradGuard no_grad;
+  for (const int step : {0, 1}) {
+    const int late = step == 0 ? 1 : 0;
+    const int other = 1 - late;
+    waited = {0, 0};
+    const std::vector<absl::StatusOr<at::Tensor>> outputs =
+        RunOnRankThreads(2, [&](int rank) {
+          if (rank == late) std::this_thread::sleep_for(kLate);
+          return FluxStageForward(*transformers[rank], inputs,
+                                  ranks[rank].stages, step);
+        });
+    for (const absl::StatusOr<at::Tensor>& output : outputs) {
+      ASSERT_TRUE(output.ok()) << output.status();
+    }
+    // kLate, less at most the first stage's one block (milliseconds here).
+    EXPECT_GE(waited[other], 0.25) << "step " << step;
+    EXPECT_LT(waited[late], waited[other]) << "step " << step;
+  }
+}
 
 TEST(StagedFluxForwardErrorsTest, SilentSequenceParallelRankIsATimeout) {
   const GoldenCase golden("models/flux_dev");
