@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/guarded.h"
 #include "core/base/status_macros.h"
+#include "core/models/layers/parameter_init.h"
 #include "core/models/vae/autoencoder_kl.h"
 
 namespace ditserve::checkpoints {
@@ -28,6 +29,7 @@ absl::Status WriteDiffusersCheckpoint(const DiffusersCheckpoint& checkpoint,
       absl::StrCat("initialising weights for ", out_dir),
       [&]() -> absl::Status {
         torch::manual_seed(seed);
+        const models::RandomParameters drawn_as_torch_does;
         ASSIGN_OR_RETURN(io::TensorMap weights,
                          checkpoint.transformer_weights());
         RETURN_IF_ERROR(WriteDiffusersComponent(

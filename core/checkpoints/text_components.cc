@@ -14,6 +14,7 @@
 #include "core/checkpoints/english_corpus.h"
 #include "core/checkpoints/json_output.h"
 #include "core/checkpoints/t5_tokenizer_writer.h"
+#include "core/models/layers/parameter_init.h"
 #include "core/models/text/clip_text_model.h"
 #include "core/models/text/t5_encoder_model.h"
 #include "nlohmann/json.hpp"
@@ -222,6 +223,7 @@ absl::Status WriteTextComponents(CheckpointPreset preset, uint64_t seed,
       absl::StrCat("initialising the text encoders for ", out_dir),
       [&]() -> absl::Status {
         torch::manual_seed(seed);
+        const models::RandomParameters drawn_as_torch_does;
         for (size_t i = 0; i < slots.size(); ++i) {
           RETURN_IF_ERROR(WriteEncoder(slots[i], shape, vocabularies[i],
                                        root / slots[i].text_encoder));

@@ -13,10 +13,10 @@ CausalConv3dImpl::CausalConv3dImpl(int64_t in_channels, int64_t out_channels,
                                    int64_t kernel_size)
     : time_pad_(kernel_size - 1),
       conv_(register_module(
-          "conv", torch::nn::Conv3d(torch::nn::Conv3dOptions(
-                                        in_channels, out_channels, kernel_size)
-                                        .padding({0, (kernel_size - 1) / 2,
-                                                  (kernel_size - 1) / 2})))) {}
+          "conv", models::Conv3d(torch::nn::Conv3dOptions(
+                                     in_channels, out_channels, kernel_size)
+                                     .padding({0, (kernel_size - 1) / 2,
+                                               (kernel_size - 1) / 2})))) {}
 
 at::Tensor CausalConv3dImpl::Forward(const at::Tensor& x,
                                      CausalConvCache& cache) {

@@ -3,12 +3,13 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/conv.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "core/models/layers/conv.h"
 
 namespace ditserve::families {
 
@@ -46,7 +47,7 @@ class CausalConv3dImpl : public torch::nn::Module {
 
  private:
   int64_t time_pad_;
-  torch::nn::Conv3d conv_;
+  models::Conv3d conv_;
 };
 TORCH_MODULE(CausalConv3d);
 

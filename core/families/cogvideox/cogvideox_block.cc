@@ -38,8 +38,8 @@ at::Tensor GatedResidual(const JointTokens& x, const at::Tensor& update,
 
 CogVideoXLayerNormZeroImpl::CogVideoXLayerNormZeroImpl(int64_t conditioning_dim,
                                                        int64_t dim, double eps)
-    : linear_(register_module("linear",
-                              torch::nn::Linear(conditioning_dim, 6 * dim))),
+    : linear_(
+          register_module("linear", models::Linear(conditioning_dim, 6 * dim))),
       norm_(register_module("norm", AffineLayerNorm(dim, eps))) {}
 
 LayerNormZeroOutput CogVideoXLayerNormZeroImpl::Forward(
@@ -66,7 +66,7 @@ CogVideoXAttentionImpl::CogVideoXAttentionImpl(
       attention_(std::move(attention)) {
   const int64_t dim = config.inner_dim();
   const auto projection = [&] {
-    return torch::nn::Linear(
+    return models::Linear(
         torch::nn::LinearOptions(dim, dim).bias(config.attention_bias));
   };
   to_q_ = register_module("to_q", projection());
@@ -75,7 +75,7 @@ CogVideoXAttentionImpl::CogVideoXAttentionImpl(
   norm_q_ = register_module("norm_q", AffineLayerNorm(head_dim_, kQkNormEps));
   norm_k_ = register_module("norm_k", AffineLayerNorm(head_dim_, kQkNormEps));
   // to_out is a ModuleList in diffusers (index 1 is a training dropout).
-  to_out_ = torch::nn::Linear(dim, dim);
+  to_out_ = models::Linear(dim, dim);
   torch::nn::ModuleList to_out;
   to_out->push_back(to_out_);
   to_out->push_back(torch::nn::Dropout(0.0));

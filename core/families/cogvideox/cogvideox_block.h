@@ -9,7 +9,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
@@ -20,6 +19,7 @@
 #include "core/families/cogvideox/cogvideox_transformer_config.h"
 #include "core/models/layers/attention.h"
 #include "core/models/layers/feed_forward.h"
+#include "core/models/layers/linear.h"
 #include "core/models/layers/rotary_embedding.h"
 
 namespace ditserve::families {
@@ -48,7 +48,7 @@ class CogVideoXLayerNormZeroImpl : public torch::nn::Module {
   LayerNormZeroOutput Forward(const JointTokens& x, const at::Tensor& temb);
 
  private:
-  torch::nn::Linear linear_;
+  models::Linear linear_;
   torch::nn::LayerNorm norm_;
 };
 TORCH_MODULE(CogVideoXLayerNormZero);
@@ -74,12 +74,12 @@ class CogVideoXAttentionImpl : public torch::nn::Module {
   int64_t heads_;
   int64_t head_dim_;
   std::shared_ptr<models::Attention> attention_;
-  torch::nn::Linear to_q_{nullptr};
-  torch::nn::Linear to_k_{nullptr};
-  torch::nn::Linear to_v_{nullptr};
+  models::Linear to_q_{nullptr};
+  models::Linear to_k_{nullptr};
+  models::Linear to_v_{nullptr};
   torch::nn::LayerNorm norm_q_{nullptr};
   torch::nn::LayerNorm norm_k_{nullptr};
-  torch::nn::Linear to_out_{nullptr};
+  models::Linear to_out_{nullptr};
 };
 TORCH_MODULE(CogVideoXAttention);
 

@@ -43,18 +43,17 @@ CogVideoXPatchEmbedImpl::CogVideoXPatchEmbedImpl(
   if (config.patch_size_t.has_value()) {
     patch_proj_ = register_module(
         "proj",
-        torch::nn::Linear(config.in_channels * config.temporal_patch() * p * p,
-                          config.inner_dim()));
+        models::Linear(config.in_channels * config.temporal_patch() * p * p,
+                       config.inner_dim()));
   } else {
     frame_proj_ = register_module(
-        "proj", torch::nn::Conv2d(torch::nn::Conv2dOptions(
-                                      config.in_channels, config.inner_dim(), p)
-                                      .stride(p)
-                                      .bias(config.patch_bias)));
+        "proj", models::Conv2d(torch::nn::Conv2dOptions(config.in_channels,
+                                                        config.inner_dim(), p)
+                                   .stride(p)
+                                   .bias(config.patch_bias)));
   }
   text_proj_ = register_module(
-      "text_proj",
-      torch::nn::Linear(config.text_embed_dim, config.inner_dim()));
+      "text_proj", models::Linear(config.text_embed_dim, config.inner_dim()));
 }
 
 at::Tensor CogVideoXPatchEmbedImpl::EmbedVideo(const at::Tensor& video) {
@@ -96,8 +95,8 @@ at::Tensor CogVideoXPatchEmbedImpl::Forward(const at::Tensor& text,
 
 CogVideoXOutputNormImpl::CogVideoXOutputNormImpl(int64_t conditioning_dim,
                                                  int64_t dim, double eps)
-    : linear_(register_module("linear",
-                              torch::nn::Linear(conditioning_dim, 2 * dim))),
+    : linear_(
+          register_module("linear", models::Linear(conditioning_dim, 2 * dim))),
       norm_(register_module("norm", AffineLayerNorm(dim, eps))) {}
 
 at::Tensor CogVideoXOutputNormImpl::Forward(const at::Tensor& x,
@@ -134,7 +133,7 @@ CogVideoXTransformer3DModel::CogVideoXTransformer3DModel(
       "norm_out",
       CogVideoXOutputNorm(config.time_embed_dim, dim, config.norm_eps));
   proj_out_ = register_module(
-      "proj_out", torch::nn::Linear(dim, config.token_output_channels()));
+      "proj_out", models::Linear(dim, config.token_output_channels()));
 }
 
 bool CogVideoXTransformer3DModel::HoldsTensor(absl::string_view name) const {

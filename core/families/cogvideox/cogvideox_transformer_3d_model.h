@@ -3,8 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
 #include <memory>
@@ -20,6 +18,8 @@
 #include "core/models/block_range.h"
 #include "core/models/component_weights.h"
 #include "core/models/layers/attention.h"
+#include "core/models/layers/conv.h"
+#include "core/models/layers/linear.h"
 #include "core/models/layers/timestep_embeddings.h"
 #include "core/models/sequence_shard.h"
 
@@ -57,9 +57,9 @@ class CogVideoXPatchEmbedImpl : public torch::nn::Module {
   at::Tensor EmbedVideo(const at::Tensor& video);
 
   CogVideoXTransformerConfig config_;
-  torch::nn::Conv2d frame_proj_{nullptr};
-  torch::nn::Linear patch_proj_{nullptr};
-  torch::nn::Linear text_proj_{nullptr};
+  models::Conv2d frame_proj_{nullptr};
+  models::Linear patch_proj_{nullptr};
+  models::Linear text_proj_{nullptr};
 };
 TORCH_MODULE(CogVideoXPatchEmbed);
 
@@ -72,7 +72,7 @@ class CogVideoXOutputNormImpl : public torch::nn::Module {
   at::Tensor Forward(const at::Tensor& x, const at::Tensor& temb);
 
  private:
-  torch::nn::Linear linear_;
+  models::Linear linear_;
   torch::nn::LayerNorm norm_;
 };
 TORCH_MODULE(CogVideoXOutputNorm);
@@ -168,7 +168,7 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
   std::vector<CogVideoXBlock> transformer_blocks_;
   torch::nn::LayerNorm norm_final_{nullptr};
   CogVideoXOutputNorm norm_out_{nullptr};
-  torch::nn::Linear proj_out_{nullptr};
+  models::Linear proj_out_{nullptr};
 };
 
 // Builds a CogVideoXTransformer3DModel from a diffusers `transformer/`

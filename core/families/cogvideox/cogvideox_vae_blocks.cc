@@ -63,9 +63,9 @@ ResnetBlock3DImpl::ResnetBlock3DImpl(int64_t in_channels, int64_t out_channels,
       conv2_(register_module("conv2",
                              CausalConv3d(out_channels, out_channels, 3))) {
   if (in_channels != out_channels) {
-    conv_shortcut_ = register_module("conv_shortcut",
-                                     torch::nn::Conv3d(torch::nn::Conv3dOptions(
-                                         in_channels, out_channels, 1)));
+    conv_shortcut_ = register_module(
+        "conv_shortcut",
+        models::Conv3d(torch::nn::Conv3dOptions(in_channels, out_channels, 1)));
   }
 }
 
@@ -84,7 +84,7 @@ Upsample3DImpl::Upsample3DImpl(int64_t channels, bool compress_time)
     : compress_time_(compress_time),
       conv_(register_module(
           "conv",
-          torch::nn::Conv2d(
+          models::Conv2d(
               torch::nn::Conv2dOptions(channels, channels, 3).padding(1)))) {}
 
 at::Tensor Upsample3DImpl::Forward(const at::Tensor& x) {

@@ -3,7 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "core/families/cogvideox/causal_conv3d.h"
+#include "core/models/layers/conv.h"
 
 namespace ditserve::families {
 
@@ -53,7 +53,7 @@ class ResnetBlock3DImpl : public torch::nn::Module {
   CausalConv3d conv1_;
   SpatialNorm3D norm2_;
   CausalConv3d conv2_;
-  torch::nn::Conv3d conv_shortcut_{nullptr};
+  models::Conv3d conv_shortcut_{nullptr};
 };
 TORCH_MODULE(ResnetBlock3D);
 
@@ -68,7 +68,7 @@ class Upsample3DImpl : public torch::nn::Module {
 
  private:
   bool compress_time_;
-  torch::nn::Conv2d conv_;
+  models::Conv2d conv_;
 };
 TORCH_MODULE(Upsample3D);
 

@@ -19,12 +19,12 @@ FluxAttentionImpl::FluxAttentionImpl(Kind kind, int64_t dim, int64_t heads,
   const int64_t inner = heads * head_dim;
   norm_q_ = register_module("norm_q", RMSNorm(head_dim, kQkNormEps));
   norm_k_ = register_module("norm_k", RMSNorm(head_dim, kQkNormEps));
-  to_q_ = register_module("to_q", torch::nn::Linear(dim, inner));
-  to_k_ = register_module("to_k", torch::nn::Linear(dim, inner));
-  to_v_ = register_module("to_v", torch::nn::Linear(dim, inner));
+  to_q_ = register_module("to_q", Linear(dim, inner));
+  to_k_ = register_module("to_k", Linear(dim, inner));
+  to_v_ = register_module("to_v", Linear(dim, inner));
   if (kind == Kind::kPreOnly) return;
   // to_out is a ModuleList in diffusers (index 1 is a training dropout).
-  to_out_ = torch::nn::Linear(inner, dim);
+  to_out_ = Linear(inner, dim);
   torch::nn::ModuleList to_out;
   to_out->push_back(to_out_);
   to_out->push_back(torch::nn::Dropout(0.0));
@@ -33,14 +33,13 @@ FluxAttentionImpl::FluxAttentionImpl(Kind kind, int64_t dim, int64_t heads,
       register_module("norm_added_q", RMSNorm(head_dim, kQkNormEps));
   norm_added_k_ =
       register_module("norm_added_k", RMSNorm(head_dim, kQkNormEps));
-  add_q_proj_ = register_module("add_q_proj", torch::nn::Linear(dim, inner));
-  add_k_proj_ = register_module("add_k_proj", torch::nn::Linear(dim, inner));
-  add_v_proj_ = register_module("add_v_proj", torch::nn::Linear(dim, inner));
-  to_add_out_ = register_module("to_add_out", torch::nn::Linear(inner, dim));
+  add_q_proj_ = register_module("add_q_proj", Linear(dim, inner));
+  add_k_proj_ = register_module("add_k_proj", Linear(dim, inner));
+  add_v_proj_ = register_module("add_v_proj", Linear(dim, inner));
+  to_add_out_ = register_module("to_add_out", Linear(inner, dim));
 }
 
-at::Tensor FluxAttentionImpl::Heads(const at::Tensor& x,
-                                    torch::nn::Linear& projection,
+at::Tensor FluxAttentionImpl::Heads(const at::Tensor& x, Linear& projection,
                                     RMSNorm* norm) const {
   at::Tensor heads =
       projection->forward(x).view({x.size(0), x.size(1), heads_, head_dim_});

@@ -3,7 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
@@ -11,6 +10,7 @@
 #include <optional>
 
 #include "core/models/layers/attention.h"
+#include "core/models/layers/linear.h"
 #include "core/models/layers/rms_norm.h"
 #include "core/models/layers/rotary_embedding.h"
 
@@ -58,7 +58,7 @@ class FluxAttentionImpl : public torch::nn::Module {
 
  private:
   // x [B, S, dim] -> normalised heads [B, H, S, D].
-  at::Tensor Heads(const at::Tensor& x, torch::nn::Linear& projection,
+  at::Tensor Heads(const at::Tensor& x, Linear& projection,
                    RMSNorm* norm) const;
   // [B, H, S, D] -> [B, S, H * D].
   static at::Tensor MergeHeads(const at::Tensor& x);
@@ -66,18 +66,18 @@ class FluxAttentionImpl : public torch::nn::Module {
   int64_t heads_;
   int64_t head_dim_;
   std::shared_ptr<Attention> attention_;
-  torch::nn::Linear to_q_{nullptr};
-  torch::nn::Linear to_k_{nullptr};
-  torch::nn::Linear to_v_{nullptr};
+  Linear to_q_{nullptr};
+  Linear to_k_{nullptr};
+  Linear to_v_{nullptr};
   RMSNorm norm_q_{nullptr};
   RMSNorm norm_k_{nullptr};
-  torch::nn::Linear to_out_{nullptr};
-  torch::nn::Linear add_q_proj_{nullptr};
-  torch::nn::Linear add_k_proj_{nullptr};
-  torch::nn::Linear add_v_proj_{nullptr};
+  Linear to_out_{nullptr};
+  Linear add_q_proj_{nullptr};
+  Linear add_k_proj_{nullptr};
+  Linear add_v_proj_{nullptr};
   RMSNorm norm_added_q_{nullptr};
   RMSNorm norm_added_k_{nullptr};
-  torch::nn::Linear to_add_out_{nullptr};
+  Linear to_add_out_{nullptr};
 };
 TORCH_MODULE(FluxAttention);
 

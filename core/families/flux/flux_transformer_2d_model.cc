@@ -64,10 +64,9 @@ FluxTransformer2DModel::FluxTransformer2DModel(
         "time_text_embed",
         CombinedTimestepTextProjEmbeddings(dim, config.pooled_projection_dim));
   }
-  context_embedder_ = register_module(
-      "context_embedder", torch::nn::Linear(config.joint_attention_dim, dim));
-  x_embedder_ =
-      register_module("x_embedder", torch::nn::Linear(config.in_channels, dim));
+  context_embedder_ = register_module("context_embedder",
+                                      Linear(config.joint_attention_dim, dim));
+  x_embedder_ = register_module("x_embedder", Linear(config.in_channels, dim));
   // Plain containers whose children are named by their index in the whole
   // model, so block 12 is "transformer_blocks.12" whichever blocks exist.
   auto double_list = register_module(std::string(kDoubleBlocks),
@@ -89,8 +88,8 @@ FluxTransformer2DModel::FluxTransformer2DModel(
   }
   norm_out_ = register_module("norm_out",
                               AdaLayerNormContinuous(dim, dim, kNormOutEps));
-  proj_out_ = register_module("proj_out",
-                              torch::nn::Linear(dim, config.output_channels()));
+  proj_out_ =
+      register_module("proj_out", Linear(dim, config.output_channels()));
 }
 
 bool FluxTransformer2DModel::HoldsTensor(absl::string_view name) const {

@@ -3,7 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 
 #include <cstdint>
 #include <memory>
@@ -17,6 +16,7 @@
 #include "core/models/block_range.h"
 #include "core/models/layers/ada_layer_norm.h"
 #include "core/models/layers/attention.h"
+#include "core/models/layers/linear.h"
 #include "core/models/layers/timestep_embeddings.h"
 #include "core/models/sequence_shard.h"
 
@@ -132,12 +132,12 @@ class FluxTransformer2DModel : public torch::nn::Module {
   BlockRange blocks_;
   CombinedTimestepTextProjEmbeddings time_text_embed_{nullptr};
   CombinedTimestepGuidanceTextProjEmbeddings time_guidance_text_embed_{nullptr};
-  torch::nn::Linear context_embedder_{nullptr};
-  torch::nn::Linear x_embedder_{nullptr};
+  Linear context_embedder_{nullptr};
+  Linear x_embedder_{nullptr};
   std::vector<FluxTransformerBlock> transformer_blocks_;
   std::vector<FluxSingleTransformerBlock> single_transformer_blocks_;
   AdaLayerNormContinuous norm_out_{nullptr};
-  torch::nn::Linear proj_out_{nullptr};
+  Linear proj_out_{nullptr};
 };
 
 }  // namespace ditserve::models

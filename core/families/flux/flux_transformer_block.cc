@@ -58,10 +58,9 @@ FluxSingleTransformerBlockImpl::FluxSingleTransformerBlockImpl(
     int64_t dim, int64_t heads, int64_t head_dim,
     std::shared_ptr<Attention> attention)
     : norm_(register_module("norm", AdaLayerNormZeroSingle(dim))),
-      proj_mlp_(
-          register_module("proj_mlp", torch::nn::Linear(dim, kMlpRatio * dim))),
-      proj_out_(register_module("proj_out",
-                                torch::nn::Linear(dim + kMlpRatio * dim, dim))),
+      proj_mlp_(register_module("proj_mlp", Linear(dim, kMlpRatio * dim))),
+      proj_out_(
+          register_module("proj_out", Linear(dim + kMlpRatio * dim, dim))),
       attn_(register_module(
           "attn", FluxAttention(FluxAttentionImpl::Kind::kPreOnly, dim, heads,
                                 head_dim, std::move(attention)))) {}

@@ -12,6 +12,7 @@
 #include "core/models/layers/ada_layer_norm.h"
 #include "core/models/layers/attention.h"
 #include "core/models/layers/feed_forward.h"
+#include "core/models/layers/linear.h"
 
 namespace ditserve::models {
 
@@ -58,8 +59,8 @@ class FluxSingleTransformerBlockImpl : public torch::nn::Module {
 
  private:
   AdaLayerNormZeroSingle norm_;
-  torch::nn::Linear proj_mlp_;
-  torch::nn::Linear proj_out_;
+  Linear proj_mlp_;
+  Linear proj_out_;
   FluxAttention attn_;
 };
 TORCH_MODULE(FluxSingleTransformerBlock);

@@ -25,9 +25,8 @@ PixArtPatchEmbedImpl::PixArtPatchEmbedImpl(int64_t in_channels, int64_t dim,
       base_size_(base_size),
       interpolation_scale_(interpolation_scale),
       proj_(register_module(
-          "proj", torch::nn::Conv2d(
-                      torch::nn::Conv2dOptions(in_channels, dim, patch_size)
-                          .stride(patch_size)))) {}
+          "proj", Conv2d(torch::nn::Conv2dOptions(in_channels, dim, patch_size)
+                             .stride(patch_size)))) {}
 
 at::Tensor PixArtPatchEmbedImpl::Forward(const at::Tensor& latent) {
   const at::Tensor patches = proj_->forward(latent);
@@ -80,7 +79,7 @@ AdaLayerNormSingleImpl::AdaLayerNormSingleImpl(int64_t dim,
                                                bool use_additional_conditions)
     : emb_(register_module("emb", PixArtAlphaCombinedTimestepSizeEmbeddings(
                                       dim, use_additional_conditions))),
-      linear_(register_module("linear", torch::nn::Linear(dim, 6 * dim))) {}
+      linear_(register_module("linear", Linear(dim, 6 * dim))) {}
 
 AdaLayerNormSingleOutput AdaLayerNormSingleImpl::Forward(
     const at::Tensor& timestep,
@@ -92,9 +91,8 @@ AdaLayerNormSingleOutput AdaLayerNormSingleImpl::Forward(
 
 PixArtCaptionProjectionImpl::PixArtCaptionProjectionImpl(int64_t in_features,
                                                          int64_t dim)
-    : linear_1_(
-          register_module("linear_1", torch::nn::Linear(in_features, dim))),
-      linear_2_(register_module("linear_2", torch::nn::Linear(dim, dim))) {}
+    : linear_1_(register_module("linear_1", Linear(in_features, dim))),
+      linear_2_(register_module("linear_2", Linear(dim, dim))) {}
 
 at::Tensor PixArtCaptionProjectionImpl::Forward(const at::Tensor& x) {
   return linear_2_->forward(at::gelu(linear_1_->forward(x), "tanh"));

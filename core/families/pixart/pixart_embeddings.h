@@ -7,13 +7,13 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
 #include <optional>
 
+#include "core/models/layers/conv.h"
+#include "core/models/layers/linear.h"
 #include "core/models/layers/timestep_embeddings.h"
 
 namespace ditserve::models {
@@ -33,7 +33,7 @@ class PixArtPatchEmbedImpl : public torch::nn::Module {
   int64_t dim_;
   double base_size_;
   double interpolation_scale_;
-  torch::nn::Conv2d proj_;
+  Conv2d proj_;
 };
 TORCH_MODULE(PixArtPatchEmbed);
 
@@ -86,7 +86,7 @@ class AdaLayerNormSingleImpl : public torch::nn::Module {
 
  private:
   PixArtAlphaCombinedTimestepSizeEmbeddings emb_;
-  torch::nn::Linear linear_;
+  Linear linear_;
 };
 TORCH_MODULE(AdaLayerNormSingle);
 
@@ -99,8 +99,8 @@ class PixArtCaptionProjectionImpl : public torch::nn::Module {
   at::Tensor Forward(const at::Tensor& x);
 
  private:
-  torch::nn::Linear linear_1_;
-  torch::nn::Linear linear_2_;
+  Linear linear_1_;
+  Linear linear_2_;
 };
 TORCH_MODULE(PixArtCaptionProjection);
 

@@ -55,8 +55,8 @@ PixArtTransformer2DModel::PixArtTransformer2DModel(
   }
   scale_shift_table_ =
       register_parameter("scale_shift_table", torch::zeros({2, dim}));
-  proj_out_ = register_module(
-      "proj_out", torch::nn::Linear(dim, config.token_output_channels()));
+  proj_out_ =
+      register_module("proj_out", Linear(dim, config.token_output_channels()));
   adaln_single_ = register_module(
       "adaln_single",
       AdaLayerNormSingle(dim, config.use_additional_conditions));

@@ -3,7 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 
 #include <memory>
 #include <optional>
@@ -17,6 +16,7 @@
 #include "core/models/block_range.h"
 #include "core/models/component_weights.h"
 #include "core/models/layers/attention.h"
+#include "core/models/layers/linear.h"
 #include "core/models/sequence_shard.h"
 
 namespace ditserve::models {
@@ -129,7 +129,7 @@ class PixArtTransformer2DModel : public torch::nn::Module {
   PixArtPatchEmbed pos_embed_{nullptr};
   std::vector<PixArtTransformerBlock> transformer_blocks_;
   at::Tensor scale_shift_table_;
-  torch::nn::Linear proj_out_{nullptr};
+  Linear proj_out_{nullptr};
   AdaLayerNormSingle adaln_single_{nullptr};
   PixArtCaptionProjection caption_projection_{nullptr};
 };

@@ -18,8 +18,8 @@ constexpr int64_t kFeedForwardMult = 4;
 // scale, gate (MLP).
 constexpr int64_t kModulationParts = 6;
 
-torch::nn::Linear MakeLinear(int64_t in, int64_t out, bool bias) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(bias));
+Linear MakeLinear(int64_t in, int64_t out, bool bias) {
+  return Linear(torch::nn::LinearOptions(in, out).bias(bias));
 }
 
 }  // namespace
@@ -35,7 +35,7 @@ PixArtAttentionImpl::PixArtAttentionImpl(int64_t query_dim,
                             MakeLinear(key_value_dim, heads * head_dim, bias))),
       to_v_(register_module("to_v",
                             MakeLinear(key_value_dim, heads * head_dim, bias))),
-      to_out_(torch::nn::Linear(heads * head_dim, query_dim)) {
+      to_out_(Linear(heads * head_dim, query_dim)) {
   // to_out is a ModuleList in diffusers (index 1 is a training dropout).
   torch::nn::ModuleList to_out;
   to_out->push_back(to_out_);

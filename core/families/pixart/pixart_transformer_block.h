@@ -3,7 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
@@ -12,6 +11,7 @@
 
 #include "core/models/layers/attention.h"
 #include "core/models/layers/feed_forward.h"
+#include "core/models/layers/linear.h"
 
 namespace ditserve::models {
 
@@ -43,10 +43,10 @@ class PixArtAttentionImpl : public torch::nn::Module {
 
   int64_t heads_;
   int64_t head_dim_;
-  torch::nn::Linear to_q_;
-  torch::nn::Linear to_k_;
-  torch::nn::Linear to_v_;
-  torch::nn::Linear to_out_;
+  Linear to_q_;
+  Linear to_k_;
+  Linear to_v_;
+  Linear to_out_;
 };
 TORCH_MODULE(PixArtAttention);
 

@@ -22,7 +22,7 @@ at::Tensor Modulate(const at::Tensor& x, const at::Tensor& shift,
 }  // namespace
 
 SD35AdaLayerNormZeroXImpl::SD35AdaLayerNormZeroXImpl(int64_t dim)
-    : linear_(register_module("linear", torch::nn::Linear(dim, 9 * dim))) {}
+    : linear_(register_module("linear", Linear(dim, 9 * dim))) {}
 
 SD35AdaLayerNormZeroXOutput SD35AdaLayerNormZeroXImpl::Forward(
     const at::Tensor& x, const at::Tensor& embedding) {

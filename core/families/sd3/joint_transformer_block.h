@@ -3,7 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
@@ -14,6 +13,7 @@
 #include "core/models/layers/ada_layer_norm.h"
 #include "core/models/layers/attention.h"
 #include "core/models/layers/feed_forward.h"
+#include "core/models/layers/linear.h"
 
 namespace ditserve::models {
 
@@ -39,7 +39,7 @@ class SD35AdaLayerNormZeroXImpl : public torch::nn::Module {
                                       const at::Tensor& embedding);
 
  private:
-  torch::nn::Linear linear_;
+  Linear linear_;
 };
 TORCH_MODULE(SD35AdaLayerNormZeroX);
 

@@ -17,11 +17,11 @@ SD3AttentionImpl::SD3AttentionImpl(Kind kind, int64_t dim, int64_t heads,
                                    std::shared_ptr<Attention> attention)
     : heads_(heads), head_dim_(head_dim), attention_(std::move(attention)) {
   const int64_t inner = heads * head_dim;
-  to_q_ = register_module("to_q", torch::nn::Linear(dim, inner));
-  to_k_ = register_module("to_k", torch::nn::Linear(dim, inner));
-  to_v_ = register_module("to_v", torch::nn::Linear(dim, inner));
+  to_q_ = register_module("to_q", Linear(dim, inner));
+  to_k_ = register_module("to_k", Linear(dim, inner));
+  to_v_ = register_module("to_v", Linear(dim, inner));
   // to_out is a ModuleList in diffusers (index 1 is a training dropout).
-  to_out_ = torch::nn::Linear(inner, dim);
+  to_out_ = Linear(inner, dim);
   torch::nn::ModuleList to_out;
   to_out->push_back(to_out_);
   to_out->push_back(torch::nn::Dropout(0.0));
@@ -31,11 +31,11 @@ SD3AttentionImpl::SD3AttentionImpl(Kind kind, int64_t dim, int64_t heads,
     norm_k_ = register_module("norm_k", RMSNorm(head_dim, kQkNormEps));
   }
   if (kind == Kind::kSelf) return;
-  add_q_proj_ = register_module("add_q_proj", torch::nn::Linear(dim, inner));
-  add_k_proj_ = register_module("add_k_proj", torch::nn::Linear(dim, inner));
-  add_v_proj_ = register_module("add_v_proj", torch::nn::Linear(dim, inner));
+  add_q_proj_ = register_module("add_q_proj", Linear(dim, inner));
+  add_k_proj_ = register_module("add_k_proj", Linear(dim, inner));
+  add_v_proj_ = register_module("add_v_proj", Linear(dim, inner));
   if (kind == Kind::kJoint) {
-    to_add_out_ = register_module("to_add_out", torch::nn::Linear(inner, dim));
+    to_add_out_ = register_module("to_add_out", Linear(inner, dim));
   }
   if (qk_norm) {
     norm_added_q_ =
@@ -45,8 +45,7 @@ SD3AttentionImpl::SD3AttentionImpl(Kind kind, int64_t dim, int64_t heads,
   }
 }
 
-at::Tensor SD3AttentionImpl::Heads(const at::Tensor& x,
-                                   torch::nn::Linear& projection,
+at::Tensor SD3AttentionImpl::Heads(const at::Tensor& x, Linear& projection,
                                    RMSNorm& norm) const {
   at::Tensor heads = projection->forward(x)
                          .view({x.size(0), x.size(1), heads_, head_dim_})

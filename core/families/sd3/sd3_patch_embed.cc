@@ -9,9 +9,8 @@ SD3PatchEmbedImpl::SD3PatchEmbedImpl(int64_t in_channels, int64_t dim,
                                      int64_t pos_embed_max_size)
     : pos_embed_max_size_(pos_embed_max_size),
       proj_(register_module(
-          "proj", torch::nn::Conv2d(
-                      torch::nn::Conv2dOptions(in_channels, dim, patch_size)
-                          .stride(patch_size)))) {
+          "proj", Conv2d(torch::nn::Conv2dOptions(in_channels, dim, patch_size)
+                             .stride(patch_size)))) {
   pos_embed_ = register_buffer(
       "pos_embed",
       torch::zeros({1, pos_embed_max_size * pos_embed_max_size, dim}));

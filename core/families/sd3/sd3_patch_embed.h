@@ -3,10 +3,11 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/conv.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+
+#include "core/models/layers/conv.h"
 
 namespace ditserve::models {
 
@@ -26,7 +27,7 @@ class SD3PatchEmbedImpl : public torch::nn::Module {
   at::Tensor CroppedTable(int64_t grid_height, int64_t grid_width) const;
 
   int64_t pos_embed_max_size_;
-  torch::nn::Conv2d proj_;
+  Conv2d proj_;
   at::Tensor pos_embed_;
 };
 TORCH_MODULE(SD3PatchEmbed);

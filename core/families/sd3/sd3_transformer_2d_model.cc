@@ -57,8 +57,8 @@ SD3Transformer2DModel::SD3Transformer2DModel(
       "time_text_embed",
       CombinedTimestepTextProjEmbeddings(dim, config.pooled_projection_dim));
   context_embedder_ = register_module(
-      "context_embedder", torch::nn::Linear(config.joint_attention_dim,
-                                            config.caption_projection_dim));
+      "context_embedder",
+      Linear(config.joint_attention_dim, config.caption_projection_dim));
   auto block_list = register_module(std::string(kBlocks),
                                     std::make_shared<torch::nn::Module>());
   for (int64_t index = blocks_.begin; index < blocks_.end; ++index) {
@@ -71,8 +71,8 @@ SD3Transformer2DModel::SD3Transformer2DModel(
   }
   norm_out_ = register_module("norm_out",
                               AdaLayerNormContinuous(dim, dim, kNormOutEps));
-  proj_out_ = register_module(
-      "proj_out", torch::nn::Linear(dim, config.token_output_channels()));
+  proj_out_ =
+      register_module("proj_out", Linear(dim, config.token_output_channels()));
 }
 
 absl::Status SD3Transformer2DModel::CheckInputs(

@@ -3,7 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 
 #include <memory>
 #include <optional>
@@ -18,6 +17,7 @@
 #include "core/models/component_weights.h"
 #include "core/models/layers/ada_layer_norm.h"
 #include "core/models/layers/attention.h"
+#include "core/models/layers/linear.h"
 #include "core/models/layers/timestep_embeddings.h"
 #include "core/models/sequence_shard.h"
 
@@ -127,10 +127,10 @@ class SD3Transformer2DModel : public torch::nn::Module {
   BlockRange blocks_;
   SD3PatchEmbed pos_embed_{nullptr};
   CombinedTimestepTextProjEmbeddings time_text_embed_{nullptr};
-  torch::nn::Linear context_embedder_{nullptr};
+  Linear context_embedder_{nullptr};
   std::vector<JointTransformerBlock> transformer_blocks_;
   AdaLayerNormContinuous norm_out_{nullptr};
-  torch::nn::Linear proj_out_{nullptr};
+  Linear proj_out_{nullptr};
 };
 
 // Builds an SD3Transformer2DModel from a diffusers `transformer/` folder

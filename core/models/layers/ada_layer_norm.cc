@@ -21,7 +21,7 @@ at::Tensor PlainLayerNorm(const at::Tensor& x, double eps) {
 }
 
 AdaLayerNormZeroImpl::AdaLayerNormZeroImpl(int64_t dim)
-    : linear_(register_module("linear", torch::nn::Linear(dim, 6 * dim))) {}
+    : linear_(register_module("linear", Linear(dim, 6 * dim))) {}
 
 AdaLayerNormZeroOutput AdaLayerNormZeroImpl::Forward(
     const at::Tensor& x, const at::Tensor& embedding) {
@@ -32,7 +32,7 @@ AdaLayerNormZeroOutput AdaLayerNormZeroImpl::Forward(
 }
 
 AdaLayerNormZeroSingleImpl::AdaLayerNormZeroSingleImpl(int64_t dim)
-    : linear_(register_module("linear", torch::nn::Linear(dim, 3 * dim))) {}
+    : linear_(register_module("linear", Linear(dim, 3 * dim))) {}
 
 AdaLayerNormZeroSingleOutput AdaLayerNormZeroSingleImpl::Forward(
     const at::Tensor& x, const at::Tensor& embedding) {
@@ -46,8 +46,7 @@ AdaLayerNormContinuousImpl::AdaLayerNormContinuousImpl(int64_t dim,
                                                        int64_t conditioning_dim,
                                                        double eps)
     : eps_(eps),
-      linear_(register_module("linear",
-                              torch::nn::Linear(conditioning_dim, 2 * dim))) {}
+      linear_(register_module("linear", Linear(conditioning_dim, 2 * dim))) {}
 
 at::Tensor AdaLayerNormContinuousImpl::Forward(const at::Tensor& x,
                                                const at::Tensor& conditioning) {

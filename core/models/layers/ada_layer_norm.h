@@ -7,10 +7,11 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+
+#include "core/models/layers/linear.h"
 
 namespace ditserve::models {
 
@@ -36,7 +37,7 @@ class AdaLayerNormZeroImpl : public torch::nn::Module {
                                  const at::Tensor& embedding);
 
  private:
-  torch::nn::Linear linear_;
+  Linear linear_;
 };
 TORCH_MODULE(AdaLayerNormZero);
 
@@ -54,7 +55,7 @@ class AdaLayerNormZeroSingleImpl : public torch::nn::Module {
                                        const at::Tensor& embedding);
 
  private:
-  torch::nn::Linear linear_;
+  Linear linear_;
 };
 TORCH_MODULE(AdaLayerNormZeroSingle);
 
@@ -68,7 +69,7 @@ class AdaLayerNormContinuousImpl : public torch::nn::Module {
 
  private:
   double eps_;
-  torch::nn::Linear linear_;
+  Linear linear_;
 };
 TORCH_MODULE(AdaLayerNormContinuous);
 

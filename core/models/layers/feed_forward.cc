@@ -5,7 +5,7 @@
 namespace ditserve::models {
 
 GeluProjectionImpl::GeluProjectionImpl(int64_t dim_in, int64_t dim_out)
-    : proj_(register_module("proj", torch::nn::Linear(dim_in, dim_out))) {}
+    : proj_(register_module("proj", Linear(dim_in, dim_out))) {}
 
 at::Tensor GeluProjectionImpl::Forward(const at::Tensor& x) {
   return at::gelu(proj_->forward(x), "tanh");

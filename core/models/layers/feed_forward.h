@@ -4,10 +4,11 @@
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+
+#include "core/models/layers/linear.h"
 
 namespace ditserve::models {
 
@@ -19,7 +20,7 @@ class GeluProjectionImpl : public torch::nn::Module {
   at::Tensor Forward(const at::Tensor& x);
 
  private:
-  torch::nn::Linear proj_;
+  Linear proj_;
 };
 TORCH_MODULE(GeluProjection);
 
@@ -34,7 +35,7 @@ class FeedForwardImpl : public torch::nn::Module {
 
  private:
   GeluProjection activation_;
-  torch::nn::Linear output_;
+  Linear output_;
 };
 TORCH_MODULE(FeedForward);
 

@@ -36,9 +36,8 @@ at::Tensor SinusoidalTimestepFeatures(const at::Tensor& timesteps,
 }
 
 TimestepEmbeddingImpl::TimestepEmbeddingImpl(int64_t in_channels, int64_t dim)
-    : linear_1_(
-          register_module("linear_1", torch::nn::Linear(in_channels, dim))),
-      linear_2_(register_module("linear_2", torch::nn::Linear(dim, dim))) {}
+    : linear_1_(register_module("linear_1", Linear(in_channels, dim))),
+      linear_2_(register_module("linear_2", Linear(dim, dim))) {}
 
 at::Tensor TimestepEmbeddingImpl::Forward(const at::Tensor& x) {
   return linear_2_->forward(at::silu(linear_1_->forward(x)));
@@ -46,9 +45,8 @@ at::Tensor TimestepEmbeddingImpl::Forward(const at::Tensor& x) {
 
 PixArtAlphaTextProjectionImpl::PixArtAlphaTextProjectionImpl(
     int64_t in_features, int64_t dim)
-    : linear_1_(
-          register_module("linear_1", torch::nn::Linear(in_features, dim))),
-      linear_2_(register_module("linear_2", torch::nn::Linear(dim, dim))) {}
+    : linear_1_(register_module("linear_1", Linear(in_features, dim))),
+      linear_2_(register_module("linear_2", Linear(dim, dim))) {}
 
 at::Tensor PixArtAlphaTextProjectionImpl::Forward(const at::Tensor& x) {
   return linear_2_->forward(at::silu(linear_1_->forward(x)));

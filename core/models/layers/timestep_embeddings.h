@@ -6,10 +6,11 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+
+#include "core/models/layers/linear.h"
 
 namespace ditserve::models {
 
@@ -31,8 +32,8 @@ class TimestepEmbeddingImpl : public torch::nn::Module {
   at::Tensor Forward(const at::Tensor& x);
 
  private:
-  torch::nn::Linear linear_1_;
-  torch::nn::Linear linear_2_;
+  Linear linear_1_;
+  Linear linear_2_;
 };
 TORCH_MODULE(TimestepEmbedding);
 
@@ -45,8 +46,8 @@ class PixArtAlphaTextProjectionImpl : public torch::nn::Module {
   at::Tensor Forward(const at::Tensor& x);
 
  private:
-  torch::nn::Linear linear_1_;
-  torch::nn::Linear linear_2_;
+  Linear linear_1_;
+  Linear linear_2_;
 };
 TORCH_MODULE(PixArtAlphaTextProjection);
 

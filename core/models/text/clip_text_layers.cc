@@ -32,11 +32,10 @@ at::Tensor CausalBias(int64_t length, c10::ScalarType dtype,
 
 CLIPTextEmbeddingsImpl::CLIPTextEmbeddingsImpl(const CLIPTextConfig& config) {
   token_embedding_ = register_module(
-      "token_embedding",
-      torch::nn::Embedding(config.vocab_size, config.hidden_size));
+      "token_embedding", Embedding(config.vocab_size, config.hidden_size));
   position_embedding_ = register_module(
       "position_embedding",
-      torch::nn::Embedding(config.max_position_embeddings, config.hidden_size));
+      Embedding(config.max_position_embeddings, config.hidden_size));
 }
 
 at::Tensor CLIPTextEmbeddingsImpl::Forward(const at::Tensor& input_ids) {
@@ -51,10 +50,10 @@ CLIPAttentionImpl::CLIPAttentionImpl(const CLIPTextConfig& config)
     : heads_(config.num_attention_heads),
       head_dim_(config.hidden_size / config.num_attention_heads) {
   const int64_t dim = config.hidden_size;
-  q_proj_ = register_module("q_proj", torch::nn::Linear(dim, dim));
-  k_proj_ = register_module("k_proj", torch::nn::Linear(dim, dim));
-  v_proj_ = register_module("v_proj", torch::nn::Linear(dim, dim));
-  out_proj_ = register_module("out_proj", torch::nn::Linear(dim, dim));
+  q_proj_ = register_module("q_proj", Linear(dim, dim));
+  k_proj_ = register_module("k_proj", Linear(dim, dim));
+  v_proj_ = register_module("v_proj", Linear(dim, dim));
+  out_proj_ = register_module("out_proj", Linear(dim, dim));
 }
 
 at::Tensor CLIPAttentionImpl::Forward(const at::Tensor& hidden_states,
@@ -78,10 +77,10 @@ at::Tensor CLIPAttentionImpl::Forward(const at::Tensor& hidden_states,
 
 CLIPMLPImpl::CLIPMLPImpl(const CLIPTextConfig& config)
     : activation_(config.hidden_act) {
-  fc1_ = register_module(
-      "fc1", torch::nn::Linear(config.hidden_size, config.intermediate_size));
-  fc2_ = register_module(
-      "fc2", torch::nn::Linear(config.intermediate_size, config.hidden_size));
+  fc1_ = register_module("fc1",
+                         Linear(config.hidden_size, config.intermediate_size));
+  fc2_ = register_module("fc2",
+                         Linear(config.intermediate_size, config.hidden_size));
 }
 
 at::Tensor CLIPMLPImpl::Forward(const at::Tensor& x) {

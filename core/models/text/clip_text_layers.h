@@ -7,14 +7,14 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
 #include <optional>
 #include <vector>
 
+#include "core/models/layers/embedding.h"
+#include "core/models/layers/linear.h"
 #include "core/models/text/clip_text_config.h"
 
 namespace ditserve::models {
@@ -26,8 +26,8 @@ class CLIPTextEmbeddingsImpl : public torch::nn::Module {
   at::Tensor Forward(const at::Tensor& input_ids);
 
  private:
-  torch::nn::Embedding token_embedding_{nullptr};
-  torch::nn::Embedding position_embedding_{nullptr};
+  Embedding token_embedding_{nullptr};
+  Embedding position_embedding_{nullptr};
 };
 TORCH_MODULE(CLIPTextEmbeddings);
 
@@ -41,10 +41,10 @@ class CLIPAttentionImpl : public torch::nn::Module {
  private:
   int64_t heads_;
   int64_t head_dim_;
-  torch::nn::Linear q_proj_{nullptr};
-  torch::nn::Linear k_proj_{nullptr};
-  torch::nn::Linear v_proj_{nullptr};
-  torch::nn::Linear out_proj_{nullptr};
+  Linear q_proj_{nullptr};
+  Linear k_proj_{nullptr};
+  Linear v_proj_{nullptr};
+  Linear out_proj_{nullptr};
 };
 TORCH_MODULE(CLIPAttention);
 
@@ -56,8 +56,8 @@ class CLIPMLPImpl : public torch::nn::Module {
 
  private:
   TextActivation activation_;
-  torch::nn::Linear fc1_{nullptr};
-  torch::nn::Linear fc2_{nullptr};
+  Linear fc1_{nullptr};
+  Linear fc2_{nullptr};
 };
 TORCH_MODULE(CLIPMLP);
 

@@ -82,9 +82,8 @@ CLIPTextModelWithProjection::CLIPTextModelWithProjection(
   text_model_ = register_module("text_model", CLIPTextTransformer(config));
   text_projection_ = register_module(
       "text_projection",
-      torch::nn::Linear(
-          torch::nn::LinearOptions(config.hidden_size, config.projection_dim)
-              .bias(false)));
+      Linear(torch::nn::LinearOptions(config.hidden_size, config.projection_dim)
+                 .bias(false)));
 }
 
 absl::StatusOr<CLIPTextOutput> CLIPTextModelWithProjection::Forward(

@@ -3,7 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 
 #include <memory>
 #include <optional>
@@ -12,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/models/component_weights.h"
+#include "core/models/layers/linear.h"
 #include "core/models/text/clip_text_config.h"
 #include "core/models/text/clip_text_layers.h"
 
@@ -65,7 +65,7 @@ class CLIPTextModelWithProjection : public torch::nn::Module {
  private:
   CLIPTextConfig config_;
   CLIPTextTransformer text_model_{nullptr};
-  torch::nn::Linear text_projection_{nullptr};
+  Linear text_projection_{nullptr};
 };
 
 // Build from a transformers folder (config.json, model.safetensors or its

@@ -17,8 +17,8 @@ namespace ditserve::models {
 
 T5EncoderModel::T5EncoderModel(const T5EncoderConfig& config)
     : config_(config) {
-  shared_ = register_module(
-      "shared", torch::nn::Embedding(config.vocab_size, config.d_model));
+  shared_ =
+      register_module("shared", Embedding(config.vocab_size, config.d_model));
   auto encoder =
       register_module("encoder", std::make_shared<torch::nn::Module>());
   auto block_list = encoder->register_module("block", torch::nn::ModuleList());

@@ -3,7 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/embedding.h>
 
 #include <memory>
 #include <optional>
@@ -12,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/models/component_weights.h"
+#include "core/models/layers/embedding.h"
 #include "core/models/text/t5_encoder_config.h"
 #include "core/models/text/t5_layers.h"
 
@@ -42,7 +42,7 @@ class T5EncoderModel : public torch::nn::Module {
                               const std::optional<at::Tensor>& attention_mask);
 
   T5EncoderConfig config_;
-  torch::nn::Embedding shared_{nullptr};
+  Embedding shared_{nullptr};
   std::vector<T5Block> blocks_;
   T5LayerNorm final_layer_norm_{nullptr};
 };

@@ -12,8 +12,8 @@
 namespace ditserve::models {
 namespace {
 
-torch::nn::Linear LinearNoBias(int64_t in, int64_t out) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
+Linear LinearNoBias(int64_t in, int64_t out) {
+  return Linear(torch::nn::LinearOptions(in, out).bias(false));
 }
 
 // T5Attention._relative_position_bucket with bidirectional=True, in the same
@@ -64,9 +64,8 @@ T5AttentionImpl::T5AttentionImpl(const T5EncoderConfig& config,
   v_ = register_module("v", LinearNoBias(config.d_model, inner));
   o_ = register_module("o", LinearNoBias(inner, config.d_model));
   if (has_relative_attention_bias) {
-    relative_attention_bias_ =
-        register_module("relative_attention_bias",
-                        torch::nn::Embedding(num_buckets_, config.num_heads));
+    relative_attention_bias_ = register_module(
+        "relative_attention_bias", Embedding(num_buckets_, config.num_heads));
   }
 }
 

@@ -6,12 +6,12 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
 
+#include "core/models/layers/embedding.h"
+#include "core/models/layers/linear.h"
 #include "core/models/text/t5_encoder_config.h"
 
 namespace ditserve::models {
@@ -48,11 +48,11 @@ class T5AttentionImpl : public torch::nn::Module {
   int64_t head_dim_;
   int64_t num_buckets_;
   int64_t max_distance_;
-  torch::nn::Linear q_{nullptr};
-  torch::nn::Linear k_{nullptr};
-  torch::nn::Linear v_{nullptr};
-  torch::nn::Linear o_{nullptr};
-  torch::nn::Embedding relative_attention_bias_{nullptr};
+  Linear q_{nullptr};
+  Linear k_{nullptr};
+  Linear v_{nullptr};
+  Linear o_{nullptr};
+  Embedding relative_attention_bias_{nullptr};
 };
 TORCH_MODULE(T5Attention);
 
@@ -82,10 +82,10 @@ class T5LayerFFImpl : public torch::nn::Module {
  private:
   TextActivation activation_;
   bool gated_;
-  torch::nn::Linear wi_{nullptr};
-  torch::nn::Linear wi_0_{nullptr};
-  torch::nn::Linear wi_1_{nullptr};
-  torch::nn::Linear wo_{nullptr};
+  Linear wi_{nullptr};
+  Linear wi_0_{nullptr};
+  Linear wi_1_{nullptr};
+  Linear wo_{nullptr};
   T5LayerNorm layer_norm_{nullptr};
 };
 TORCH_MODULE(T5LayerFF);

@@ -18,8 +18,7 @@ AutoencoderKL::AutoencoderKL(const AutoencoderKLConfig& config)
   const std::vector<int64_t>& channels = config.block_out_channels;
   if (config.use_post_quant_conv) {
     post_quant_conv_ = register_module(
-        "post_quant_conv",
-        torch::nn::Conv2d(torch::nn::Conv2dOptions(latent, latent, 1)));
+        "post_quant_conv", Conv2d(torch::nn::Conv2dOptions(latent, latent, 1)));
   }
   auto decoder =
       register_module("decoder", std::make_shared<torch::nn::Module>());

@@ -3,7 +3,6 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/normalization.h>
 
 #include <memory>
@@ -13,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/models/component_weights.h"
+#include "core/models/layers/conv.h"
 #include "core/models/vae/autoencoder_kl_config.h"
 #include "core/models/vae/decoder_blocks.h"
 
@@ -40,12 +40,12 @@ class AutoencoderKL : public torch::nn::Module {
   at::Tensor DecodeUnchecked(const at::Tensor& z);
 
   AutoencoderKLConfig config_;
-  torch::nn::Conv2d post_quant_conv_{nullptr};
-  torch::nn::Conv2d conv_in_{nullptr};
+  Conv2d post_quant_conv_{nullptr};
+  Conv2d conv_in_{nullptr};
   UNetMidBlock2D mid_block_{nullptr};
   std::vector<UpDecoderBlock2D> up_blocks_;
   torch::nn::GroupNorm conv_norm_out_{nullptr};
-  torch::nn::Conv2d conv_out_{nullptr};
+  Conv2d conv_out_{nullptr};
 };
 
 // Builds the decoder from a diffusers `vae/` folder (config.json + weights)

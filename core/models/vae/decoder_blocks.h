@@ -3,12 +3,12 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/conv.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
 #include <vector>
 
+#include "core/models/layers/conv.h"
 #include "core/models/vae/resnet_block_2d.h"
 #include "core/models/vae/vae_attention.h"
 
@@ -39,7 +39,7 @@ class UpDecoderBlock2DImpl : public torch::nn::Module {
 
  private:
   std::vector<ResnetBlock2D> resnets_;
-  torch::nn::Conv2d upsample_conv_{nullptr};
+  Conv2d upsample_conv_{nullptr};
 };
 TORCH_MODULE(UpDecoderBlock2D);
 

@@ -15,8 +15,8 @@ torch::nn::GroupNorm VaeGroupNorm(int64_t groups, int64_t channels) {
       torch::nn::GroupNormOptions(groups, channels).eps(kVaeNormEps));
 }
 
-torch::nn::Conv2d Conv3x3(int64_t in_channels, int64_t out_channels) {
-  return torch::nn::Conv2d(
+Conv2d Conv3x3(int64_t in_channels, int64_t out_channels) {
+  return Conv2d(
       torch::nn::Conv2dOptions(in_channels, out_channels, 3).padding(1));
 }
 
@@ -27,9 +27,9 @@ ResnetBlock2DImpl::ResnetBlock2DImpl(int64_t in_channels, int64_t out_channels,
       norm2_(register_module("norm2", VaeGroupNorm(groups, out_channels))),
       conv2_(register_module("conv2", Conv3x3(out_channels, out_channels))) {
   if (in_channels != out_channels) {
-    conv_shortcut_ = register_module("conv_shortcut",
-                                     torch::nn::Conv2d(torch::nn::Conv2dOptions(
-                                         in_channels, out_channels, 1)));
+    conv_shortcut_ = register_module(
+        "conv_shortcut",
+        Conv2d(torch::nn::Conv2dOptions(in_channels, out_channels, 1)));
   }
 }
 

@@ -3,11 +3,12 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+
+#include "core/models/layers/conv.h"
 
 namespace ditserve::models {
 
@@ -21,16 +22,16 @@ class ResnetBlock2DImpl : public torch::nn::Module {
 
  private:
   torch::nn::GroupNorm norm1_;
-  torch::nn::Conv2d conv1_;
+  Conv2d conv1_;
   torch::nn::GroupNorm norm2_;
-  torch::nn::Conv2d conv2_;
-  torch::nn::Conv2d conv_shortcut_{nullptr};
+  Conv2d conv2_;
+  Conv2d conv_shortcut_{nullptr};
 };
 TORCH_MODULE(ResnetBlock2D);
 
 // Parameters shared by the VAE's GroupNorms and 3x3 convolutions.
 torch::nn::GroupNorm VaeGroupNorm(int64_t groups, int64_t channels);
-torch::nn::Conv2d Conv3x3(int64_t in_channels, int64_t out_channels);
+Conv2d Conv3x3(int64_t in_channels, int64_t out_channels);
 
 }  // namespace ditserve::models
 

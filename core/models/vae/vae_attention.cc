@@ -12,10 +12,10 @@ namespace ditserve::models {
 VaeAttentionImpl::VaeAttentionImpl(int64_t channels, int64_t groups)
     : group_norm_(
           register_module("group_norm", VaeGroupNorm(groups, channels))),
-      to_q_(register_module("to_q", torch::nn::Linear(channels, channels))),
-      to_k_(register_module("to_k", torch::nn::Linear(channels, channels))),
-      to_v_(register_module("to_v", torch::nn::Linear(channels, channels))),
-      to_out_(torch::nn::Linear(channels, channels)) {
+      to_q_(register_module("to_q", Linear(channels, channels))),
+      to_k_(register_module("to_k", Linear(channels, channels))),
+      to_v_(register_module("to_v", Linear(channels, channels))),
+      to_out_(Linear(channels, channels)) {
   // to_out is a ModuleList in diffusers (index 1 is a training dropout).
   torch::nn::ModuleList to_out;
   to_out->push_back(to_out_);

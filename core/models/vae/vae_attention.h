@@ -3,11 +3,12 @@
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+
+#include "core/models/layers/linear.h"
 
 namespace ditserve::models {
 
@@ -24,10 +25,10 @@ class VaeAttentionImpl : public torch::nn::Module {
 
  private:
   torch::nn::GroupNorm group_norm_;
-  torch::nn::Linear to_q_;
-  torch::nn::Linear to_k_;
-  torch::nn::Linear to_v_;
-  torch::nn::Linear to_out_;
+  Linear to_q_;
+  Linear to_k_;
+  Linear to_v_;
+  Linear to_out_;
 };
 TORCH_MODULE(VaeAttention);
 

@@ -1,0 +1,63 @@
+#include "core/models/layers/conv.h"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "core/models/layers/parameter_init.h"
+
+namespace ditserve::models {
+namespace {
+
+template <size_t D>
+std::vector<int64_t> WeightShape(const torch::nn::ConvOptions<D>& options) {
+  std::vector<int64_t> shape = {options.out_channels(),
+                                options.in_channels() / options.groups()};
+  for (int64_t size : *options.kernel_size()) shape.push_back(size);
+  return shape;
+}
+
+template <size_t D>
+torch::ExpandingArray<D> NumericPadding(
+    const torch::nn::ConvOptions<D>& options) {
+  const auto* padding =
+      c10::get_if<torch::ExpandingArray<D>>(&options.padding());
+  if (padding == nullptr || !c10::holds_alternative<torch::enumtype::kZeros>(
+                                options.padding_mode())) {
+    throw std::invalid_argument(
+        "convolution: only numeric zero padding is implemented");
+  }
+  return *padding;
+}
+
+}  // namespace
+
+template <size_t D>
+ConvImpl<D>::ConvImpl(const torch::nn::ConvOptions<D>& options)
+    : weight(register_parameter("weight",
+                                UnwrittenParameter(WeightShape(options)))),
+      options_(options),
+      padding_(NumericPadding(options)) {
+  if (options.bias()) {
+    bias = register_parameter("bias",
+                              UnwrittenParameter({options.out_channels()}));
+  }
+  DrawWeightAndBias(weight, bias);
+}
+
+template <size_t D>
+at::Tensor ConvImpl<D>::forward(const at::Tensor& x) {
+  if constexpr (D == 2) {
+    return at::conv2d(x, weight, bias, *options_.stride(), *padding_,
+                      *options_.dilation(), options_.groups());
+  } else {
+    return at::conv3d(x, weight, bias, *options_.stride(), *padding_,
+                      *options_.dilation(), options_.groups());
+  }
+}
+
+template class ConvImpl<2>;
+template class ConvImpl<3>;
+
+}  // namespace ditserve::models
