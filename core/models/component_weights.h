@@ -26,7 +26,13 @@ struct Placement {
   c10::ScalarType dtype = c10::kFloat;
 };
 
-// Moves `module` to `placement`, then loads the weights of the component
+// Gives every parameter and buffer of `module` new storage at `placement`,
+// unwritten, for a strict load to fill: moving what they held (nothing, see
+// layers/parameter_init.h) would only be a pass over a float32-sized model,
+// and on a GPU its transfer.
+void PlaceUnwritten(torch::nn::Module& module, const Placement& placement);
+
+// Places `module` (PlaceUnwritten), then loads the weights of the component
 // folder `component_dir` (diffusers layout: a single or sharded
 // diffusion_pytorch_model.safetensors) by name, strictly, restricted to the
 // names `include` accepts (empty = all). Errors name the folder.

@@ -18,15 +18,15 @@ absl::Status LoadTextEncoderWeights(
     const std::vector<std::string>& allow_unexpected,
     const std::vector<std::string>& keep_in_float32) {
   RETURN_IF_ERROR(base::Guarded(
-      absl::StrCat("moving the text encoder of ", component_dir, " to ",
+      absl::StrCat("placing the text encoder of ", component_dir, " to ",
                    placement.device.str()),
       [&] {
-        module.to(placement.device, placement.dtype);
+        PlaceUnwritten(module, placement);
         for (const auto& item : module.named_modules()) {
           const std::string last = item.key().substr(item.key().rfind('.') + 1);
           if (std::find(keep_in_float32.begin(), keep_in_float32.end(), last) !=
               keep_in_float32.end()) {
-            item.value()->to(at::kFloat);
+            PlaceUnwritten(*item.value(), {placement.device, at::kFloat});
           }
         }
       }));
