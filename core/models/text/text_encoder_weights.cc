@@ -18,7 +18,7 @@ absl::Status LoadTextEncoderWeights(
     const std::vector<std::string>& allow_unexpected,
     const std::vector<std::string>& keep_in_float32) {
   RETURN_IF_ERROR(base::Guarded(
-      absl::StrCat("placing the text encoder of ", component_dir, " to ",
+      absl::StrCat("placing the text encoder of ", component_dir, " on ",
                    placement.device.str()),
       [&] {
         PlaceUnwritten(module, placement);
