@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <stdexcept>
+#include <variant>
 #include <vector>
 
 #include "core/models/layers/parameter_init.h"
@@ -21,10 +22,13 @@ std::vector<int64_t> WeightShape(const torch::nn::ConvOptions<D>& options) {
 template <size_t D>
 torch::ExpandingArray<D> NumericPadding(
     const torch::nn::ConvOptions<D>& options) {
-  const auto* padding =
-      c10::get_if<torch::ExpandingArray<D>>(&options.padding());
-  if (padding == nullptr || !c10::holds_alternative<torch::enumtype::kZeros>(
-                                options.padding_mode())) {
+  // The options' variants are std::variant from LibTorch 2.x and c10's own
+  // before: argument-dependent lookup picks c10's functions for the latter.
+  using std::get_if;
+  using std::holds_alternative;
+  const auto* padding = get_if<torch::ExpandingArray<D>>(&options.padding());
+  if (padding == nullptr ||
+      !holds_alternative<torch::enumtype::kZeros>(options.padding_mode())) {
     throw std::invalid_argument(
         "convolution: only numeric zero padding is implemented");
   }
