@@ -92,8 +92,10 @@ at::Tensor CogVideoXAttentionImpl::Forward(
   at::Tensor q = norm_q_->forward(Heads(to_q_->forward(x)));
   at::Tensor k = norm_k_->forward(Heads(to_k_->forward(x)));
   if (rotary.has_value()) {
-    q = models::ApplyRotaryEmbedding(q, *rotary);
-    k = models::ApplyRotaryEmbedding(k, *rotary);
+    q = models::ApplyRotaryEmbedding(q, *rotary,
+                                     models::HeadLayout::kHeadsFirst);
+    k = models::ApplyRotaryEmbedding(k, *rotary,
+                                     models::HeadLayout::kHeadsFirst);
   }
   const at::Tensor attended =
       attention_->Attend(q, k, Heads(to_v_->forward(x)), key_mask);

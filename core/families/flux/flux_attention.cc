@@ -44,28 +44,36 @@ at::Tensor FluxAttentionImpl::Heads(const at::Tensor& x, Linear& projection,
   at::Tensor heads =
       projection->forward(x).view({x.size(0), x.size(1), heads_, head_dim_});
   if (norm != nullptr) heads = (*norm)->Forward(heads);
-  return heads.transpose(1, 2);
+  return heads;
 }
 
-at::Tensor FluxAttentionImpl::MergeHeads(const at::Tensor& x) {
-  return x.transpose(1, 2).flatten(2);
+at::Tensor FluxAttentionImpl::Attend(const at::Tensor& q, const at::Tensor& k,
+                                     const at::Tensor& v,
+                                     const FluxSequence& sequence) {
+  const at::Tensor attended = attention_->Attend(
+      ApplyRotaryEmbedding(q, sequence.rotary, HeadLayout::kTokensFirst)
+          .transpose(1, 2),
+      ApplyRotaryEmbedding(k, sequence.rotary, HeadLayout::kTokensFirst)
+          .transpose(1, 2),
+      v.transpose(1, 2), sequence.key_mask);
+  return attended.transpose(1, 2).flatten(2);
 }
 
 FluxJointAttentionOutput FluxAttentionImpl::ForwardJoint(
     const at::Tensor& image, const at::Tensor& text,
     const FluxSequence& sequence) {
+  // Text then image tokens, joined along the tokens while each is still
+  // one contiguous block per batch row.
   const at::Tensor q = at::cat(
       {Heads(text, add_q_proj_, &norm_added_q_), Heads(image, to_q_, &norm_q_)},
-      /*dim=*/2);
+      /*dim=*/1);
   const at::Tensor k = at::cat(
       {Heads(text, add_k_proj_, &norm_added_k_), Heads(image, to_k_, &norm_k_)},
-      /*dim=*/2);
+      /*dim=*/1);
   const at::Tensor v =
       at::cat({Heads(text, add_v_proj_, nullptr), Heads(image, to_v_, nullptr)},
-              /*dim=*/2);
-  const at::Tensor attended = MergeHeads(attention_->Attend(
-      ApplyRotaryEmbedding(q, sequence.rotary),
-      ApplyRotaryEmbedding(k, sequence.rotary), v, sequence.key_mask));
+              /*dim=*/1);
+  const at::Tensor attended = Attend(q, k, v, sequence);
   const int64_t text_tokens = text.size(1);
   return {to_out_->forward(attended.slice(1, text_tokens)),
           to_add_out_->forward(attended.slice(1, 0, text_tokens))};
@@ -73,12 +81,8 @@ FluxJointAttentionOutput FluxAttentionImpl::ForwardJoint(
 
 at::Tensor FluxAttentionImpl::ForwardPreOnly(const at::Tensor& x,
                                              const FluxSequence& sequence) {
-  const at::Tensor q = Heads(x, to_q_, &norm_q_);
-  const at::Tensor k = Heads(x, to_k_, &norm_k_);
-  const at::Tensor v = Heads(x, to_v_, nullptr);
-  return MergeHeads(attention_->Attend(ApplyRotaryEmbedding(q, sequence.rotary),
-                                       ApplyRotaryEmbedding(k, sequence.rotary),
-                                       v, sequence.key_mask));
+  return Attend(Heads(x, to_q_, &norm_q_), Heads(x, to_k_, &norm_k_),
+                Heads(x, to_v_, nullptr), sequence);
 }
 
 }  // namespace ditserve::models

@@ -57,11 +57,13 @@ class FluxAttentionImpl : public torch::nn::Module {
   at::Tensor ForwardPreOnly(const at::Tensor& x, const FluxSequence& sequence);
 
  private:
-  // x [B, S, dim] -> normalised heads [B, H, S, D].
+  // x [B, S, dim] -> normalised heads [B, S, H, D]: joined and rotated in
+  // this layout, where each token's heads are one contiguous row.
   at::Tensor Heads(const at::Tensor& x, Linear& projection,
                    RMSNorm* norm) const;
-  // [B, H, S, D] -> [B, S, H * D].
-  static at::Tensor MergeHeads(const at::Tensor& x);
+  // Rotated q, k and v [B, S, H, D] attended -> [B, S, H * D].
+  at::Tensor Attend(const at::Tensor& q, const at::Tensor& k,
+                    const at::Tensor& v, const FluxSequence& sequence);
 
   int64_t heads_;
   int64_t head_dim_;

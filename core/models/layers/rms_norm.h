@@ -12,7 +12,8 @@ namespace ditserve::models {
 // x * rsqrt(mean(x^2 over the last dim) + eps) * weight, computed in
 // float32 and multiplied by the weight in the weight's dtype when that is
 // bfloat16 or float16, else in x's (diffusers' RMSNorm and transformers'
-// T5LayerNorm; LibTorch 1.13 has no such module).
+// T5LayerNorm; LibTorch 1.13 has no such module). From LibTorch 2.4, x and
+// a weight of its dtype take the fused rms_norm.
 at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
 // Parameter: `weight` [dim].

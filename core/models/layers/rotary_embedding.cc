@@ -26,19 +26,23 @@ RotaryTables FluxRotaryTables(const at::Tensor& ids,
   return {at::cat(cos_parts, /*dim=*/-1), at::cat(sin_parts, /*dim=*/-1)};
 }
 
-at::Tensor ApplyRotaryEmbedding(const at::Tensor& x,
-                                const RotaryTables& tables) {
+at::Tensor ApplyRotaryEmbedding(const at::Tensor& x, const RotaryTables& tables,
+                                HeadLayout layout) {
   std::vector<int64_t> pair_shape = x.sizes().vec();
   pair_shape.back() /= 2;
   pair_shape.push_back(2);
   const at::Tensor pairs = x.reshape(pair_shape);
-  const at::Tensor real = pairs.select(-1, 0);
-  const at::Tensor imag = pairs.select(-1, 1);
-  const at::Tensor rotated = at::stack({-imag, real}, -1).flatten(-2);
-  const at::Tensor cos = tables.cos.to(x.device());
-  const at::Tensor sin = tables.sin.to(x.device());
-  return (x.to(at::kFloat) * cos + rotated.to(at::kFloat) * sin)
-      .to(x.scalar_type());
+  const at::Tensor rotated =
+      at::stack({-pairs.select(-1, 1), pairs.select(-1, 0)}, -1).flatten(-2);
+  at::Tensor cos = tables.cos.to(x.device());
+  at::Tensor sin = tables.sin.to(x.device());
+  if (layout == HeadLayout::kTokensFirst) {
+    cos = cos.unsqueeze(1);
+    sin = sin.unsqueeze(1);
+  }
+  // A reduced-precision x meets the float32 tables inside each product's
+  // kernel, which computes in float32: no float32 copy of x is made.
+  return (x * cos + rotated * sin).to(x.scalar_type());
 }
 
 }  // namespace ditserve::models

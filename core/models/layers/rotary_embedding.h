@@ -23,11 +23,17 @@ RotaryTables FluxRotaryTables(const at::Tensor& ids,
                               const std::vector<int64_t>& axes_dims,
                               double theta);
 
-// Rotates x [B, H, S, D] by the tables [S, D]: each pair (a, b) of channels
-// becomes (a cos - b sin, b cos + a sin), computed in float32 and returned in
-// the dtype of x.
-at::Tensor ApplyRotaryEmbedding(const at::Tensor& x,
-                                const RotaryTables& tables);
+// Where a tensor of attention heads keeps its tokens.
+enum class HeadLayout {
+  kHeadsFirst,   // [B, H, S, D], as attention takes them
+  kTokensFirst,  // [B, S, H, D], as a projection's output splits into heads
+};
+
+// Rotates x by the tables [S, D]: each pair (a, b) of channels becomes
+// (a cos - b sin, b cos + a sin), computed in float32 and returned in the
+// dtype of x.
+at::Tensor ApplyRotaryEmbedding(const at::Tensor& x, const RotaryTables& tables,
+                                HeadLayout layout);
 
 }  // namespace ditserve::models
 
