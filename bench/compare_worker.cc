@@ -9,7 +9,8 @@
 //
 //   {"op": "forward" | "decode" | "generate", "inputs": "in.safetensors",
 //    "threads": 1, "height": 512, "width": 512, "steps": 4,
-//    "guidance": 3.5, "output": "out.safetensors"}  ->  {"ms": 12.3}
+//    "guidance": 3.5, "output": "out.safetensors",
+//    "trace": "op.trace.json"}  ->  {"ms": 12.3}
 //
 // Inputs (float32): "latents" (forward: the transformer's packed layout;
 // decode: unpacked [B, C, h, w]), "timestep" (0-dim, the scheduler's value),
@@ -17,7 +18,9 @@
 // device, the floating ones in its dtype, as a pipeline in that dtype passes
 // them. "ms" times the op alone, to the end of its device work: reading
 // inputs and writing "output" (optional; the transformer output in float32
-// or the uint8 "rgb" image) are outside it.
+// or the uint8 "rgb" image) are outside it. "trace" (optional) writes what
+// the op ran as a Chrome trace (bench/kineto_trace.h); its "ms" then includes
+// the profiler's overhead.
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
@@ -30,6 +33,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
+#include "bench/kineto_trace.h"
 #include "core/base/allocator_tuning.h"
 #include "core/base/openmp_wait_policy.h"
 #include "core/base/status_macros.h"
@@ -152,8 +156,14 @@ int Serve() {
     try {
       const nlohmann::json command = nlohmann::json::parse(line);
       io::TensorMap output;
+      const auto run = [&] {
+        return Run(**model, target->placement, command, output);
+      };
       absl::StatusOr<double> ms =
-          Run(**model, target->placement, command, output);
+          command.contains("trace")
+              ? Traced(command["trace"].get<std::string>(),
+                       target->placement.device.is_cuda(), run)
+              : run();
       if (ms.ok() && command.contains("output")) {
         absl::Status written =
             io::WriteSafetensors(command["output"].get<std::string>(), output);
