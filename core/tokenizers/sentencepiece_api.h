@@ -16,8 +16,13 @@
 namespace ditserve::tokenizers {
 
 struct SentencePieceApi {
-  // An opaque processor, or nullptr with `*error` set.
-  void* (*load)(const std::string& path, std::string* error);
+  // An opaque processor for a model file's bytes, or nullptr with `*error`
+  // set. The bytes, not the path: SentencePiece reads files through
+  // std::ifstream, and under RTLD_DEEPBIND the stream's locale facets can
+  // bind to another copy of libstdc++'s than the process's (with a PyTorch
+  // wheel's LibTorch on Ubuntu 24.04, loading by path crashed in
+  // std::codecvt<>::do_unshift).
+  void* (*load)(const std::string& serialized_model, std::string* error);
   void (*release)(void* processor);
   // False with `*error` set when SentencePiece rejects the input.
   bool (*encode)(const void* processor, const std::string& text,

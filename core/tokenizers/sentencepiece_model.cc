@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/status_macros.h"
+#include "core/tokenizers/tokenizer_files.h"
 
 namespace ditserve::tokenizers {
 namespace {
@@ -99,9 +100,10 @@ absl::StatusOr<std::unique_ptr<SentencePieceModel>> SentencePieceModel::Load(
     return absl::NotFoundError(
         absl::StrCat("SentencePiece model ", path, " does not exist"));
   }
+  ASSIGN_OR_RETURN(const std::string serialized_model, ReadWholeFile(path));
   ASSIGN_OR_RETURN(const SentencePieceApi* api, Api());
   std::string error;
-  void* processor = api->load(path, &error);
+  void* processor = api->load(serialized_model, &error);
   if (processor == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SentencePiece model ", path, " cannot be loaded: ", error));

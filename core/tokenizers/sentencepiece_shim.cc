@@ -20,14 +20,15 @@ const SentencePieceProcessor& Processor(const void* processor) {
   return *static_cast<const SentencePieceProcessor*>(processor);
 }
 
-void* Load(const std::string& path, std::string* error) {
+void* Load(const std::string& serialized_model, std::string* error) {
   // No exception may cross the dlopen boundary. SentencePiece's bundled
   // protobuf throws when it meets another protobuf runtime, which happens
   // only where the shim cannot be loaded with RTLD_DEEPBIND
   // (sentencepiece_model.cc).
   try {
     auto processor = std::make_unique<SentencePieceProcessor>();
-    const sentencepiece::util::Status status = processor->Load(path);
+    const sentencepiece::util::Status status =
+        processor->LoadFromSerializedProto(serialized_model);
     if (!status.ok()) {
       *error = status.ToString();
       return nullptr;

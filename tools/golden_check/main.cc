@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/debugging/failure_signal_handler.h"
+#include "absl/debugging/symbolize.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/engine/compute_target.h"
@@ -106,6 +108,10 @@ bool RunCase(const std::string& dir, const models::Placement& placement,
 }  // namespace ditserve::golden
 
 int main(int argc, char** argv) {
+  // A crash prints its stack: the GPU machines this runs on have no
+  // debugger.
+  absl::InitializeSymbolizer(argv[0]);
+  absl::InstallFailureSignalHandler(absl::FailureSignalHandlerOptions());
   bool verbose = false;
   std::string device = "cpu";
   std::vector<std::string> dirs;
