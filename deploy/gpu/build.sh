@@ -11,7 +11,8 @@
 #               folder itself); `python` asks python3's torch package where
 #               it is
 #   --deps      a folder of Debian 12 .deb files (deploy/install-deps.sh
-#               --download) for a machine whose libraries cannot be installed
+#               --download, or deploy/gpu/pack_debs.sh for check.sh's two
+#               binaries) for a machine whose libraries cannot be installed
 #               with apt (another distribution, no root): they are unpacked
 #               into BUILD/deps, and BUILD/env.sh sets the loader path the
 #               binaries then run with
@@ -89,6 +90,10 @@ if [[ -n "$deps" ]]; then
   export PKG_CONFIG_SYSROOT_DIR="$root"
   export PKG_CONFIG_LIBDIR="$libdir/pkgconfig:$root/usr/share/pkgconfig"
   export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # The folder need not hold the libraries its libraries link (FFmpeg's
+  # codecs, say): the binaries are linked without them and load only what
+  # they use. CMake reads LDFLAGS on a build folder's first configuration.
+  export LDFLAGS="${LDFLAGS:+$LDFLAGS }-Wl,--allow-shlib-undefined"
   cmake_args+=("-DCMAKE_PREFIX_PATH=$root/usr"
     "-DGRPC_PROTO_DIR=$root/usr/share/grpc-proto")
   if ! command -v pkg-config >/dev/null && [[ -x "$root/usr/bin/pkgconf" ]]; then

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The scripts of a GPU cluster's install without a registry, short of the
 # install and the CUDA build themselves (no GPU, no CUDA LibTorch here):
-# deploy/install-deps.sh --download/--from and deploy/gpu/build.sh and
-# check.sh refuse bad usage with exit 2 and a usage line, --from with nothing missing needs no
+# deploy/install-deps.sh --download/--from and deploy/gpu/build.sh,
+# pack_debs.sh and check.sh refuse bad usage with exit 2 and a usage line, --from with nothing missing needs no
 # folder content, and -DDITSERVE_CUDA=ON refuses a CPU LibTorch by name.
 set -euo pipefail
 
@@ -51,6 +51,10 @@ expect "gpu/build.sh: --libtorch without TorchConfig.cmake" 2 \
 expect "gpu/build.sh: --deps that is not a folder" 2 "is not a folder" \
   bash "${build}" --libtorch "${debian_torch}" --deps "${scratch}/absent" \
   --build-dir "${scratch}/build"
+pack_debs="${root}/deploy/gpu/pack_debs.sh"
+expect "gpu/pack_debs.sh: no folder" 2 "usage:" bash "${pack_debs}"
+expect "gpu/pack_debs.sh: an extra argument" 2 "usage:" \
+  bash "${pack_debs}" "${scratch}/debs" extra
 check="${root}/deploy/gpu/check.sh"
 expect "gpu/check.sh: no --libtorch" 2 "usage:" bash "${check}"
 expect "gpu/check.sh: unknown argument" 2 "unknown argument --bogus" \
