@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The checks of a GPU machine in one command (README "GPU"): builds the CUDA
 # configuration (build.sh), runs every golden case on the GPU, then FLUX.1-dev
-# at its real size against diffusers' FluxPipeline (flux_dev_gpu). Writes
-# the random checkpoint while ditserve builds.
+# at its real size against diffusers' FluxPipeline (flux_dev_gpu, with both
+# sides' kernel traces kept in WORK/traces). Writes the random checkpoint
+# while ditserve builds.
 #
 #   deploy/gpu/check.sh --libtorch DIR|python [--deps DIR] [--work DIR]
 #                       [--steps N]
@@ -69,6 +70,6 @@ if ! wait "$checkpoint"; then
   exit 1
 fi
 (cd "$repo/bench/compare_diffusers" && python3 flux_dev_gpu --build "$build" \
-  --work "$work" --size 1024 --steps "$steps") || exit 1
+  --work "$work" --size 1024 --steps "$steps" --trace "$work/traces") || exit 1
 stamp finished
 ((golden_failed == 0))
