@@ -95,11 +95,7 @@ SentencePieceModel::~SentencePieceModel() { api_->release(processor_); }
 
 absl::StatusOr<std::unique_ptr<SentencePieceModel>> SentencePieceModel::Load(
     const std::string& path) {
-  std::error_code exists_error;
-  if (!std::filesystem::is_regular_file(path, exists_error)) {
-    return absl::NotFoundError(
-        absl::StrCat("SentencePiece model ", path, " does not exist"));
-  }
+  // NotFound, naming the path, when the file is not there.
   ASSIGN_OR_RETURN(const std::string serialized_model, ReadWholeFile(path));
   ASSIGN_OR_RETURN(const SentencePieceApi* api, Api());
   std::string error;
