@@ -725,16 +725,21 @@ TEST(ServingFailureTest, KilledWorkerFailsTheRequestNamingItAndHealthDrops) {
 
 // SIGSTOP keeps a worker's sockets open, so only its silent heartbeat tells
 // the host: the request must fail within --hung_rank_timeout_s plus a
-// heartbeat or two, not after the 60 s collective timeout. SIGCONT then
-// brings the group back.
+// heartbeat or two and the rest of the step rank 0 computes meanwhile, not
+// after the 60 s collective timeout. SIGCONT then brings the group back.
 TEST(ServingFailureTest, StoppedWorkerFailsTheRequestInTimeAndRejoinsOnResume) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start(
           {.world_size = 2,
            .rank_flags = {"--dp_degree=2", "--hung_rank_timeout_s=3"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // Steps a fraction of the hung-rank timeout long, so the bound tests the
+  // heartbeat and not how fast this machine computes a step.
+  v1::GenerateRequest request = LongRequest();
+  request.set_height(512);
+  request.set_width(512);
   RunningStream running =
-      StartAndWaitForFirstStep(**cluster, LongRequest(), /*seconds=*/120);
+      StartAndWaitForFirstStep(**cluster, request, /*seconds=*/120);
   (*cluster)->ranks().Signal(1, SIGSTOP);
   const auto stopped = std::chrono::steady_clock::now();
   v1::GenerateStreamResponse message;
