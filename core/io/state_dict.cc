@@ -74,7 +74,7 @@ absl::StatusOr<LoadReport> LoadStateDict(torch::nn::Module& module,
   for (const auto& [name, target] : targets) {
     auto it = sources.find(name);
     if (it == sources.end()) {
-      if (!Contains(options.allow_missing, name)) missing.push_back(name);
+      missing.push_back(name);
       continue;
     }
     const TensorInfo* info = source.Find(it->second);

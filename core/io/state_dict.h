@@ -30,9 +30,6 @@ struct LoadOptions {
   // Checkpoint names with no module counterpart that are not an error
   // (e.g. tied weights stored twice).
   std::vector<std::string> allow_unexpected;
-  // Module names the checkpoint may lack (e.g. buffers recomputed at
-  // construction); they keep their initial values.
-  std::vector<std::string> allow_missing;
 };
 
 struct LoadReport {

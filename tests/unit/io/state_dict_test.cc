@@ -161,17 +161,15 @@ TEST_F(StateDictTest, StripPrefixMatchesNamesInsideAContainer) {
   EXPECT_EQ(report->tensors_loaded, 6);
 }
 
-TEST_F(StateDictTest, AllowedUnexpectedAndMissingNamesAreNotErrors) {
+TEST_F(StateDictTest, AllowedUnexpectedNamesAreNotErrors) {
   TinyModel model;
   TensorMap weights = TinyModelWeights();
   weights["tied.weight"] = torch::ones({2, 3});
-  weights.erase("blocks.0.scale");
   LoadOptions options;
   options.allow_unexpected = {"tied.weight"};
-  options.allow_missing = {"blocks.0.scale"};
   auto report = LoadStateDict(model, *Checkpoint(weights), options);
   ASSERT_TRUE(report.ok()) << report.status();
-  EXPECT_EQ(report->tensors_loaded, 5);
+  EXPECT_EQ(report->tensors_loaded, 6);
 }
 
 TEST_F(StateDictTest, LongListsAreShortened) {
