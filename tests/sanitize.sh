@@ -14,12 +14,7 @@ cmake -S . -B "$build_dir" -G Ninja -DDITSERVE_SANITIZE=ON \
 cmake --build "$build_dir" -j "$(nproc)"
 
 # Child processes (the ranks an integration test starts) inherit these.
-# detect_odr_violation=0: the SentencePiece shim brings protobuf-lite, whose
-# globals the libprotobuf of LibTorch and gRPC defines too. Without
-# RTLD_DEEPBIND (which the sanitizers refuse) the two copies still clash in
-# a process that loads both, so tests that tokenize with T5 beside LibTorch
-# fail here (README "Test").
-export ASAN_OPTIONS="detect_odr_violation=0:detect_leaks=1:abort_on_error=0"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
 if (($# == 0)); then

@@ -17,17 +17,8 @@ namespace {
 
 constexpr char kShimFileName[] = "libditserve_sentencepiece.so";
 
-// RTLD_LOCAL keeps libsentencepiece's protobuf out of the global scope,
-// RTLD_DEEPBIND makes libsentencepiece bind to its own copy. Sanitizer
-// runtimes refuse RTLD_DEEPBIND, so builds for them define
-// DITSERVE_SENTENCEPIECE_NO_DEEPBIND: the fuzz targets, which load no other
-// libprotobuf, and the sanitizer build, whose processes with LibTorch then
-// get the two copies' clash as a load error.
-#ifdef DITSERVE_SENTENCEPIECE_NO_DEEPBIND
-constexpr int kShimOpenFlags = RTLD_NOW | RTLD_LOCAL;
-#else
-constexpr int kShimOpenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
-#endif
+// Room for SentencePiece's error messages, which name a status and a cause.
+constexpr size_t kErrorCapacity = 512;
 
 std::vector<std::string> ShimCandidates() {
   std::vector<std::string> candidates;
@@ -58,7 +49,9 @@ ShimLoad LoadShim() {
       failures.push_back(absl::StrCat(candidate, " (missing)"));
       continue;
     }
-    void* handle = dlopen(candidate.c_str(), kShimOpenFlags);
+    // A namespace of its own: see sentencepiece_api.h.
+    void* handle =
+        dlmopen(LM_ID_NEWLM, candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       failures.push_back(absl::StrCat(candidate, " (", dlerror(), ")"));
       continue;
@@ -98,8 +91,9 @@ absl::StatusOr<std::unique_ptr<SentencePieceModel>> SentencePieceModel::Load(
   // NotFound, naming the path, when the file is not there.
   ASSIGN_OR_RETURN(const std::string serialized_model, ReadWholeFile(path));
   ASSIGN_OR_RETURN(const SentencePieceApi* api, Api());
-  std::string error;
-  void* processor = api->load(serialized_model, &error);
+  char error[kErrorCapacity] = "";
+  void* processor = api->load(serialized_model.data(), serialized_model.size(),
+                              error, sizeof(error));
   if (processor == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "SentencePiece model ", path, " cannot be loaded: ", error));
@@ -110,13 +104,23 @@ absl::StatusOr<std::unique_ptr<SentencePieceModel>> SentencePieceModel::Load(
 
 absl::StatusOr<std::vector<int>> SentencePieceModel::Encode(
     absl::string_view text) const {
-  std::vector<int> ids;
-  std::string error;
-  if (!api_->encode(processor_, std::string(text), &ids, &error)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("SentencePiece cannot encode the text: ", error));
+  // Every id covers at least one byte of the text, but for the word-start
+  // piece the model may prepend: one pass almost always suffices.
+  std::vector<int> ids(text.size() + 1);
+  for (;;) {
+    char error[kErrorCapacity] = "";
+    const long count =
+        api_->encode(processor_, text.data(), text.size(), ids.data(),
+                     ids.size(), error, sizeof(error));
+    if (count < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("SentencePiece cannot encode the text: ", error));
+    }
+    const size_t needed = static_cast<size_t>(count);
+    const bool complete = needed <= ids.size();
+    ids.resize(needed);
+    if (complete) return ids;
   }
-  return ids;
 }
 
 int SentencePieceModel::piece_count() const {
@@ -124,11 +128,13 @@ int SentencePieceModel::piece_count() const {
 }
 
 int SentencePieceModel::PieceToId(const std::string& piece) const {
-  return api_->piece_to_id(processor_, piece);
+  return api_->piece_to_id(processor_, piece.data(), piece.size());
 }
 
 std::string SentencePieceModel::IdToPiece(int id) const {
-  return api_->id_to_piece(processor_, id);
+  std::string piece(api_->id_to_piece(processor_, id, nullptr, 0), '\0');
+  api_->id_to_piece(processor_, id, piece.data(), piece.size());
+  return piece;
 }
 
 int SentencePieceModel::eos_id() const { return api_->eos_id(processor_); }

@@ -4,6 +4,8 @@
 
 #include <sentencepiece_processor.h>
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -20,22 +22,27 @@ const SentencePieceProcessor& Processor(const void* processor) {
   return *static_cast<const SentencePieceProcessor*>(processor);
 }
 
-void* Load(const std::string& serialized_model, std::string* error) {
-  // No exception may cross the dlopen boundary. SentencePiece's bundled
-  // protobuf throws when it meets another protobuf runtime, which happens
-  // only where the shim cannot be loaded with RTLD_DEEPBIND
-  // (sentencepiece_model.cc).
+void WriteError(const std::string& message, char* error, size_t capacity) {
+  if (capacity == 0) return;
+  const size_t length = std::min(message.size(), capacity - 1);
+  std::memcpy(error, message.data(), length);
+  error[length] = '\0';
+}
+
+void* Load(const char* model, size_t model_size, char* error,
+           size_t error_capacity) {
+  // No exception may cross into the other namespace.
   try {
     auto processor = std::make_unique<SentencePieceProcessor>();
     const sentencepiece::util::Status status =
-        processor->LoadFromSerializedProto(serialized_model);
+        processor->LoadFromSerializedProto(std::string(model, model_size));
     if (!status.ok()) {
-      *error = status.ToString();
+      WriteError(status.ToString(), error, error_capacity);
       return nullptr;
     }
     return processor.release();
   } catch (const std::exception& exception) {
-    *error = exception.what();
+    WriteError(exception.what(), error, error_capacity);
     return nullptr;
   }
 }
@@ -44,28 +51,32 @@ void Release(void* processor) {
   delete static_cast<SentencePieceProcessor*>(processor);
 }
 
-bool Encode(const void* processor, const std::string& text,
-            std::vector<int>* ids, std::string* error) {
+long Encode(const void* processor, const char* text, size_t text_size, int* ids,
+            size_t ids_capacity, char* error, size_t error_capacity) {
+  std::vector<int> encoded;
   const sentencepiece::util::Status status =
-      Processor(processor).Encode(text, ids);
+      Processor(processor).Encode(std::string(text, text_size), &encoded);
   if (!status.ok()) {
-    *error = status.ToString();
-    return false;
+    WriteError(status.ToString(), error, error_capacity);
+    return -1;
   }
-  return true;
+  std::copy_n(encoded.begin(), std::min(encoded.size(), ids_capacity), ids);
+  return static_cast<long>(encoded.size());
 }
 
 int PieceCount(const void* processor) {
   return Processor(processor).GetPieceSize();
 }
 
-int PieceToId(const void* processor, const std::string& piece) {
-  return Processor(processor).PieceToId(piece);
+int PieceToId(const void* processor, const char* piece, size_t piece_size) {
+  return Processor(processor).PieceToId(std::string(piece, piece_size));
 }
 
-std::string IdToPiece(const void* processor, int id) {
-  if (id < 0 || id >= PieceCount(processor)) return {};
-  return Processor(processor).IdToPiece(id);
+size_t IdToPiece(const void* processor, int id, char* piece, size_t capacity) {
+  if (id < 0 || id >= PieceCount(processor)) return 0;
+  const std::string& found = Processor(processor).IdToPiece(id);
+  std::memcpy(piece, found.data(), std::min(found.size(), capacity));
+  return found.size();
 }
 
 int EosId(const void* processor) { return Processor(processor).eos_id(); }
