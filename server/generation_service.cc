@@ -108,7 +108,17 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
     if (job != nullptr) intake_->Abandon(job);
   }
 
-  void OnDone() override { self_.reset(); }
+  void OnDone() override {
+    // The job's callbacks hold this call, so the call lets go of the job (a
+    // streaming job keeps its progress callback after it finishes). The
+    // last reference may be the job's: `job` outlives `self_`.
+    std::shared_ptr<Job> job;
+    {
+      absl::MutexLock lock(&mu_);
+      job = std::move(job_);
+    }
+    self_.reset();
+  }
 
  private:
   RequestIntake* const intake_;
@@ -201,7 +211,17 @@ class GenerationService::StreamCall
     if (job != nullptr) intake_->Abandon(job);
   }
 
-  void OnDone() override { self_.reset(); }
+  void OnDone() override {
+    // The job's callbacks hold this call, so the call lets go of the job (a
+    // streaming job keeps its progress callback after it finishes). The
+    // last reference may be the job's: `job` outlives `self_`.
+    std::shared_ptr<Job> job;
+    {
+      absl::MutexLock lock(&mu_);
+      job = std::move(job_);
+    }
+    self_.reset();
+  }
 
  private:
   void StartNextWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
