@@ -38,7 +38,7 @@ packages=(
   # the fuzz targets (tests/fuzz): clang with libFuzzer and the sanitizers
   clang libclang-rt-dev
   # libraries
-  libtorch-dev libopenblas0-pthread libgloo-dev
+  libtorch-dev libopenblas0-pthread libdnnl-dev libgloo-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece libpng-dev libre2-dev libicu-dev

@@ -9,8 +9,8 @@
 # knows (Debian 12's). The CPU image's packages must provide every shared
 # library the built binaries load (their NEEDED entries, mapped to packages
 # with dpkg -S), and a package none of them loads must be named in a comment
-# saying why. The CUDA image's are the CPU image's without Debian's LibTorch
-# and OpenBLAS. Then breaks copies of the files one way at a time and fails
+# saying why. The CUDA image's are the CPU image's without Debian's LibTorch,
+# OpenBLAS and oneDNN (the CPU build's GEMM). Then breaks copies of the files one way at a time and fails
 # unless each break is reported.
 #
 #   tests/ops/check_dockerfile.sh [BINARY...]   (default: build/bin/ of
@@ -194,10 +194,11 @@ def problems_of(text, where, cuda, cpu_packages=()):
                                  comments)]
     else:
         want = {p for p in cpu_packages
-                if not p.startswith("libtorch") and p != "libopenblas0-pthread"}
+                if not p.startswith("libtorch")
+                and p not in ("libopenblas0-pthread", "libdnnl2")}
         if set(packages) != want:
             out.append(f"{where}: runtime packages differ from Dockerfile's "
-                       "without Debian's LibTorch and OpenBLAS by "
+                       "without Debian's LibTorch, OpenBLAS and oneDNN by "
                        f"{sorted(set(packages) ^ want)}")
     return out, packages
 

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/models/layers/cpu_gemm.h"
+
 namespace ditserve::models {
 namespace {
 
@@ -21,8 +23,8 @@ AttentionResult AttendRows(const at::Tensor& q, const at::Tensor& k,
                            const at::Tensor& v,
                            const std::optional<at::Tensor>& mask, double scale,
                            bool return_log_sum_exp) {
-  at::Tensor scores =
-      at::matmul(q.to(at::kFloat) * scale, k.to(at::kFloat).transpose(-2, -1));
+  at::Tensor scores = BatchedMatmul(q.to(at::kFloat) * scale, k.to(at::kFloat),
+                                    /*transpose_b=*/true);
   if (mask.has_value()) {
     if (mask->scalar_type() == at::kBool) {
       scores.masked_fill_(mask->logical_not(),
@@ -40,7 +42,8 @@ AttentionResult AttendRows(const at::Tensor& q, const at::Tensor& k,
   } else {
     at::_softmax_out(scores, scores, -1, /*half_to_float=*/false);
   }
-  result.output = at::matmul(scores, v.to(at::kFloat)).to(q.scalar_type());
+  result.output = BatchedMatmul(scores, v.to(at::kFloat), /*transpose_b=*/false)
+                      .to(q.scalar_type());
   return result;
 }
 

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "core/models/layers/cpu_gemm.h"
 #include "core/models/layers/parameter_init.h"
 
 namespace ditserve::models {
@@ -21,7 +22,7 @@ LinearImpl::LinearImpl(int64_t in_features, int64_t out_features)
     : LinearImpl(torch::nn::LinearOptions(in_features, out_features)) {}
 
 at::Tensor LinearImpl::forward(const at::Tensor& x) {
-  return at::linear(x, weight, bias);
+  return ApplyLinear(x, weight, bias);
 }
 
 }  // namespace ditserve::models
