@@ -26,9 +26,13 @@ VaeAttentionImpl::VaeAttentionImpl(int64_t channels, int64_t groups)
 at::Tensor VaeAttentionImpl::Forward(const at::Tensor& x) {
   const int64_t batch = x.size(0);
   const int64_t channels = x.size(1);
-  // [B, C, H, W] -> [B, H*W, C] pixels as tokens.
-  const at::Tensor tokens =
-      group_norm_->forward(x).view({batch, channels, -1}).transpose(1, 2);
+  const int64_t height = x.size(2);
+  const int64_t width = x.size(3);
+  // [B, C, H, W] -> [B, H*W, C] pixels as tokens: a view of channels-last
+  // activations.
+  const at::Tensor tokens = group_norm_->forward(x)
+                                .permute({0, 2, 3, 1})
+                                .reshape({batch, height * width, channels});
   // One head: [B, 1, H*W, C].
   const at::Tensor q = to_q_->forward(tokens).unsqueeze(1);
   const at::Tensor k = to_k_->forward(tokens).unsqueeze(1);
@@ -38,7 +42,11 @@ at::Tensor VaeAttentionImpl::Forward(const at::Tensor& x) {
       ScaledDotProductAttention(q, k, v, std::nullopt, scale,
                                 /*return_log_sum_exp=*/false)
           .output.squeeze(1);
-  return to_out_->forward(attended).transpose(1, 2).reshape(x.sizes()) + x;
+  // Back to [B, C, H, W], channels-last.
+  return to_out_->forward(attended)
+             .view({batch, height, width, channels})
+             .permute({0, 3, 1, 2}) +
+         x;
 }
 
 }  // namespace ditserve::models
