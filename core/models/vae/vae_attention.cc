@@ -42,10 +42,14 @@ at::Tensor VaeAttentionImpl::Forward(const at::Tensor& x) {
       ScaledDotProductAttention(q, k, v, std::nullopt, scale,
                                 /*return_log_sum_exp=*/false)
           .output.squeeze(1);
-  // Back to [B, C, H, W], channels-last.
+  // Back to [B, C, H, W] in the layout of x: a sum takes its layout from
+  // its operands, and a channels-last one would switch the convolutions
+  // after it to channels-last in bfloat16 too, past that decode's
+  // tolerance.
   return to_out_->forward(attended)
              .view({batch, height, width, channels})
-             .permute({0, 3, 1, 2}) +
+             .permute({0, 3, 1, 2})
+             .contiguous(x.suggest_memory_format()) +
          x;
 }
 
