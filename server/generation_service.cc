@@ -13,6 +13,7 @@
 #include "core/base/status_macros.h"
 #include "core/config/message_decoding.h"
 #include "core/config/model_defaults.h"
+#include "server/call_ownership.h"
 #include "server/status_conversion.h"
 
 namespace ditserve::server {
@@ -76,19 +77,13 @@ absl::StatusOr<v1::InputConfig> GenerationService::FreezeCall(
 }
 
 // Generate: answers once, when the job finishes (or at once for bad input
-// and validate_only). Owned by shared_ptrs held by itself until OnDone and by
-// the job's callback, so a late completion never touches freed memory.
+// and validate_only).
 class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
  public:
   UnaryCall(RequestIntake* intake, grpc::ByteBuffer* response)
       : intake_(intake), response_(response) {}
 
-  void Bind(std::shared_ptr<UnaryCall> self) { self_ = std::move(self); }
-
-  void SetJob(std::shared_ptr<Job> job) {
-    absl::MutexLock lock(&mu_);
-    job_ = std::move(job);
-  }
+  CallOwnership& ownership() { return ownership_; }
 
   void Complete(absl::StatusOr<v1::GenerateResponse> outcome) {
     if (outcome.ok()) {
@@ -100,32 +95,15 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
   }
 
   void OnCancel() override {
-    std::shared_ptr<Job> job;
-    {
-      absl::MutexLock lock(&mu_);
-      job = job_;
-    }
-    if (job != nullptr) intake_->Abandon(job);
+    if (std::shared_ptr<Job> job = ownership_.job()) intake_->Abandon(job);
   }
 
-  void OnDone() override {
-    // The job's callbacks hold this call, so the call lets go of the job (a
-    // streaming job keeps its progress callback after it finishes). The
-    // last reference may be the job's: `job` outlives `self_`.
-    std::shared_ptr<Job> job;
-    {
-      absl::MutexLock lock(&mu_);
-      job = std::move(job_);
-    }
-    self_.reset();
-  }
+  void OnDone() override { ownership_.Release(); }
 
  private:
   RequestIntake* const intake_;
   grpc::ByteBuffer* const response_;
-  std::shared_ptr<UnaryCall> self_;
-  absl::Mutex mu_;
-  std::shared_ptr<Job> job_ ABSL_GUARDED_BY(mu_);
+  CallOwnership ownership_;
 };
 
 // GenerateStream: accepted → progress per step → image chunks → result. One
@@ -135,12 +113,7 @@ class GenerationService::StreamCall
  public:
   explicit StreamCall(RequestIntake* intake) : intake_(intake) {}
 
-  void Bind(std::shared_ptr<StreamCall> self) { self_ = std::move(self); }
-
-  void SetJob(std::shared_ptr<Job> job) {
-    absl::MutexLock lock(&mu_);
-    job_ = std::move(job);
-  }
+  CallOwnership& ownership() { return ownership_; }
 
   void Send(v1::GenerateStreamResponse message) {
     absl::MutexLock lock(&mu_);
@@ -203,25 +176,10 @@ class GenerationService::StreamCall
   }
 
   void OnCancel() override {
-    std::shared_ptr<Job> job;
-    {
-      absl::MutexLock lock(&mu_);
-      job = job_;
-    }
-    if (job != nullptr) intake_->Abandon(job);
+    if (std::shared_ptr<Job> job = ownership_.job()) intake_->Abandon(job);
   }
 
-  void OnDone() override {
-    // The job's callbacks hold this call, so the call lets go of the job (a
-    // streaming job keeps its progress callback after it finishes). The
-    // last reference may be the job's: `job` outlives `self_`.
-    std::shared_ptr<Job> job;
-    {
-      absl::MutexLock lock(&mu_);
-      job = std::move(job_);
-    }
-    self_.reset();
-  }
+  void OnDone() override { ownership_.Release(); }
 
  private:
   void StartNextWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -230,9 +188,8 @@ class GenerationService::StreamCall
   }
 
   RequestIntake* const intake_;
-  std::shared_ptr<StreamCall> self_;
+  CallOwnership ownership_;
   absl::Mutex mu_;
-  std::shared_ptr<Job> job_ ABSL_GUARDED_BY(mu_);
   std::deque<grpc::ByteBuffer> pending_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
@@ -248,7 +205,7 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
     grpc::ByteBuffer* response_bytes) {
   const absl::Time received = absl::Now();
   auto call = std::make_shared<UnaryCall>(intake_, response_bytes);
-  call->Bind(call);
+  call->ownership().Bind(call);
   absl::StatusOr<v1::GenerateRequest> request =
       DecodeGenerateRequest(*request_bytes);
   absl::StatusOr<v1::InputConfig> config = FreezeCall(*context, request);
@@ -266,7 +223,7 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
                       [call](absl::StatusOr<v1::GenerateResponse> outcome) {
                         call->Complete(std::move(outcome));
                       });
-  call->SetJob(job);
+  call->ownership().SetJob(job);
   intake_->Enqueue(job);
   return call.get();
 }
@@ -276,7 +233,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
     const grpc::ByteBuffer* request_bytes) {
   const absl::Time received = absl::Now();
   auto call = std::make_shared<StreamCall>(intake_);
-  call->Bind(call);
+  call->ownership().Bind(call);
   absl::StatusOr<v1::GenerateRequest> request =
       DecodeGenerateRequest(*request_bytes);
   absl::StatusOr<v1::InputConfig> config = FreezeCall(*context, request);
@@ -302,7 +259,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
       [call](absl::StatusOr<v1::GenerateResponse> outcome) {
         call->Complete(std::move(outcome));
       });
-  call->SetJob(job);
+  call->ownership().SetJob(job);
   intake_->Enqueue(job, [&call, &frozen](int queue_position) {
     v1::GenerateStreamResponse accepted;
     accepted.mutable_accepted()->set_queue_position(queue_position);
