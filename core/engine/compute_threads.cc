@@ -16,10 +16,13 @@ Fn OpenBlasFunction(const char* name) {
 }  // namespace
 
 void SetComputeThreads(int threads) {
-  at::set_num_threads(threads);
-  if (auto set = OpenBlasFunction<void (*)(int)>("openblas_set_num_threads")) {
-    set(threads);
-  }
+  // Setting LibTorch's count, even to the one it has, rebuilds its
+  // pthreadpool, and the new pool's worker spin-waits for about 100 ms
+  // before it sleeps. A benchmark worker that sets its count per request
+  // lost a core to it for most of every 2-thread VAE decode.
+  if (at::get_num_threads() != threads) at::set_num_threads(threads);
+  auto set = OpenBlasFunction<void (*)(int)>("openblas_set_num_threads");
+  if (set != nullptr && BlasThreads() != threads) set(threads);
 }
 
 int BlasThreads() {

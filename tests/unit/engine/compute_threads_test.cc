@@ -2,10 +2,23 @@
 
 #include <ATen/Parallel.h>
 
+#include <filesystem>
+#include <set>
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace ditserve::engine {
 namespace {
+
+std::set<std::string> ThreadIds() {
+  std::set<std::string> ids;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    ids.insert(entry.path().filename().string());
+  }
+  return ids;
+}
 
 // deploy/install-deps.sh selects OpenBLAS (with the reference BLAS matmul is
 // ~30x slower), so its pool is there to be limited.
@@ -16,6 +29,17 @@ TEST(ComputeThreadsTest, LimitsLibTorchAndOpenBlasPools) {
   SetComputeThreads(2);
   EXPECT_EQ(at::get_num_threads(), 2);
   EXPECT_EQ(BlasThreads(), 2);
+}
+
+// A rebuilt pool replaces its worker threads, and a new worker spin-waits
+// beside the computation it was not needed for.
+TEST(ComputeThreadsTest, TheCountItAlreadyHasKeepsEveryThread) {
+  SetComputeThreads(1);
+  SetComputeThreads(2);
+  at::parallel_for(0, 1024, 1, [](int64_t, int64_t) {});
+  const std::set<std::string> before = ThreadIds();
+  SetComputeThreads(2);
+  EXPECT_EQ(ThreadIds(), before);
 }
 
 }  // namespace
