@@ -26,17 +26,6 @@ bool OneDnnChosen() {
   return chosen;
 }
 
-bool OneDnnApplies(const at::Tensor& a, const at::Tensor& b) {
-  if (!OneDnnChosen() || a.numel() == 0 || b.numel() == 0) return false;
-  for (const at::Tensor* operand : {&a, &b}) {
-    if (!operand->device().is_cpu() || operand->scalar_type() != at::kFloat) {
-      return false;
-    }
-  }
-  return !(c10::GradMode::is_enabled() &&
-           (a.requires_grad() || b.requires_grad()));
-}
-
 // How far apart sgemm finds the rows of `matrices` [..., rows, columns].
 // A single row's stride can be anything, even in a contiguous tensor.
 int64_t RowStride(const at::Tensor& matrices) {
@@ -98,10 +87,25 @@ void Sgemm(const at::Tensor& a, const at::Tensor& b, bool transpose_b,
 
 }  // namespace
 
+bool OneDnnTakes(const at::Tensor& a, const at::Tensor& b) {
+#ifdef DITSERVE_ONEDNN_GEMM
+  if (!OneDnnChosen() || a.numel() == 0 || b.numel() == 0) return false;
+  for (const at::Tensor* operand : {&a, &b}) {
+    if (!operand->device().is_cpu() || operand->scalar_type() != at::kFloat) {
+      return false;
+    }
+  }
+  return !(c10::GradMode::is_enabled() &&
+           (a.requires_grad() || b.requires_grad()));
+#else
+  return false;
+#endif
+}
+
 at::Tensor ApplyLinear(const at::Tensor& x, const at::Tensor& weight,
                        const at::Tensor& bias) {
 #ifdef DITSERVE_ONEDNN_GEMM
-  if (OneDnnApplies(x, weight) &&
+  if (OneDnnTakes(x, weight) &&
       (!bias.defined() || bias.scalar_type() == at::kFloat)) {
     const int64_t in_features = x.size(-1);
     const int64_t out_features = weight.size(0);
@@ -121,7 +125,7 @@ at::Tensor ApplyLinear(const at::Tensor& x, const at::Tensor& weight,
 at::Tensor BatchedMatmul(const at::Tensor& a, const at::Tensor& b,
                          bool transpose_b) {
 #ifdef DITSERVE_ONEDNN_GEMM
-  if (OneDnnApplies(a, b) && a.dim() == b.dim() &&
+  if (OneDnnTakes(a, b) && a.dim() == b.dim() &&
       a.sizes().slice(0, a.dim() - 2) == b.sizes().slice(0, b.dim() - 2)) {
     std::vector<int64_t> out_sizes = a.sizes().vec();
     out_sizes.back() = transpose_b ? b.size(-2) : b.size(-1);

@@ -14,6 +14,11 @@ namespace ditserve::models {
 // at::matmul, as does every call when the environment has
 // DITSERVE_CPU_GEMM=aten, which is how benchmarks compare the two.
 
+// Whether oneDNN takes float32 work on these operands, as above: both on
+// the CPU in float32, outside autograd, in a build with oneDNN and without
+// DITSERVE_CPU_GEMM=aten.
+bool OneDnnTakes(const at::Tensor& a, const at::Tensor& b);
+
 // x [..., K] times weight [N, K] transposed, plus bias [N] when defined.
 at::Tensor ApplyLinear(const at::Tensor& x, const at::Tensor& weight,
                        const at::Tensor& bias);
