@@ -183,7 +183,6 @@ int Serve() {
 }  // namespace ditserve::bench
 
 int main(int argc, char** argv) {
-  ditserve::base::RestartWithSleepingOpenMpWorkers(argv);
   absl::SetProgramUsageMessage(
       "answers bench/compare_diffusers' timing requests on stdin; see "
       "bench/compare_worker.cc");

@@ -188,7 +188,6 @@ absl::StatusOr<nlohmann::json> Run() {
 }  // namespace ditserve::bench
 
 int main(int argc, char** argv) {
-  ditserve::base::RestartWithSleepingOpenMpWorkers(argv);
   absl::SetProgramUsageMessage(
       "times FLUX transformer forwards and 4-step generations; prints JSON");
   absl::ParseCommandLine(argc, argv);

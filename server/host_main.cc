@@ -286,7 +286,6 @@ int RunHost() {
 }  // namespace ditserve::server
 
 int main(int argc, char** argv) {
-  ditserve::base::RestartWithSleepingOpenMpWorkers(argv);
   absl::SetProgramUsageMessage(
       "ditserve-host: rank 0 of a ditserve group (set RANK=0, WORLD_SIZE, "
       "MASTER_ADDR, MASTER_PORT as torchrun does)");

@@ -115,7 +115,6 @@ int RunWorker() {
 }  // namespace ditserve::worker
 
 int main(int argc, char** argv) {
-  ditserve::base::RestartWithSleepingOpenMpWorkers(argv);
   absl::SetProgramUsageMessage(
       "ditserve-worker: rank > 0 of a ditserve group (set RANK, WORLD_SIZE, "
       "MASTER_ADDR, MASTER_PORT as torchrun does)");

@@ -5,23 +5,16 @@
 
 namespace ditserve::base {
 
-// Runs this program again (execve of /proc/self/exe, same arguments, same
-// process id) with OMP_WAIT_POLICY=PASSIVE added to its environment, unless
-// the environment already sets OMP_WAIT_POLICY or GOMP_SPINCOUNT.
+// For the start-up log: how LibTorch's OpenMP workers wait between parallel
+// regions, as libgomp read it from the environment when it loaded.
 //
-// Why: by default LibTorch's OpenMP workers spin for a while after every
-// parallel region, and OpenBLAS runs its own worker threads beside them. With
-// --threads 2 on two cores the spinning workers took the cores from OpenBLAS's
-// and every forward ran up to twice as slow as with one thread (README,
-// "Against diffusers"). libgomp reads the policy once, when it loads, before
-// main runs; exec is the only way to set it for this process.
-//
-// Call first in main, before anything that must not happen twice. Returns
-// only when no exec was needed or the exec failed (OpenMpWaitPolicy says
-// which).
-void RestartWithSleepingOpenMpWorkers(char** argv);
-
-// For the start-up log: how OpenMP workers wait, and what decided it.
+// ditserve leaves libgomp's default (spin for a few milliseconds, then
+// sleep). Every float32 product and convolution on the CPU runs on that one
+// OpenMP pool (oneDNN, core/models/layers/cpu_gemm.h), so a spinning worker
+// no longer takes a core another pool needs, and workers that slept after
+// every region made each 2-thread forward and decode pay a wake-up per
+// region: the VAE decode at 256² took 92 instead of 67 ms (README, "Against
+// diffusers"). OMP_WAIT_POLICY or GOMP_SPINCOUNT still set it.
 std::string OpenMpWaitPolicy();
 
 }  // namespace ditserve::base
