@@ -58,9 +58,22 @@ def compare(workers, request, output_path, output, run, repeats, timed=timed_on_
     timings = {side: [] for side in (*workers, "diffusers")}
     for _ in range(repeats):
         for side, worker in workers.items():
+            settle()
             timings[side].append(worker.run(**request))
+        settle()
         timings["diffusers"].append(timed(run)[1])
     return timings, difference
+
+
+def settle():
+    """Waits out the spinning of the previous run's idle threads: OpenBLAS's
+    workers busy-wait about 2^28 cycles after each product and LibTorch's
+    pthreadpool workers a million iterations, and on two cores either took a
+    core from whichever side ran next."""
+    time.sleep(SETTLE_SECONDS)
+
+
+SETTLE_SECONDS = 0.5
 
 
 def summary(milliseconds):
