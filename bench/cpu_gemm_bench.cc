@@ -19,7 +19,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/strings/numbers.h"
+#include "absl/status/statusor.h"
+#include "bench/positive_list.h"
 #include "core/base/allocator_tuning.h"
 #include "core/engine/compute_threads.h"
 #include "core/models/layers/cpu_gemm.h"
@@ -117,13 +118,14 @@ int Run() {
   base::KeepFreedMemoryForReuse();
   c10::InferenceMode inference;
   nlohmann::json measurements = nlohmann::json::array();
-  for (const std::string& item : absl::GetFlag(FLAGS_threads)) {
-    int threads = 0;
-    if (!absl::SimpleAtoi(item, &threads) || threads < 1) {
-      std::cerr << "--threads: " << item << " is not a positive integer\n";
-      return 2;
-    }
-    engine::SetComputeThreads(threads);
+  absl::StatusOr<std::vector<int64_t>> thread_counts =
+      ParsePositiveList(absl::GetFlag(FLAGS_threads), "threads");
+  if (!thread_counts.ok()) {
+    std::cerr << thread_counts.status() << "\n";
+    return 2;
+  }
+  for (const int64_t threads : *thread_counts) {
+    engine::SetComputeThreads(static_cast<int>(threads));
     for (const Shape& shape : Shapes()) {
       nlohmann::json measurement =
           Measure(shape, std::max(1, absl::GetFlag(FLAGS_repeats)));

@@ -21,7 +21,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
+#include "bench/positive_list.h"
 #include "core/base/allocator_tuning.h"
 #include "core/base/openmp_wait_policy.h"
 #include "core/engine/compute_threads.h"
@@ -52,20 +52,6 @@ namespace {
 // The benchmark's generation: FLUX.1-schnell's step count.
 constexpr int kGenerationSteps = 4;
 constexpr int64_t kTextTokens = 64;
-
-absl::StatusOr<std::vector<int64_t>> ParseList(
-    const std::vector<std::string>& items, const char* flag) {
-  std::vector<int64_t> values;
-  for (const std::string& item : items) {
-    int64_t value = 0;
-    if (!absl::SimpleAtoi(item, &value) || value <= 0) {
-      return absl::InvalidArgumentError(std::string("--") + flag + ": \"" +
-                                        item + "\" is not a positive integer");
-    }
-    values.push_back(value);
-  }
-  return values;
-}
 
 // Milliseconds of `repeats` runs of `body` after one untimed warm-up.
 absl::StatusOr<nlohmann::json> Time(int repeats,
@@ -115,10 +101,10 @@ absl::Status TransformerForward(families::FamilyModel& model,
 
 absl::StatusOr<nlohmann::json> Run() {
   absl::StatusOr<std::vector<int64_t>> sizes =
-      ParseList(absl::GetFlag(FLAGS_resolutions), "resolutions");
+      ParsePositiveList(absl::GetFlag(FLAGS_resolutions), "resolutions");
   if (!sizes.ok()) return sizes.status();
   absl::StatusOr<std::vector<int64_t>> thread_counts =
-      ParseList(absl::GetFlag(FLAGS_threads), "threads");
+      ParsePositiveList(absl::GetFlag(FLAGS_threads), "threads");
   if (!thread_counts.ok()) return thread_counts.status();
   std::string dir = absl::GetFlag(FLAGS_checkpoint);
   std::filesystem::path scratch;
