@@ -2,12 +2,12 @@
 #define DITSERVE_SERVER_CALL_OWNERSHIP_H_
 
 // What keeps a gRPC reactor alive, and what it must let go of at OnDone.
-// gRPC may drop a reactor only after OnDone, while the job's callbacks
-// still hold it (a late completion must not touch freed memory), so the
-// call holds itself until then. The call also holds its job (to cancel it)
-// and a streaming job keeps its progress callback, which holds the call,
-// after it finishes: that cycle leaked every GenerateStream until Release
-// broke it.
+// gRPC needs a reactor until OnDone, and the job's callbacks may reach it
+// later still (a late completion must not touch freed memory), so the call
+// is shared: it holds itself until OnDone, and the job's callbacks hold it.
+// The call also holds its job (to cancel it), and a streaming job keeps its
+// progress callback after it finishes: that cycle leaked every
+// GenerateStream until Release broke it.
 
 #include <memory>
 
