@@ -785,10 +785,14 @@ TEST(ServingFailureTest, DecodeLongerThanTheCollectiveTimeoutKeepsTheGroup) {
                                        kCollectiveTimeoutSeconds),
                           "--ping_interval_s=0.5"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  // Two 1024x1024 images: the tiny model's VAE takes several seconds each on
-  // one thread, while denoising a single step stays short.
+  // Four 1024x1024 images (the most a request may ask for): the tiny
+  // model's VAE takes about a second each on one thread (two took 1.9 s
+  // once oneDNN ran every convolution), while denoising a single step stays
+  // short.
   v1::GenerateRequest request = SmallRequest("a long decode");
-  request.add_prompt("and another one");
+  for (const char* prompt : {"and another one", "a third", "a fourth"}) {
+    request.add_prompt(prompt);
+  }
   request.set_height(1024);
   request.set_width(1024);
   request.set_num_inference_steps(1);
