@@ -5,7 +5,8 @@ find_package(GTest CONFIG REQUIRED)
 #                    [TIMEOUT <seconds>] [PROCESSORS <cores a case keeps busy>]
 #                    SOURCES <files...> LIBS <targets...>)
 # ctest -j N never runs cases whose PROCESSORS add up to more than N (a case
-# asking for more than N runs alone).
+# asking for more than N runs alone). The binaries of each label are listed
+# in the global property DITSERVE_GTEST_BINARIES_<label>.
 function(ditserve_add_gtest)
   cmake_parse_arguments(ARG "" "NAME;LABEL;TIMEOUT;PROCESSORS" "SOURCES;LIBS"
                         ${ARGN})
@@ -27,6 +28,8 @@ function(ditserve_add_gtest)
     DITSERVE_BIN_DIR="${CMAKE_BINARY_DIR}/bin")
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} GTest::gtest
                                             GTest::gmock GTest::gtest_main)
+  set_property(GLOBAL APPEND PROPERTY DITSERVE_GTEST_BINARIES_${ARG_LABEL}
+                                      ${ARG_NAME})
   gtest_discover_tests(${ARG_NAME}
     DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
