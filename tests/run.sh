@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs dependencies, checks the include order, builds, checks formatting
-# and runs every test, then every fuzz target for a bounded time.
+# and runs every test, then every fuzz target for a bounded time, then the
+# unit tests instrumented with sanitizers if CI's time allows.
 # Usage: tests/run.sh [extra ctest arguments, e.g. -L unit]
-# With ctest arguments only the chosen tests run, without the fuzz targets.
+# With ctest arguments only the chosen tests run, without the fuzz targets
+# or the sanitizers.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -29,7 +31,13 @@ fi
 
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" "$@"
 
-# libFuzzer targets: their own clang build (build-fuzz/), 30 s each.
+# Without ctest arguments: the libFuzzer targets, in their own clang build
+# (build-fuzz/), 30 s each; then the unit-test binaries built with ASan and
+# UBSan (build-sanitize/), if what is left of the CI budget
+# (DITSERVE_CI_SECONDS, 5 minutes under CI's 60) less the 5 minutes their run
+# needs lets the instrumented build finish.
 if (($# == 0)); then
   tests/fuzz/run.sh
+  ci_seconds=${DITSERVE_CI_SECONDS:-3300}
+  tests/sanitize.sh --build-seconds $((ci_seconds - SECONDS - 300))
 fi
