@@ -63,8 +63,9 @@ for binary in "${binaries[@]}"; do
   status=0
   timeout 1800 "$binary" --gtest_brief=1 >"$log_dir/$name.log" 2>&1 ||
     status=$?
+  # A binary that dies before gtest's summary leaves none to quote.
   summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log_dir/$name.log" |
-    tr -s ' ' | paste -sd ' ' -)
+    tr -s ' ' | paste -sd ' ' -) || summary="no gtest summary"
   echo "sanitize: $name exit $status in $((SECONDS - start)) s: $summary"
   if ((status != 0)); then
     failed+=("$name")
