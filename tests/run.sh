@@ -32,12 +32,12 @@ fi
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" "$@"
 
 # Without ctest arguments: the libFuzzer targets, in their own clang build
-# (build-fuzz/), 30 s each; then the unit-test binaries built with ASan and
-# UBSan (build-sanitize/), if what is left of the CI budget
-# (DITSERVE_CI_SECONDS, 5 minutes under CI's 60) less the 5 minutes their run
+# (build-fuzz/), 30 s each; then the unit tests built with ASan and UBSan
+# (build-sanitize/), if what is left of the CI budget
+# (DITSERVE_CI_SECONDS, 5 minutes under CI's 60) less the 7 minutes their run
 # needs lets the instrumented build finish.
 if (($# == 0)); then
   tests/fuzz/run.sh
   ci_seconds=${DITSERVE_CI_SECONDS:-3300}
-  tests/sanitize.sh --build-seconds $((ci_seconds - SECONDS - 300))
+  tests/sanitize.sh --build-seconds $((ci_seconds - SECONDS - 420))
 fi

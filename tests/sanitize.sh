@@ -4,9 +4,10 @@
 # sanitizer report fails its test.
 # Usage:
 #   tests/sanitize.sh [--build-seconds N]
-#       builds only the unit-test binaries and runs each binary whole, in one
-#       process; with --build-seconds, a build that does not finish in N s
-#       skips the run (exit 0) and says so, for tests/run.sh's CI budget.
+#       builds only what the unit label runs, runs each GoogleTest binary
+#       whole, in one process, then the golden cases; with --build-seconds,
+#       a build that does not finish in N s skips the run (exit 0) and says
+#       so, for tests/run.sh's CI budget.
 #   tests/sanitize.sh CTEST_ARGUMENTS...   e.g. -L integration
 #       builds every target and runs ctest with those arguments.
 set -euo pipefail
@@ -72,8 +73,10 @@ for binary in "${binaries[@]}"; do
     tail -n 60 "$log_dir/$name.log"
   fi
 done
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" \
+  -L unit -R '^golden/' || failed+=("the golden cases")
 if ((${#failed[@]} > 0)); then
   echo "sanitize: FAILED: ${failed[*]} (logs in $log_dir/)"
   exit 1
 fi
-echo "sanitize: all ${#binaries[@]} unit binaries clean"
+echo "sanitize: all ${#binaries[@]} unit binaries and the golden cases clean"
