@@ -10,6 +10,9 @@
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <vector>
+#ifdef DITSERVE_WITH_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
@@ -34,6 +37,19 @@ std::string DescribeCurrentException() {
   } catch (...) {
     return "unknown exception";
   }
+}
+
+// NCCL work runs on the communicator's CUDA stream. Waiting for it without a
+// timeout only makes the current stream wait there, so the host goes on
+// queueing kernels; with a timeout WorkNCCL::wait would block the host until
+// the GPU finishes. A hung NCCL collective is ended by the communicator's
+// own timeout (RendezvousOptions::collective_timeout) instead.
+bool IsStreamOrdered([[maybe_unused]] c10d::Work& work) {
+#ifdef DITSERVE_WITH_NCCL
+  return dynamic_cast<c10d::ProcessGroupNCCL::WorkNCCL*>(&work) != nullptr;
+#else
+  return false;
+#endif
 }
 
 bool IsPointToPoint(c10d::Work& work) {
@@ -159,6 +175,10 @@ absl::Status WaitCollective(absl::string_view operation,
                             const CollectiveContext& context,
                             c10d::Work& work) {
   try {
+    if (IsStreamOrdered(work)) {
+      work.wait();
+      return absl::OkStatus();
+    }
     if (context.watchdog == nullptr) {
       work.wait(context.timeout);
       return absl::OkStatus();

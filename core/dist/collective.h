@@ -30,7 +30,10 @@ absl::StatusOr<c10::intrusive_ptr<c10d::Work>> StartCollective(
     absl::string_view operation, const CollectiveContext& context,
     const std::function<c10::intrusive_ptr<c10d::Work>()>& start);
 
-// Waits for a started collective as RunCollective does.
+// Waits for a started collective as RunCollective does. NCCL work is only
+// ordered before the current CUDA stream's later kernels, without blocking
+// the host or a timeout of this wait: the NCCL communicator's own timeout
+// ends a hung collective.
 absl::Status WaitCollective(absl::string_view operation,
                             const CollectiveContext& context, c10d::Work& work);
 
