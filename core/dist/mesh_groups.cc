@@ -18,11 +18,16 @@ absl::StatusOr<MeshGroups> MeshGroups::Create(const Mesh& mesh,
     std::vector<int> members = mesh.GroupOf(axis, rank);
     const std::string prefix =
         absl::StrCat("mesh/", AxisName(axis), "/", members.front());
-    ASSIGN_OR_RETURN(
-        ProcessGroupPtr group,
-        rendezvous.NewGlooGroup(prefix, mesh.IndexInGroup(axis, rank),
-                                static_cast<int>(members.size())));
-    groups.groups_[axis] = group;
+    const int rank_in_group = mesh.IndexInGroup(axis, rank);
+    const int size = static_cast<int>(members.size());
+    ASSIGN_OR_RETURN(groups.groups_[axis],
+                     rendezvous.NewDataGroup(prefix, rank_in_group, size));
+    if (axis == Axis::kPp && size > 1) {
+      ASSIGN_OR_RETURN(
+          groups.pp_feedback_,
+          rendezvous.NewDataGroup(absl::StrCat(prefix, "/feedback"),
+                                  rank_in_group, size));
+    }
     groups.ranks_[axis] = std::move(members);
   }
   return groups;

@@ -11,9 +11,10 @@
 
 namespace ditserve::dist {
 
-// The Gloo sub-groups one rank belongs to: one per axis of the mesh
-// (including sp = ring × ulysses), each formed from the store under the
-// prefix "mesh/<axis>/<first rank of the group>".
+// The data-plane groups one rank belongs to (Rendezvous::NewDataGroup: NCCL
+// on CUDA, else Gloo): one per axis of the mesh (including sp = ring ×
+// ulysses), each formed from the store under the prefix "mesh/<axis>/<first
+// rank of the group>", and with PipeFusion a second pp group.
 class MeshGroups {
  public:
   // Every rank must call this with the same mesh; it blocks until the members
@@ -22,11 +23,18 @@ class MeshGroups {
                                            Rendezvous& rendezvous);
 
   const ProcessGroupPtr& group(Axis axis) const { return groups_.at(axis); }
+  // The pp group's ranks again, for what travels from the last stage back
+  // to earlier ones (null when the pp degree is 1). NCCL runs one pair's
+  // transfers in one group in the order posted, so the last stage's noise
+  // predictions would queue behind the earlier stages' forward sends, which
+  // wait for receives the last stage posts later.
+  const ProcessGroupPtr& pp_feedback() const { return pp_feedback_; }
   // Global ranks of the group along `axis`, in group order.
   const std::vector<int>& ranks(Axis axis) const { return ranks_.at(axis); }
 
  private:
   std::map<Axis, ProcessGroupPtr> groups_;
+  ProcessGroupPtr pp_feedback_;
   std::map<Axis, std::vector<int>> ranks_;
 };
 

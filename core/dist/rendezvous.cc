@@ -7,6 +7,7 @@
 #include <thread>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <utility>
 #ifdef DITSERVE_WITH_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -70,23 +71,6 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Join(
   ASSIGN_OR_RETURN(
       rendezvous->control_,
       rendezvous->NewGlooGroup("control", env.rank, env.world_size));
-  rendezvous->data_ = rendezvous->world_;
-#ifdef DITSERVE_WITH_NCCL
-  if (options.nccl_data_group) {
-    RETURN_IF_ERROR(base::GuardedAs(
-        absl::StatusCode::kUnavailable,
-        absl::StrCat("rank ", env.rank, " could not form the NCCL data group"),
-        [&] {
-          auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
-          nccl_options->timeout = options.collective_timeout;
-          rendezvous->data_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(
-              c10::make_intrusive<c10d::PrefixStore>("data",
-                                                     rendezvous->scoped_),
-              env.rank, env.world_size, nccl_options);
-        }));
-    rendezvous->groups_.push_back(rendezvous->data_);
-  }
-#endif
   ASSIGN_OR_RETURN(c10::intrusive_ptr<c10d::Store> watchdog_connection,
                    store->NewConnection());
   rendezvous->watchdog_ =
@@ -118,30 +102,62 @@ void Rendezvous::KeepStoreForSurvivors() {
   std::this_thread::sleep_for(linger);
 }
 
-absl::StatusOr<ProcessGroupPtr> Rendezvous::NewGlooGroup(
-    absl::string_view prefix, int rank_in_group, int size) {
+absl::StatusOr<ProcessGroupPtr> Rendezvous::FormGroup(
+    absl::string_view backend, absl::string_view prefix, int rank_in_group,
+    int size,
+    const std::function<ProcessGroupPtr(c10::intrusive_ptr<c10d::Store>)>&
+        create) {
   ASSIGN_OR_RETURN(
       ProcessGroupPtr group,
-      base::GuardedAs(
-          absl::StatusCode::kUnavailable,
-          absl::StrCat("rank ", env().rank, " could not form the Gloo group \"",
-                       prefix, "\" (rank ", rank_in_group, " of ", size,
-                       ") within ", options_.connect_timeout.count(), " ms"),
-          [&] {
-            auto gloo_options = c10d::ProcessGroupGloo::Options::create(
-                options_.collective_timeout);
-            gloo_options->devices.push_back(
-                CreateGlooDevice(env().master_addr));
-            // Control messages and the gathers here are small; one thread
-            // per group keeps a rank's thread count low.
-            gloo_options->threads = 1;
-            return ProcessGroupPtr(c10::make_intrusive<c10d::ProcessGroupGloo>(
-                c10::make_intrusive<c10d::PrefixStore>(std::string(prefix),
-                                                       scoped_),
-                rank_in_group, size, gloo_options));
-          }));
+      base::GuardedAs(absl::StatusCode::kUnavailable,
+                      absl::StrCat("rank ", env().rank, " could not form the ",
+                                   backend, " group \"", prefix, "\" (rank ",
+                                   rank_in_group, " of ", size, ") within ",
+                                   options_.connect_timeout.count(), " ms"),
+                      [&] {
+                        return create(c10::make_intrusive<c10d::PrefixStore>(
+                            std::string(prefix), scoped_));
+                      }));
   groups_.push_back(group);
   return group;
+}
+
+absl::StatusOr<ProcessGroupPtr> Rendezvous::NewGlooGroup(
+    absl::string_view prefix, int rank_in_group, int size) {
+  return FormGroup(
+      "Gloo", prefix, rank_in_group, size,
+      [&](c10::intrusive_ptr<c10d::Store> store) {
+        auto gloo_options = c10d::ProcessGroupGloo::Options::create(
+            options_.collective_timeout);
+        gloo_options->devices.push_back(CreateGlooDevice(env().master_addr));
+        // Control messages and the gathers here are small; one thread per
+        // group keeps a rank's thread count low.
+        gloo_options->threads = 1;
+        return ProcessGroupPtr(c10::make_intrusive<c10d::ProcessGroupGloo>(
+            std::move(store), rank_in_group, size, gloo_options));
+      });
+}
+
+absl::StatusOr<ProcessGroupPtr> Rendezvous::NewDataGroup(
+    absl::string_view prefix, int rank_in_group, int size) {
+  if (!options_.nccl_data_group) {
+    return NewGlooGroup(prefix, rank_in_group, size);
+  }
+#ifdef DITSERVE_WITH_NCCL
+  return FormGroup(
+      "NCCL", prefix, rank_in_group, size,
+      [&](c10::intrusive_ptr<c10d::Store> store) {
+        auto nccl_options = c10d::ProcessGroupNCCL::Options::create();
+        nccl_options->timeout = options_.collective_timeout;
+        return ProcessGroupPtr(c10::make_intrusive<c10d::ProcessGroupNCCL>(
+            std::move(store), rank_in_group, size, nccl_options));
+      });
+#else
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the NCCL group \"", prefix,
+      "\" was asked for, but this build has no NCCL (configure with "
+      "-DDITSERVE_CUDA=ON)"));
+#endif
 }
 
 }  // namespace ditserve::dist

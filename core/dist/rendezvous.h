@@ -28,15 +28,16 @@ struct RendezvousOptions {
   // interval.
   std::chrono::milliseconds collective_timeout{30000};
   WatchdogOptions watchdog;
-  // Whether CUDA builds form the NCCL data-plane group: only for --device
-  // cuda, as ProcessGroupNCCL refuses a machine without GPUs.
+  // Whether the data-plane groups (data() and NewDataGroup's) are NCCL's:
+  // only for --device cuda in CUDA builds, as ProcessGroupNCCL refuses a
+  // machine without GPUs. Otherwise they are Gloo's.
   bool nccl_data_group = false;
 };
 
 // One generation of the group (see GroupStore): every rank joins a Gloo
-// world group, a separate Gloo control group (CPU, also when the data plane
-// is NCCL) and, in CUDA builds with nccl_data_group, a NCCL data-plane
-// group, all under the generation's keys in rank 0's store. A watchdog keeps
+// world group and a separate Gloo control group (CPU, also when the data
+// plane is NCCL), both under the generation's keys in rank 0's store, where
+// the data-plane groups (NewDataGroup) are formed later. A watchdog keeps
 // this rank's heartbeat in the store.
 class Rendezvous {
  public:
@@ -64,9 +65,6 @@ class Rendezvous {
   const ProcessGroupPtr& world() const { return world_; }
   // Gloo over every rank, used only by the control channel.
   const ProcessGroupPtr& control() const { return control_; }
-  // NCCL over every rank when formed (nccl_data_group), else the Gloo world
-  // group.
-  const ProcessGroupPtr& data() const { return data_; }
   Watchdog& watchdog() { return *watchdog_; }
 
   // Rank 0, after the group broke: keeps serving the store for one
@@ -85,6 +83,11 @@ class Rendezvous {
   // same `prefix` (keys in the store are namespaced by it).
   absl::StatusOr<ProcessGroupPtr> NewGlooGroup(absl::string_view prefix,
                                                int rank_in_group, int size);
+  // A new group for tensors of the compute device, formed as NewGlooGroup:
+  // NCCL's with nccl_data_group, else Gloo's. FAILED_PRECONDITION when
+  // nccl_data_group is set in a build without NCCL.
+  absl::StatusOr<ProcessGroupPtr> NewDataGroup(absl::string_view prefix,
+                                               int rank_in_group, int size);
 
  private:
   Rendezvous(std::shared_ptr<GroupStore> store, int64_t generation,
@@ -94,6 +97,14 @@ class Rendezvous {
         scoped_(store_->Scoped(generation)),
         options_(options) {}
 
+  // A group made by `create` over the store under `prefix`, kept for
+  // Abandon; `backend` names it in the error.
+  absl::StatusOr<ProcessGroupPtr> FormGroup(
+      absl::string_view backend, absl::string_view prefix, int rank_in_group,
+      int size,
+      const std::function<ProcessGroupPtr(c10::intrusive_ptr<c10d::Store>)>&
+          create);
+
   std::shared_ptr<GroupStore> store_;
   const int64_t generation_;
   // The store under this generation's keys.
@@ -101,7 +112,6 @@ class Rendezvous {
   RendezvousOptions options_;
   ProcessGroupPtr world_;
   ProcessGroupPtr control_;
-  ProcessGroupPtr data_;
   // Every group formed here, for Abandon.
   std::vector<ProcessGroupPtr> groups_;
   std::unique_ptr<Watchdog> watchdog_;

@@ -81,8 +81,10 @@ absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
   const v1::DerivedShapes& shapes = context.config.shapes();
   const auto [first, end] = DpGroupPrompts(context);
   torch::NoGradGuard no_grad;
+  // On the compute device, whose data-plane group gathers it.
   at::Tensor group_latents =
-      torch::zeros(LatentsShape(shapes, {shapes.max_batch_per_dp_group()}));
+      torch::zeros(LatentsShape(shapes, {shapes.max_batch_per_dp_group()}),
+                   at::device(context.buffers.options().device()));
   if (end > first) {
     ASSIGN_OR_RETURN(at::Tensor latents, generate(first, end));
     group_latents.narrow(0, 0, end - first).copy_(latents);

@@ -40,6 +40,9 @@ absl::StatusOr<std::optional<parallel::PipeFusionStages>> StagesFor(
   parallel::PipeFusionStages stages;
   stages.group = {.group = context.groups.group(dist::Axis::kPp),
                   .context = context.collective_on(dist::Axis::kPp)};
+  stages.feedback = {.group = context.groups.pp_feedback(),
+                     .context = context.collective_on(dist::Axis::kPp)};
+  stages.feedback.context.group_name = "pp feedback";
   const v1::DerivedShapes& shapes = context.config.shapes();
   const int64_t max_rows =
       int64_t{shapes.max_batch_per_dp_group()} * shapes.branches_per_cfg_rank();

@@ -32,11 +32,13 @@ int TagOf(int patch, int tag) {
   return patch == kWholeSequence ? tag : PatchTag(patch, tag);
 }
 
-// Waits for a transfer with another stage, telling stages.waited how long.
-void WaitForStage(const PipeFusionStages& stages, const char* operation,
+// Waits for a transfer with another stage over `group` (stages.group or
+// stages.feedback), telling stages.waited how long.
+void WaitForStage(const PipeFusionStages& stages, const parallel::Group& group,
+                  const char* operation,
                   const c10::intrusive_ptr<c10d::Work>& work) {
   const auto start = std::chrono::steady_clock::now();
-  parallel::Wait(stages.group, operation, work);
+  parallel::Wait(group, operation, work);
   if (stages.waited) {
     stages.waited(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -44,24 +46,24 @@ void WaitForStage(const PipeFusionStages& stages, const char* operation,
   }
 }
 
-void Send(const PipeFusionStages& stages, const char* operation,
-          const at::Tensor& tensor, int destination, int tag) {
+void Send(const PipeFusionStages& stages, const parallel::Group& group,
+          const char* operation, const at::Tensor& tensor, int destination,
+          int tag) {
   std::vector<at::Tensor> tensors = {tensor.contiguous()};
-  WaitForStage(
-      stages, operation,
-      parallel::PostSend(stages.group, operation, tensors, destination, tag));
+  WaitForStage(stages, group, operation,
+               parallel::PostSend(group, operation, tensors, destination, tag));
 }
 
 absl::StatusOr<at::Tensor> Receive(const PipeFusionStages& stages,
+                                   const parallel::Group& group,
                                    const char* operation, StageTensor what,
                                    int patch, const std::vector<int64_t>& shape,
                                    int source, int tag) {
   ASSIGN_OR_RETURN(at::Tensor buffer,
                    stages.receive_buffer(what, patch, shape));
   std::vector<at::Tensor> tensors = {buffer};
-  WaitForStage(
-      stages, operation,
-      parallel::PostReceive(stages.group, operation, tensors, source, tag));
+  WaitForStage(stages, group, operation,
+               parallel::PostReceive(group, operation, tensors, source, tag));
   return buffer;
 }
 
@@ -80,7 +82,8 @@ absl::StatusOr<StageStreams> ReceiveStreams(const StageModel& model,
   if (patch.text) {
     ASSIGN_OR_RETURN(
         streams.text,
-        Receive(stages, "receive of the previous stage's text stream",
+        Receive(stages, stages.group,
+                "receive of the previous stage's text stream",
                 StageTensor::kTextStream, kWholeSequence,
                 {model.batch(), model.text_tokens(), model.hidden_size()},
                 previous, TagOf(index, kTextTag)));
@@ -91,7 +94,8 @@ absl::StatusOr<StageStreams> ReceiveStreams(const StageModel& model,
   }
   ASSIGN_OR_RETURN(
       streams.image,
-      Receive(stages, "receive of the previous stage's image stream",
+      Receive(stages, stages.group,
+              "receive of the previous stage's image stream",
               StageTensor::kImageStream, index,
               {model.batch(), patch.image.tokens, model.hidden_size()},
               previous, TagOf(index, kImageTag)));
@@ -146,21 +150,22 @@ at::Tensor GatherShards(const PipeFusionStages& stages,
   const at::Tensor gathered =
       parallel::AllGather(*stages.sp, "all-gather of the sp ranks' outputs",
                           own.contiguous(), /*dim=*/1);
-  std::vector<int64_t> sources;
+  // Each rank owns one run of each span's tokens. Slicing them out needs no
+  // index tensor, whose copy to a GPU would wait for the GPU to catch up.
+  std::vector<at::Tensor> runs;
   int64_t offset = 0;
   for (const models::TokenSpan& span : spans) {
     const int tokens = static_cast<int>(span.tokens);
     for (int index = 0; index < degree; ++index) {
       const config::PipeFusionShard shard =
           config::PipeFusionShardOf(tokens, degree, index);
-      for (int token = shard.owned_begin; token < shard.owned_end; ++token) {
-        sources.push_back(index * own.size(1) + offset + token - shard.begin);
-      }
+      runs.push_back(gathered.narrow(
+          1, index * own.size(1) + offset + shard.owned_begin - shard.begin,
+          shard.owned_end - shard.owned_begin));
     }
     offset += config::PipeFusionShardOf(tokens, degree, 0).tokens;
   }
-  return gathered.index_select(
-      1, at::tensor(sources, at::kLong).to(gathered.device()));
+  return at::cat(runs, /*dim=*/1);
 }
 
 absl::StatusOr<at::Tensor> Staged(StageModel& model,
@@ -181,14 +186,15 @@ absl::StatusOr<at::Tensor> Staged(StageModel& model,
   ASSIGN_OR_RETURN(StageStreams streams, model.Forward(own, incoming));
   if (stage < last) {
     if (own.text) {
-      Send(stages, "send of the text stream to the next stage", streams.text,
-           stage + 1, kTextTag);
+      Send(stages, group, "send of the text stream to the next stage",
+           streams.text, stage + 1, kTextTag);
     }
-    Send(stages, "send of the image stream to the next stage", streams.image,
-         stage + 1, kImageTag);
+    Send(stages, group, "send of the image stream to the next stage",
+         streams.image, stage + 1, kImageTag);
     ASSIGN_OR_RETURN(
         at::Tensor noise,
-        Receive(stages, "receive of the last stage's noise prediction",
+        Receive(stages, stages.feedback,
+                "receive of the last stage's noise prediction",
                 StageTensor::kNoisePrediction, kWholeSequence,
                 {model.batch(), own.image.tokens, model.output_channels()},
                 last, kNoiseTag));
@@ -197,8 +203,9 @@ absl::StatusOr<at::Tensor> Staged(StageModel& model,
   }
   ASSIGN_OR_RETURN(at::Tensor noise, model.Output(own.image, streams.image));
   for (int other = 0; other < last; ++other) {
-    Send(stages, "send of the noise prediction to an earlier stage", noise,
-         other, kNoiseTag);
+    Send(stages, stages.feedback,
+         "send of the noise prediction to an earlier stage", noise, other,
+         kNoiseTag);
   }
   return GatherShards(stages, {whole.image}, noise);
 }
@@ -213,12 +220,13 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
   // Sends stay posted while later patches compute; that overlap is the
   // pipeline. Their tensors must live until the waits below.
   std::deque<std::vector<at::Tensor>> sent;
-  std::vector<c10::intrusive_ptr<c10d::Work>> sends;
-  const auto post = [&](const char* operation, const at::Tensor& tensor,
-                        int destination, int tag) {
+  std::vector<std::pair<const parallel::Group*, c10::intrusive_ptr<c10d::Work>>>
+      sends;
+  const auto post = [&](const parallel::Group& over, const char* operation,
+                        const at::Tensor& tensor, int destination, int tag) {
     sent.push_back({tensor.contiguous()});
-    sends.push_back(
-        parallel::PostSend(group, operation, sent.back(), destination, tag));
+    sends.emplace_back(&over, parallel::PostSend(over, operation, sent.back(),
+                                                 destination, tag));
   };
   std::vector<models::TokenSpan> spans;
   for (int patch = 0; patch < patches; ++patch) {
@@ -251,10 +259,10 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
     ASSIGN_OR_RETURN(StageStreams streams, model.Forward(own, incoming));
     if (stage < last) {
       if (own.text) {
-        post("send of the text stream to the next stage", streams.text,
+        post(group, "send of the text stream to the next stage", streams.text,
              stage + 1, TagOf(index, kTextTag));
       } else {
-        post("send of an image patch to the next stage", streams.image,
+        post(group, "send of an image patch to the next stage", streams.image,
              stage + 1, TagOf(index, kImageTag));
       }
       continue;
@@ -263,7 +271,8 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
     ASSIGN_OR_RETURN(at::Tensor output, model.Output(own.image, streams.image));
     noise[index] = output;
     for (int other = 0; other < last; ++other) {
-      post("send of a patch's noise prediction to an earlier stage", output,
+      post(stages.feedback,
+           "send of a patch's noise prediction to an earlier stage", output,
            other, PatchTag(index, kNoiseTag));
     }
   }
@@ -271,7 +280,7 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
     for (int patch = 0; patch < patches; ++patch) {
       ASSIGN_OR_RETURN(
           at::Tensor received,
-          Receive(stages,
+          Receive(stages, stages.feedback,
                   "receive of the last stage's noise prediction for a patch",
                   StageTensor::kNoisePrediction, patch,
                   {model.batch(),
@@ -281,8 +290,8 @@ absl::StatusOr<at::Tensor> Patched(StageModel& model,
       noise[patch] = received.clone();
     }
   }
-  for (const c10::intrusive_ptr<c10d::Work>& work : sends) {
-    WaitForStage(stages, "send of a patch to another stage", work);
+  for (const auto& [over, work] : sends) {
+    WaitForStage(stages, *over, "send of a patch to another stage", work);
   }
   return GatherShards(stages, spans, at::cat(noise, /*dim=*/1));
 }

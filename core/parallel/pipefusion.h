@@ -39,7 +39,12 @@ enum class StageTensor {
 // (pp) group: group rank s runs stage s, whose transformer holds the s-th
 // block range and attends through `stale_kv`.
 struct PipeFusionStages {
+  // Carries the streams from each stage to the next.
   parallel::Group group;
+  // The same ranks in another group, which carries the last stage's noise
+  // predictions back to the earlier stages (dist::MeshGroups::pp_feedback
+  // says why).
+  parallel::Group feedback;
   // Where a received tensor of `shape` goes (for image patch `patch`, or
   // kWholeSequence): the planned buffer, or an error when the shape is not
   // the planned one (the parallel methods sit below the engine that owns the

@@ -43,12 +43,16 @@ std::vector<parallel::SequenceParallel> ThreadSequenceParallel(
 std::vector<ThreadStage> ThreadPipeFusion(int stages, int sp, bool ulysses,
                                           std::vector<int64_t> patch_offsets,
                                           std::chrono::milliseconds wait) {
-  // pp_groups[i]: the stages of sp index i; sp_groups[s]: stage s's ranks.
+  // pp_groups[i]: the stages of sp index i, feedback_groups[i] the same
+  // ranks again; sp_groups[s]: stage s's ranks.
   std::vector<std::vector<parallel::Group>> pp_groups;
+  std::vector<std::vector<parallel::Group>> feedback_groups;
   std::vector<std::vector<parallel::Group>> sp_groups;
   for (int index = 0; index < sp; ++index) {
     pp_groups.push_back(
         ThreadRankGroups(absl::StrCat("pp", index), stages, wait));
+    feedback_groups.push_back(
+        ThreadRankGroups(absl::StrCat("pp", index, "/feedback"), stages, wait));
   }
   for (int stage = 0; stage < stages; ++stage) {
     sp_groups.push_back(ThreadRankGroups(absl::StrCat("sp", stage), sp, wait));
@@ -65,6 +69,7 @@ std::vector<ThreadStage> ThreadPipeFusion(int stages, int sp, bool ulysses,
       ThreadStage rank;
       rank.stages = {
           .group = pp_groups[index][stage],
+          .feedback = feedback_groups[index][stage],
           .receive_buffer = [](parallel::StageTensor, int,
                                const std::vector<int64_t>& shape)
               -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },

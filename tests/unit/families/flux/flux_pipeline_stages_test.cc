@@ -51,8 +51,11 @@ std::shared_ptr<models::FluxTransformer2DModel> LoadStage(
 
 // Receive buffers as the engine plans them: one fresh tensor of the shape.
 // The golden case's 16 image tokens (a 4×4 grid) in patches of 1 and 3 rows.
+// The cases here stop before any noise prediction travels back, so `group`
+// serves as the feedback group too.
 parallel::PipeFusionStages StagesOver(const parallel::Group& group) {
   return {.group = group,
+          .feedback = group,
           .receive_buffer = [](parallel::StageTensor, int,
                                const std::vector<int64_t>& shape)
               -> absl::StatusOr<at::Tensor> { return at::zeros(shape); },
