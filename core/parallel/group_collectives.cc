@@ -80,6 +80,29 @@ c10::intrusive_ptr<c10d::Work> PostReceive(const Group& group,
   }
 }
 
+std::vector<c10::intrusive_ptr<c10d::Work>> PostExchange(
+    const Group& group, absl::string_view operation,
+    std::vector<at::Tensor>& outgoing, int destination,
+    std::vector<at::Tensor>& incoming, int source, int tag) {
+#ifdef DITSERVE_WITH_NCCL
+  if (group.group->getBackendName() == "nccl") {
+    try {
+      std::vector<at::Tensor> wire_out = dist::WireViews(outgoing);
+      std::vector<at::Tensor> wire_in = dist::WireViews(incoming);
+      // Inside the group c10d returns no work per transfer, one at its end.
+      group.group->startCoalescing();
+      group.group->recv(wire_in, source, tag);
+      group.group->send(wire_out, destination, tag);
+      return {group.group->endCoalescing()};
+    } catch (const std::exception& error) {
+      throw PostingFailed(group, operation, error);
+    }
+  }
+#endif
+  return {PostReceive(group, operation, incoming, source, tag),
+          PostSend(group, operation, outgoing, destination, tag)};
+}
+
 void Wait(const Group& group, absl::string_view operation,
           const c10::intrusive_ptr<c10d::Work>& work) {
   ThrowIfError(

@@ -47,6 +47,14 @@ c10::intrusive_ptr<c10d::Work> PostReceive(const Group& group,
                                            absl::string_view operation,
                                            std::vector<at::Tensor>& tensors,
                                            int source, int tag);
+// A send of `outgoing` to `destination` and a receive into `incoming` from
+// `source`, posted together; returns what to Wait for. On NCCL the two run as
+// one group: posted apart, ranks that each receive before they send over the
+// same communicator (a ring of two) would wait for each other.
+std::vector<c10::intrusive_ptr<c10d::Work>> PostExchange(
+    const Group& group, absl::string_view operation,
+    std::vector<at::Tensor>& outgoing, int destination,
+    std::vector<at::Tensor>& incoming, int source, int tag);
 // Waits for a posted transfer at most group.context.timeout.
 void Wait(const Group& group, absl::string_view operation,
           const c10::intrusive_ptr<c10d::Work>& work);

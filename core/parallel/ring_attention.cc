@@ -19,8 +19,7 @@ namespace {
 struct Transfer {
   std::vector<at::Tensor> outgoing;
   std::vector<at::Tensor> incoming;
-  c10::intrusive_ptr<c10d::Work> send;
-  c10::intrusive_ptr<c10d::Work> receive;
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
 };
 
 Transfer Post(const Group& ring, const std::string& operation,
@@ -28,18 +27,19 @@ Transfer Post(const Group& ring, const std::string& operation,
   Transfer transfer;
   transfer.outgoing = {tensor};
   transfer.incoming = {at::empty_like(tensor)};
-  transfer.receive =
-      PostReceive(ring, operation, transfer.incoming, previous, tag);
-  transfer.send = PostSend(ring, operation, transfer.outgoing, next, tag);
+  transfer.works = PostExchange(ring, operation, transfer.outgoing, next,
+                                transfer.incoming, previous, tag);
   return transfer;
 }
 
 at::Tensor Complete(const Group& ring, const std::string& operation,
                     Transfer& transfer, int next, int previous) {
-  Wait(ring, absl::StrCat(operation, ": receive from ring rank ", previous),
-       transfer.receive);
-  Wait(ring, absl::StrCat(operation, ": send to ring rank ", next),
-       transfer.send);
+  const std::string exchange =
+      absl::StrCat(operation, ": receive from ring rank ", previous,
+                   " and send to ring rank ", next);
+  for (const c10::intrusive_ptr<c10d::Work>& work : transfer.works) {
+    Wait(ring, exchange, work);
+  }
   return transfer.incoming[0];
 }
 
