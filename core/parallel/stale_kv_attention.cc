@@ -54,8 +54,12 @@ at::Tensor StaleKvAttention::Attend(const at::Tensor& q, const at::Tensor& k,
         " keys, not ulysses ", sharing_.ulysses, " × at most ", rows_.size(1)));
   }
   const at::Tensor positions = rows_.narrow(1, 0, per_rank).reshape({-1});
-  // Models give rows on the CPU; the cache may sit on an accelerator.
-  const at::Tensor rows = positions.to(k.device());
+  // Models give rows on the CPU; the cache may sit on a GPU. A copy from
+  // pinned memory does not wait for the GPU to catch up, which every layer
+  // would otherwise do.
+  const at::Tensor rows =
+      k.is_cuda() ? positions.pin_memory().to(k.device(), /*non_blocking=*/true)
+                  : positions;
   at::Tensor fresh = at::stack({k, v});
   // A layer without fresh tokens (the image-only attention of a text-only
   // forward) has nothing to share, on every ring rank alike: their shares are
