@@ -28,9 +28,9 @@ struct RendezvousOptions {
   // interval.
   std::chrono::milliseconds collective_timeout{30000};
   WatchdogOptions watchdog;
-  // Whether the data-plane groups (data() and NewDataGroup's) are NCCL's:
-  // only for --device cuda in CUDA builds, as ProcessGroupNCCL refuses a
-  // machine without GPUs. Otherwise they are Gloo's.
+  // Whether NewDataGroup's groups are NCCL's: only for --device cuda in CUDA
+  // builds, as ProcessGroupNCCL refuses a machine without GPUs. Otherwise
+  // they are Gloo's.
   bool nccl_data_group = false;
 };
 
