@@ -21,6 +21,10 @@ if [[ ${1:-} == --build-seconds ]]; then
 fi
 
 export CCACHE_BASEDIR="$root"
+# The instrumented build compiles with debug info, into which ccache would
+# hash the working directory: a checkout at another path (each CI clone)
+# would miss every object. Debug paths may then name the earlier checkout.
+export CCACHE_NOHASHDIR=1
 build_dir=${DITSERVE_SANITIZE_BUILD_DIR:-build-sanitize}
 cmake -S . -B "$build_dir" -G Ninja -DDITSERVE_SANITIZE=ON \
   -DDITSERVE_BUILD_BENCH=OFF >/dev/null
