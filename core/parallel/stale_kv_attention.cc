@@ -28,6 +28,7 @@ void StaleKvAttention::Begin(at::Tensor rows, bool whole_sequence) {
         ring * sharing_.ulysses, ", tokens]; got ", c10::str(rows.sizes())));
   }
   rows_ = std::move(rows);
+  device_rows_.clear();
   whole_sequence_ = whole_sequence;
   next_layer_ = 0;
 }
@@ -55,11 +56,13 @@ at::Tensor StaleKvAttention::Attend(const at::Tensor& q, const at::Tensor& k,
   }
   const at::Tensor positions = rows_.narrow(1, 0, per_rank).reshape({-1});
   // Models give rows on the CPU; the cache may sit on a GPU. A copy from
-  // pinned memory does not wait for the GPU to catch up, which every layer
-  // would otherwise do.
-  const at::Tensor rows =
-      k.is_cuda() ? positions.pin_memory().to(k.device(), /*non_blocking=*/true)
-                  : positions;
+  // pinned memory does not wait for the GPU to catch up.
+  at::Tensor& rows = device_rows_[per_rank];
+  if (!rows.defined()) {
+    rows = k.is_cuda()
+               ? positions.pin_memory().to(k.device(), /*non_blocking=*/true)
+               : positions;
+  }
   at::Tensor fresh = at::stack({k, v});
   // A layer without fresh tokens (the image-only attention of a text-only
   // forward) has nothing to share, on every ring rank alike: their shares are

@@ -4,6 +4,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -69,6 +71,9 @@ class StaleKvAttention final : public models::Attention {
   std::vector<std::pair<at::Tensor, at::Tensor>> layers_;
   size_t next_layer_ = 0;
   at::Tensor rows_;
+  // rows_'s positions on the cache's device, by keys per Ulysses rank: one
+  // copy per forward rather than one per layer.
+  std::map<int64_t, at::Tensor> device_rows_;
   bool whole_sequence_ = false;
 };
 

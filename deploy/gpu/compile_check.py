@@ -90,6 +90,7 @@ def main():
     parser.add_argument("--cuda-include", default="/usr/local/cuda/include")
     parser.add_argument("only", nargs="*")
     options = parser.parse_args()
+    options.build = os.path.abspath(options.build)
 
     with open(os.path.join(options.build, "compile_commands.json")) as file:
         entries = [entry for entry in json.load(file)
