@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "tools/local_cluster/port_claims.h"
 
 extern char** environ;
 
@@ -87,10 +88,18 @@ absl::StatusOr<int> PickFreePort() {
   // such a port before our server bound it (seen in CI). The kernel may also
   // hand a released port out again at once, so no port is returned twice per
   // process (a cluster's store and its gRPC server once got the same one).
+  // Two tests side by side once drew the same port (seen in CI), so each port
+  // is also claimed for this process's lifetime.
   static std::mutex mutex;
   static std::set<int>* const handed_out = new std::set<int>();
   static std::mt19937* const random = new std::mt19937(std::random_device{}());
+  static PortClaims* claims = nullptr;
   std::lock_guard<std::mutex> lock(mutex);
+  if (claims == nullptr) {
+    ASSIGN_OR_RETURN(std::unique_ptr<PortClaims> opened,
+                     PortClaims::Open(PortClaims::DefaultPath()));
+    claims = opened.release();
+  }
   const int end = FirstEphemeralPort();
   std::uniform_int_distribution<int> draw(std::max(1024, end - 12000),
                                           std::max(1025, end) - 1);
@@ -98,6 +107,8 @@ absl::StatusOr<int> PickFreePort() {
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     const int port = draw(*random);
     if (handed_out->count(port) > 0) continue;
+    ASSIGN_OR_RETURN(bool claimed, claims->Claim(port));
+    if (!claimed) continue;
     ASSIGN_OR_RETURN(bool free, CanBind(port));
     if (free) {
       handed_out->insert(port);

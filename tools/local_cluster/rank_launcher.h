@@ -16,7 +16,8 @@ namespace ditserve::local_cluster {
 // A TCP port on 127.0.0.1 that was free a moment ago (bound and released),
 // below the kernel's ephemeral range so that no outgoing connection takes it
 // meanwhile, for a rendezvous or a server under test; never one this process
-// was given before.
+// was given before, nor one another process claimed (PortClaims) and is still
+// running.
 absl::StatusOr<int> PickFreePort();
 
 // A TCP connection to 127.0.0.1:`port`, which the caller closes; -1 when
