@@ -33,4 +33,20 @@ absl::Status CheckShape(absl::string_view name, const at::Tensor& tensor,
                    "; expected ", ShapeString(expected)));
 }
 
+absl::Status CheckPatchableLatents(absl::string_view name,
+                                   const at::Tensor& latents, int64_t channels,
+                                   int64_t patch_size) {
+  absl::Status status =
+      CheckShape(name, latents, {kAnySize, channels, kAnySize, kAnySize});
+  if (!status.ok()) return status;
+  const int64_t height = latents.size(2);
+  const int64_t width = latents.size(3);
+  if (height % patch_size == 0 && width % patch_size == 0) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, " is ", height, "x", width,
+      "; height and width must be multiples of patch_size ", patch_size));
+}
+
 }  // namespace ditserve::models

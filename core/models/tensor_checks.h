@@ -21,6 +21,14 @@ inline constexpr int64_t kAnySize = -1;
 absl::Status CheckShape(absl::string_view name, const at::Tensor& tensor,
                         const std::vector<int64_t>& expected);
 
+// OK when `latents` is [*, channels, H, W] with H and W multiples of
+// patch_size, as a patch-embedding transformer takes them; otherwise
+// INVALID_ARGUMENT such as "hidden_states is 9x8; height and width must be
+// multiples of patch_size 2".
+absl::Status CheckPatchableLatents(absl::string_view name,
+                                   const at::Tensor& latents, int64_t channels,
+                                   int64_t patch_size);
+
 // "[2, 16, 32]"; kAnySize prints as "*".
 std::string ShapeString(const std::vector<int64_t>& shape);
 

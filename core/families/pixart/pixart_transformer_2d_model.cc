@@ -68,18 +68,10 @@ PixArtTransformer2DModel::PixArtTransformer2DModel(
 absl::Status PixArtTransformer2DModel::CheckInputs(
     const PixArtTransformerInputs& inputs) const {
   absl::Status status =
-      CheckShape("hidden_states", inputs.hidden_states,
-                 {kAnySize, config_.in_channels, kAnySize, kAnySize});
+      CheckPatchableLatents("hidden_states", inputs.hidden_states,
+                            config_.in_channels, config_.patch_size);
   if (!status.ok()) return status;
   const int64_t batch = inputs.hidden_states.size(0);
-  const int64_t height = inputs.hidden_states.size(2);
-  const int64_t width = inputs.hidden_states.size(3);
-  if (height % config_.patch_size != 0 || width % config_.patch_size != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("hidden_states is ", height, "x", width,
-                     "; height and width must be multiples of patch_size ",
-                     config_.patch_size));
-  }
   status.Update(CheckShape("encoder_hidden_states",
                            inputs.encoder_hidden_states,
                            {batch, kAnySize, config_.caption_channels}));

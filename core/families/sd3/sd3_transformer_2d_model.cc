@@ -78,18 +78,12 @@ SD3Transformer2DModel::SD3Transformer2DModel(
 absl::Status SD3Transformer2DModel::CheckInputs(
     const SD3TransformerInputs& inputs) const {
   absl::Status status =
-      CheckShape("hidden_states", inputs.hidden_states,
-                 {kAnySize, config_.in_channels, kAnySize, kAnySize});
+      CheckPatchableLatents("hidden_states", inputs.hidden_states,
+                            config_.in_channels, config_.patch_size);
   if (!status.ok()) return status;
   const int64_t batch = inputs.hidden_states.size(0);
   const int64_t height = inputs.hidden_states.size(2);
   const int64_t width = inputs.hidden_states.size(3);
-  if (height % config_.patch_size != 0 || width % config_.patch_size != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("hidden_states is ", height, "x", width,
-                     "; height and width must be multiples of patch_size ",
-                     config_.patch_size));
-  }
   const int64_t max_side = config_.pos_embed_max_size * config_.patch_size;
   if (height > max_side || width > max_side) {
     return absl::InvalidArgumentError(absl::StrCat(

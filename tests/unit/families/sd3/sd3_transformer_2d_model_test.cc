@@ -106,6 +106,19 @@ TEST(SD3Transformer2DModelTest, GridLargerThanThePositionTableIsAnError) {
                         "32x32 (pos_embed_max_size 16 x patch_size 2)"));
 }
 
+TEST(SD3Transformer2DModelTest, OddLatentSideNamesThePatchSize) {
+  const GoldenCase golden("models/sd3");
+  std::shared_ptr<SD3Transformer2DModel> model = LoadGoldenModel(golden);
+  ASSERT_NE(model, nullptr);
+  SD3TransformerInputs inputs = SD3GoldenInputs(golden);
+  inputs.hidden_states = torch::zeros({2, 16, 8, 7});
+  absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
+  EXPECT_EQ(sample.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(sample.status().message(),
+              HasSubstr("hidden_states is 8x7; height and width must be "
+                        "multiples of patch_size 2"));
+}
+
 TEST(SD3Transformer2DModelTest, WrongPooledWidthNamesTheInputAndShapes) {
   const GoldenCase golden("models/sd35");
   std::shared_ptr<SD3Transformer2DModel> model = LoadGoldenModel(golden);
