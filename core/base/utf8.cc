@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
+
 namespace ditserve::base {
 
 std::optional<size_t> FindInvalidUtf8(absl::string_view text) {
@@ -41,6 +43,13 @@ std::optional<size_t> FindInvalidUtf8(absl::string_view text) {
     i += length;
   }
   return std::nullopt;
+}
+
+absl::Status CheckUtf8(absl::string_view name, absl::string_view text) {
+  const std::optional<size_t> bad = FindInvalidUtf8(text);
+  if (!bad.has_value()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(name, " is not valid UTF-8 (first bad byte at ", *bad, ")"));
 }
 
 }  // namespace ditserve::base

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <optional>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
 namespace ditserve::base {
@@ -12,6 +13,10 @@ namespace ditserve::base {
 // UTF-8 sequence (overlong forms, surrogates and code points above U+10FFFF
 // are ill-formed), or nullopt when `text` is valid UTF-8.
 std::optional<size_t> FindInvalidUtf8(absl::string_view text);
+
+// OK for valid UTF-8; otherwise INVALID_ARGUMENT "`name` is not valid UTF-8
+// (first bad byte at N)", the one wording every refusal of text uses.
+absl::Status CheckUtf8(absl::string_view name, absl::string_view text);
 
 }  // namespace ditserve::base
 

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <limits>
-#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -30,12 +29,7 @@ absl::Status CheckModel(absl::string_view model,
 
 absl::Status CheckText(absl::string_view field, int index,
                        absl::string_view text, int max_bytes) {
-  if (std::optional<size_t> bad = base::FindInvalidUtf8(text);
-      bad.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, "[", index,
-                     "] is not valid UTF-8 (bad byte at offset ", *bad, ")"));
-  }
+  RETURN_IF_ERROR(base::CheckUtf8(absl::StrCat(field, "[", index, "]"), text));
   if (text.size() > static_cast<size_t>(max_bytes)) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, "[", index, "] has ", text.size(),

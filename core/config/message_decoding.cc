@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/utf8.h"
 #include "google/protobuf/descriptor.h"
@@ -36,10 +37,9 @@ std::optional<std::string> FindRejectedField(const UnknownFieldSet& fields,
         prefix, schema->name(),
         schema->is_repeated() ? absl::StrCat("[", index, "]") : "");
     if (schema->type() == FieldDescriptor::TYPE_STRING) {
-      if (std::optional<size_t> offset =
-              base::FindInvalidUtf8(field.length_delimited())) {
-        return absl::StrCat(path, " is not valid UTF-8 (first bad byte at ",
-                            *offset, "); string fields must be UTF-8");
+      if (absl::Status utf8 = base::CheckUtf8(path, field.length_delimited());
+          !utf8.ok()) {
+        return absl::StrCat(utf8.message(), "; string fields must be UTF-8");
       }
     } else if (schema->type() == FieldDescriptor::TYPE_MESSAGE) {
       UnknownFieldSet nested;

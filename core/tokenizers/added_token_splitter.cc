@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "core/base/status_macros.h"
+#include "core/base/utf8.h"
+
 namespace ditserve::tokenizers {
 
 AddedTokenSplitter::AddedTokenSplitter(
@@ -50,6 +53,23 @@ std::vector<TextSegment> AddedTokenSplitter::Split(
     segments.push_back({text.substr(plain_start), {}});
   }
   return segments;
+}
+
+absl::StatusOr<std::vector<int64_t>> AddedTokenSplitter::Encode(
+    absl::string_view text,
+    absl::FunctionRef<absl::Status(absl::string_view plain,
+                                   std::vector<int64_t>* ids)>
+        encode_plain) const {
+  RETURN_IF_ERROR(base::CheckUtf8("text to tokenize", text));
+  std::vector<int64_t> ids;
+  for (const TextSegment& segment : Split(text)) {
+    if (segment.added_token_id.has_value()) {
+      ids.push_back(*segment.added_token_id);
+    } else {
+      RETURN_IF_ERROR(encode_plain(segment.text, &ids));
+    }
+  }
+  return ids;
 }
 
 }  // namespace ditserve::tokenizers

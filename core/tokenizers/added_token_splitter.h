@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace ditserve::tokenizers {
@@ -28,6 +31,16 @@ class AddedTokenSplitter {
       const absl::flat_hash_map<std::string, int64_t>& tokens);
 
   std::vector<TextSegment> Split(absl::string_view text) const;
+
+  // The ids of `text` in order: each added token's own id, and what
+  // `encode_plain` appends for each plain run. INVALID_ARGUMENT, before any
+  // run is encoded, when `text` is not valid UTF-8: neither tokenizer library
+  // defines what ill-formed text becomes.
+  absl::StatusOr<std::vector<int64_t>> Encode(
+      absl::string_view text,
+      absl::FunctionRef<absl::Status(absl::string_view plain,
+                                     std::vector<int64_t>* ids)>
+          encode_plain) const;
 
  private:
   struct Token {

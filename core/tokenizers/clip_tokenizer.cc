@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/json.h"
 #include "core/base/status_macros.h"
-#include "core/base/utf8.h"
 #include "core/tokenizers/clip_text_cleaner.h"
 #include "core/tokenizers/tokenizer_files.h"
 
@@ -133,34 +132,28 @@ int64_t CLIPTokenizer::TokenId(const std::string& token) const {
 
 absl::StatusOr<std::vector<int64_t>> CLIPTokenizer::EncodeText(
     absl::string_view text) const {
-  if (std::optional<size_t> bad = base::FindInvalidUtf8(text)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "text to tokenize is not valid UTF-8: ill-formed byte at offset ",
-        *bad));
-  }
-  std::vector<int64_t> ids;
-  for (const TextSegment& segment : splitter_.Split(text)) {
-    if (segment.added_token_id.has_value()) {
-      ids.push_back(*segment.added_token_id);
-      continue;
-    }
-    ASSIGN_OR_RETURN(std::string cleaned, CleanClipText(segment.text));
-    re2::StringPiece rest(cleaned);
-    re2::StringPiece word;
-    while (RE2::FindAndConsume(&rest, WordPattern(), &word)) {
-      // CLIPTokenizer's BPE cache maps the two marker words to themselves,
-      // so a lower-cased "<|ENDOFTEXT|>" still becomes the marker id.
-      if (word == kStartOfText || word == kEndOfText) {
-        ids.push_back(TokenId(std::string(word)));
-        continue;
-      }
-      for (const std::string& symbol :
-           bpe_.Encode(absl::string_view(word.data(), word.size()))) {
-        ids.push_back(TokenId(symbol));
-      }
-    }
-  }
-  return ids;
+  return splitter_.Encode(
+      text,
+      [this](absl::string_view plain,
+             std::vector<int64_t>* ids) -> absl::Status {
+        ASSIGN_OR_RETURN(std::string cleaned, CleanClipText(plain));
+        re2::StringPiece rest(cleaned);
+        re2::StringPiece word;
+        while (RE2::FindAndConsume(&rest, WordPattern(), &word)) {
+          // CLIPTokenizer's BPE cache maps the two marker words to
+          // themselves, so a lower-cased "<|ENDOFTEXT|>" still becomes the
+          // marker id.
+          if (word == kStartOfText || word == kEndOfText) {
+            ids->push_back(TokenId(std::string(word)));
+            continue;
+          }
+          for (const std::string& symbol :
+               bpe_.Encode(absl::string_view(word.data(), word.size()))) {
+            ids->push_back(TokenId(symbol));
+          }
+        }
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<std::vector<int64_t>> CLIPTokenizer::Encode(

@@ -9,7 +9,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
-#include "core/base/utf8.h"
 #include "core/tokenizers/tokenizer_files.h"
 
 namespace ditserve::tokenizers {
@@ -136,21 +135,14 @@ absl::StatusOr<T5Tokenizer> T5Tokenizer::Load(const std::string& dir) {
 
 absl::StatusOr<std::vector<int64_t>> T5Tokenizer::EncodeText(
     absl::string_view text) const {
-  if (std::optional<size_t> bad = base::FindInvalidUtf8(text)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "text to tokenize is not valid UTF-8: ill-formed byte at offset ",
-        *bad));
-  }
-  std::vector<int64_t> ids;
-  for (const TextSegment& segment : splitter_.Split(text)) {
-    if (segment.added_token_id.has_value()) {
-      ids.push_back(*segment.added_token_id);
-      continue;
-    }
-    ASSIGN_OR_RETURN(std::vector<int> piece_ids, model_->Encode(segment.text));
-    ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
-  }
-  return ids;
+  return splitter_.Encode(
+      text,
+      [this](absl::string_view plain,
+             std::vector<int64_t>* ids) -> absl::Status {
+        ASSIGN_OR_RETURN(std::vector<int> piece_ids, model_->Encode(plain));
+        ids->insert(ids->end(), piece_ids.begin(), piece_ids.end());
+        return absl::OkStatus();
+      });
 }
 
 absl::StatusOr<std::vector<int64_t>> T5Tokenizer::Encode(

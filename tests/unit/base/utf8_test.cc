@@ -24,5 +24,13 @@ TEST(Utf8Test, ReportsOffsetOfFirstBadByte) {
   EXPECT_EQ(FindInvalidUtf8("\xE2\x28\xA1"), 0U);      // bad continuation
 }
 
+TEST(Utf8Test, CheckNamesTheTextAndTheOffset) {
+  EXPECT_TRUE(CheckUtf8("prompt", "caf\xC3\xA9").ok());
+  const absl::Status status = CheckUtf8("prompt[2]", "ok\xFF");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "prompt[2] is not valid UTF-8 (first bad byte at 2)");
+}
+
 }  // namespace
 }  // namespace ditserve::base

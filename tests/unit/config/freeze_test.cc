@@ -341,8 +341,7 @@ TEST(FreezeValidationTest, PromptUtf8) {
   request.add_prompt("na\xC3\xAFve caf\xC3\xA9");
   ExpectAccepted(request);
   request.set_prompt(0, "bad \xC3");
-  ExpectRejected(request,
-                 "prompt[0] is not valid UTF-8 (bad byte at offset 4)");
+  ExpectRejected(request, "prompt[0] is not valid UTF-8 (first bad byte at 4)");
 }
 
 TEST(FreezeValidationTest, PromptLength) {

@@ -124,7 +124,7 @@ TEST(CLIPTokenizerTest, InvalidUtf8IsAnErrorNamingTheOffset) {
   absl::StatusOr<std::vector<int64_t>> ids =
       tokenizer.Encode("caf\xC3\xA9 \xED\xA0\x80");
   EXPECT_EQ(ids.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(ids.status().message(), HasSubstr("offset 6"));
+  EXPECT_THAT(ids.status().message(), HasSubstr("first bad byte at 6"));
 }
 
 TEST(CLIPTokenizerTest, MissingVocabIsNotFoundNamingTheFile) {
