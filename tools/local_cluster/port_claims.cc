@@ -20,13 +20,23 @@ std::string PortClaims::DefaultPath() {
 
 absl::StatusOr<std::unique_ptr<PortClaims>> PortClaims::Open(
     const std::string& path) {
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  // An existing file is opened without O_CREAT: with fs.protected_regular,
+  // Debian's default, O_CREAT on another user's file in /tmp fails even for
+  // root.
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      // The umask would keep other users out.
+      fchmod(fd, 0666);
+    } else if (errno == EEXIST) {
+      fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    }
+  }
   if (fd < 0) {
     return absl::InternalError(
         absl::StrCat("open ", path, ": ", std::strerror(errno)));
   }
-  // The umask would keep other users out of a file this process created.
-  fchmod(fd, 0666);
   return std::unique_ptr<PortClaims>(new PortClaims(fd));
 }
 
