@@ -1,5 +1,8 @@
 #include "core/families/cogvideox/cogvideox_vae_config.h"
 
+#include <optional>
+#include <utility>
+
 #include "absl/numeric/bits.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -40,6 +43,13 @@ absl::StatusOr<CogVideoXVaeConfig> ParseCogVideoXVaeConfig(
   const base::JsonFields fields(json, source);
   ASSIGN_OR_RETURN(config.temporal_compression_ratio,
                    fields.PositiveInt("temporal_compression_ratio"));
+  for (auto [name, target] :
+       {std::pair{"sample_height", &config.sample_height},
+        std::pair{"sample_width", &config.sample_width}}) {
+    ASSIGN_OR_RETURN(std::optional<int64_t> size,
+                     fields.OptionalPositiveInt(name));
+    *target = size.value_or(*target);
+  }
   // diffusers builds post_quant_conv with out_channels (not latent) channels,
   // so no working checkpoint enables it.
   ASSIGN_OR_RETURN(std::optional<bool> post_quant_conv,

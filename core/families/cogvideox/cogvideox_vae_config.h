@@ -20,6 +20,10 @@ struct CogVideoXVaeConfig : models::VaeDecoderConfig {
   // Output frames per latent frame (a power of two): the first
   // log2(temporal_compression_ratio) up blocks also up-sample time.
   int64_t temporal_compression_ratio = 0;
+  // The resolution the VAE was trained at (diffusers' defaults when absent);
+  // its decode tiles are half of it.
+  int64_t sample_height = 480;
+  int64_t sample_width = 720;
 
   // How many up blocks double the frame count.
   int64_t temporal_upsampling_blocks() const;

@@ -38,29 +38,43 @@ absl::Status AutoencoderKLCogVideoX::CheckLatents(const at::Tensor& z) const {
 
 absl::StatusOr<at::Tensor> AutoencoderKLCogVideoX::Decode(const at::Tensor& z) {
   RETURN_IF_ERROR(CheckLatents(z));
-  return base::Guarded("AutoencoderKLCogVideoX decode failed", [&] {
-    torch::NoGradGuard no_grad;
-    const std::vector<FrameRange> batches = DecodeFrameBatches(z.size(2));
-    const int64_t doublings = config_.temporal_upsampling_blocks();
-    int64_t frames = 0;
-    for (const FrameRange& batch : batches) {
-      frames += DecodedFrames(batch.end - batch.begin, doublings);
-    }
-    const int64_t scale = config_.scale_factor();
-    // Filled chunk by chunk, so the chunks' outputs never exist twice.
-    at::Tensor video = at::empty({z.size(0), config_.out_channels, frames,
-                                  z.size(3) * scale, z.size(4) * scale},
-                                 z.options());
-    CausalConvCache cache;
-    int64_t written = 0;
-    for (const FrameRange& batch : batches) {
-      const at::Tensor chunk =
-          decoder_->Forward(z.slice(2, batch.begin, batch.end), cache);
-      video.slice(2, written, written + chunk.size(2)).copy_(chunk);
-      written += chunk.size(2);
-    }
-    return video;
+  return base::Guarded("AutoencoderKLCogVideoX decode failed",
+                       [&] { return DecodeUnchecked(z); });
+}
+
+absl::StatusOr<at::Tensor> AutoencoderKLCogVideoX::DecodeTiled(
+    const at::Tensor& z, const models::DecodeTiles& tiles) {
+  RETURN_IF_ERROR(CheckLatents(z));
+  return base::Guarded("AutoencoderKLCogVideoX tiled decode failed", [&] {
+    if (!models::NeedsTiles(tiles, z)) return DecodeUnchecked(z);
+    return models::DecodeInTiles(z, tiles, [this](const at::Tensor& tile) {
+      return DecodeUnchecked(tile);
+    });
   });
+}
+
+at::Tensor AutoencoderKLCogVideoX::DecodeUnchecked(const at::Tensor& z) {
+  torch::NoGradGuard no_grad;
+  const std::vector<FrameRange> batches = DecodeFrameBatches(z.size(2));
+  const int64_t doublings = config_.temporal_upsampling_blocks();
+  int64_t frames = 0;
+  for (const FrameRange& batch : batches) {
+    frames += DecodedFrames(batch.end - batch.begin, doublings);
+  }
+  const int64_t scale = config_.scale_factor();
+  // Filled chunk by chunk, so the chunks' outputs never exist twice.
+  at::Tensor video = at::empty({z.size(0), config_.out_channels, frames,
+                                z.size(3) * scale, z.size(4) * scale},
+                               z.options());
+  CausalConvCache cache;
+  int64_t written = 0;
+  for (const FrameRange& batch : batches) {
+    const at::Tensor chunk =
+        decoder_->Forward(z.slice(2, batch.begin, batch.end), cache);
+    video.slice(2, written, written + chunk.size(2)).copy_(chunk);
+    written += chunk.size(2);
+  }
+  return video;
 }
 
 absl::StatusOr<at::Tensor> AutoencoderKLCogVideoX::DecodeSinglePass(
@@ -71,6 +85,13 @@ absl::StatusOr<at::Tensor> AutoencoderKLCogVideoX::DecodeSinglePass(
     CausalConvCache cache;
     return decoder_->Forward(z, cache);
   });
+}
+
+absl::StatusOr<models::DecodeTiles> CogVideoXVaeTiles(
+    const CogVideoXVaeConfig& config) {
+  return models::TilesForSample(config.sample_height / 2,
+                                config.sample_width / 2, 1.0 / 6, 1.0 / 5,
+                                config.scale_factor());
 }
 
 absl::StatusOr<std::shared_ptr<AutoencoderKLCogVideoX>>

@@ -7,10 +7,11 @@
 // odd count), each chunk's pass continuing the causal convs from the caches
 // of the previous one, so only one chunk's activations and the small caches
 // are alive at a time. GroupNorm statistics are per chunk, as in diffusers.
-// Not implemented: tiled decoding (enable_tiling; H and W are decoded whole),
-// batch slicing, the encoder (its checkpoint tensors are skipped), and
-// CogVideoXSafeConv3d's splitting of inputs over 2^30 elements along time,
-// which only bounds cuDNN workspace and gives the same values.
+// DecodeTiled follows it after enable_tiling(): each spatial tile is decoded
+// as above over all frames. Not implemented: batch slicing, the encoder (its
+// checkpoint tensors are skipped), and CogVideoXSafeConv3d's splitting of
+// inputs over 2^30 elements along time, which only bounds cuDNN workspace and
+// gives the same values.
 
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
@@ -23,6 +24,7 @@
 #include "core/families/cogvideox/cogvideox_decoder_3d.h"
 #include "core/families/cogvideox/cogvideox_vae_config.h"
 #include "core/models/component_weights.h"
+#include "core/models/vae/tiled_decode.h"
 
 namespace ditserve::families {
 
@@ -43,6 +45,11 @@ class AutoencoderKLCogVideoX : public torch::nn::Module {
   // even one (temporal_compression_ratio 4).
   absl::StatusOr<at::Tensor> Decode(const at::Tensor& z);
 
+  // The same after diffusers' enable_tiling(): z larger than `tiles` (see
+  // CogVideoXVaeTiles) is decoded in blended tiles.
+  absl::StatusOr<at::Tensor> DecodeTiled(const at::Tensor& z,
+                                         const models::DecodeTiles& tiles);
+
   // model.decoder(z): one decoder pass over all frames, without the frame
   // chunks. Not what the pipeline does (its norms see every frame, so it
   // differs from Decode); it checks the decoder apart from the chunking.
@@ -50,10 +57,16 @@ class AutoencoderKLCogVideoX : public torch::nn::Module {
 
  private:
   absl::Status CheckLatents(const at::Tensor& z) const;
+  at::Tensor DecodeUnchecked(const at::Tensor& z);
 
   CogVideoXVaeConfig config_;
   CogVideoXDecoder3D decoder_;
 };
+
+// diffusers' tiles for this VAE: half its sample_height × sample_width,
+// overlapping by a sixth of their height and a fifth of their width.
+absl::StatusOr<models::DecodeTiles> CogVideoXVaeTiles(
+    const CogVideoXVaeConfig& config);
 
 // Builds the decoder from a diffusers `vae/` folder (config.json +
 // diffusion_pytorch_model.safetensors) and loads its weights strictly.

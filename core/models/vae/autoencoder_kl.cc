@@ -59,6 +59,18 @@ absl::StatusOr<at::Tensor> AutoencoderKL::Decode(const at::Tensor& z) {
                        [&] { return DecodeUnchecked(z); });
 }
 
+absl::StatusOr<at::Tensor> AutoencoderKL::DecodeTiled(
+    const at::Tensor& z, const DecodeTiles& tiles) {
+  RETURN_IF_ERROR(CheckShape(
+      "z", z, {kAnySize, config_.latent_channels, kAnySize, kAnySize}));
+  return base::Guarded("AutoencoderKL tiled decode failed", [&] {
+    if (!NeedsTiles(tiles, z)) return DecodeUnchecked(z);
+    return DecodeInTiles(z, tiles, [this](const at::Tensor& tile) {
+      return DecodeUnchecked(tile);
+    });
+  });
+}
+
 at::Tensor AutoencoderKL::DecodeUnchecked(const at::Tensor& z) {
   at::Tensor h = post_quant_conv_ ? post_quant_conv_->forward(z) : z;
   // Channels-last activations let oneDNN's float32 convolutions, most of a
@@ -72,6 +84,13 @@ at::Tensor AutoencoderKL::DecodeUnchecked(const at::Tensor& z) {
   for (UpDecoderBlock2D& block : up_blocks_) h = block->Forward(h);
   h = conv_norm_out_->forward(h);
   return conv_out_->forward(at::silu_(h)).contiguous();
+}
+
+absl::StatusOr<DecodeTiles> AutoencoderKLTiles(
+    const AutoencoderKLConfig& config) {
+  constexpr double kOverlap = 0.25;
+  return TilesForSample(config.sample_size, config.sample_size, kOverlap,
+                        kOverlap, config.scale_factor());
 }
 
 absl::StatusOr<std::shared_ptr<AutoencoderKL>> LoadAutoencoderKL(

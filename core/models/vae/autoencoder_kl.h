@@ -15,6 +15,7 @@
 #include "core/models/layers/conv.h"
 #include "core/models/vae/autoencoder_kl_config.h"
 #include "core/models/vae/decoder_blocks.h"
+#include "core/models/vae/tiled_decode.h"
 
 namespace ditserve::models {
 
@@ -36,6 +37,11 @@ class AutoencoderKL : public torch::nn::Module {
   // [B, out_channels, h * scale_factor, w * scale_factor], roughly [-1, 1].
   absl::StatusOr<at::Tensor> Decode(const at::Tensor& z);
 
+  // The same after diffusers' enable_tiling(): z larger than `tiles` (see
+  // AutoencoderKLTiles) is decoded in blended tiles.
+  absl::StatusOr<at::Tensor> DecodeTiled(const at::Tensor& z,
+                                         const DecodeTiles& tiles);
+
  private:
   at::Tensor DecodeUnchecked(const at::Tensor& z);
 
@@ -47,6 +53,11 @@ class AutoencoderKL : public torch::nn::Module {
   torch::nn::GroupNorm conv_norm_out_{nullptr};
   Conv2d conv_out_{nullptr};
 };
+
+// diffusers' tiles for this VAE: sample_size² pixels overlapping by a
+// quarter.
+absl::StatusOr<DecodeTiles> AutoencoderKLTiles(
+    const AutoencoderKLConfig& config);
 
 // Builds the decoder from a diffusers `vae/` folder (config.json + weights)
 // and loads its weights strictly.

@@ -53,6 +53,39 @@ TEST(CogVideoXVaeGoldenTest, ChunkedDecodeMatchesDiffusers) {
   }
 }
 
+// 11x9 latents in tiles of 6x5 stepping 5x4 (enable_tiling's 48x40-pixel
+// tiles; the tiny VAE's own would not tile, see CogVideoXVaeTiles' test),
+// each decoded over both frame chunks of 5 latent frames.
+TEST(CogVideoXVaeGoldenTest, TiledDecodeMatchesDiffusers) {
+  const GoldenCase tiled("vae_tiling/vae_cogvideox");
+  std::shared_ptr<AutoencoderKLCogVideoX> vae = LoadGoldenVae();
+  ASSERT_NE(vae, nullptr);
+  const nlohmann::json& sizes = tiled.json().at("enable_tiling");
+  absl::StatusOr<models::DecodeTiles> tiles =
+      models::TilesForSample(sizes.at("tile_sample_min_height").get<int64_t>(),
+                             sizes.at("tile_sample_min_width").get<int64_t>(),
+                             1.0 / 6, 1.0 / 5, vae->config().scale_factor());
+  ASSERT_TRUE(tiles.ok()) << tiles.status();
+  absl::StatusOr<at::Tensor> sample =
+      vae->DecodeTiled(tiled.Input("z"), *tiles);
+  ASSERT_TRUE(sample.ok()) << sample.status();
+  EXPECT_TRUE(
+      AllClose(*sample, tiled.Output("sample"), tiled.ToleranceFor("sample")));
+}
+
+TEST(CogVideoXVaeTest, TilesAreHalfTheSampleSize) {
+  CogVideoXVaeConfig config;
+  config.block_out_channels = {8, 8, 16, 16};
+  absl::StatusOr<models::DecodeTiles> released = CogVideoXVaeTiles(config);
+  ASSERT_TRUE(released.ok()) << released.status();
+  EXPECT_EQ(released->latent_height, 30);
+  EXPECT_EQ(released->latent_width, 45);
+  config.sample_height = 32;
+  config.sample_width = 32;
+  EXPECT_THAT(CogVideoXVaeTiles(config).status().message(),
+              HasSubstr("would not have the latents' size"));
+}
+
 TEST(CogVideoXVaeGoldenTest, DecodeInBfloat16IsWithinTheDerivedTolerance) {
   const GoldenCase golden(kCase);
   absl::StatusOr<std::shared_ptr<AutoencoderKLCogVideoX>> vae =
@@ -220,6 +253,15 @@ TEST_F(CogVideoXVaeConfigTest, ReadsTheCaseConfig) {
   EXPECT_EQ(config->shift_factor, std::nullopt);
   EXPECT_EQ(config->scale_factor(), 8);
   EXPECT_EQ(config->temporal_upsampling_blocks(), 2);
+  EXPECT_EQ(config->sample_height, 32);
+  EXPECT_EQ(config->sample_width, 32);
+  json_.erase("sample_height");
+  json_.erase("sample_width");
+  absl::StatusOr<CogVideoXVaeConfig> defaulted =
+      ParseCogVideoXVaeConfig(json_, "vae/config.json");
+  ASSERT_TRUE(defaulted.ok()) << defaulted.status();
+  EXPECT_EQ(defaulted->sample_height, 480);
+  EXPECT_EQ(defaulted->sample_width, 720);
 }
 
 TEST_F(CogVideoXVaeConfigTest, MissingKeyIsNamed) {

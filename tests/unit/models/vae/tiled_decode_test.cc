@@ -1,0 +1,130 @@
+#include "core/models/vae/tiled_decode.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+
+#include "core/models/vae/autoencoder_kl.h"
+#include "tests/unit/models/golden_case.h"
+
+namespace ditserve::models {
+namespace {
+
+using ::ditserve::testing::AllClose;
+using ::ditserve::testing::GoldenCase;
+using ::testing::HasSubstr;
+
+std::shared_ptr<AutoencoderKL> LoadVae(const GoldenCase& tiled) {
+  absl::StatusOr<std::shared_ptr<AutoencoderKL>> vae =
+      LoadAutoencoderKL(std::string(DITSERVE_TEST_DATA_DIR) + "/golden/" +
+                            tiled.json().at("weights").get<std::string>(),
+                        Placement{});
+  EXPECT_TRUE(vae.ok()) << vae.status();
+  return vae.ok() ? *vae : nullptr;
+}
+
+class AutoencoderKLTilingTest : public ::testing::TestWithParam<std::string> {};
+
+// Latents of 14x20 in tiles of 8 stepping 6: three rows and four columns,
+// the last of each 2 latent pixels wide.
+TEST_P(AutoencoderKLTilingTest, TiledDecodeMatchesDiffusers) {
+  const GoldenCase tiled("vae_tiling/" + GetParam());
+  std::shared_ptr<AutoencoderKL> vae = LoadVae(tiled);
+  ASSERT_NE(vae, nullptr);
+  absl::StatusOr<DecodeTiles> tiles = AutoencoderKLTiles(vae->config());
+  ASSERT_TRUE(tiles.ok()) << tiles.status();
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> sample =
+      vae->DecodeTiled(tiled.Input("z"), *tiles);
+  ASSERT_TRUE(sample.ok()) << sample.status();
+  EXPECT_TRUE(
+      AllClose(*sample, tiled.Output("sample"), tiled.ToleranceFor("sample")));
+}
+
+TEST_P(AutoencoderKLTilingTest, LatentsWithinOneTileDecodeWhole) {
+  const GoldenCase tiled("vae_tiling/" + GetParam());
+  std::shared_ptr<AutoencoderKL> vae = LoadVae(tiled);
+  ASSERT_NE(vae, nullptr);
+  absl::StatusOr<DecodeTiles> tiles = AutoencoderKLTiles(vae->config());
+  ASSERT_TRUE(tiles.ok()) << tiles.status();
+  const at::Tensor z = tiled.Input("z").narrow(2, 0, 8).narrow(3, 0, 8);
+  ASSERT_FALSE(NeedsTiles(*tiles, z));
+  torch::NoGradGuard no_grad;
+  absl::StatusOr<at::Tensor> whole = vae->Decode(z);
+  absl::StatusOr<at::Tensor> tiled_sample = vae->DecodeTiled(z, *tiles);
+  ASSERT_TRUE(whole.ok() && tiled_sample.ok());
+  EXPECT_TRUE(at::equal(*whole, *tiled_sample));
+}
+
+// vae_sd has post_quant_conv, which runs per tile.
+INSTANTIATE_TEST_SUITE_P(Cases, AutoencoderKLTilingTest,
+                         ::testing::Values("vae_flux", "vae_sd"));
+
+TEST(TilesForSampleTest, GivesDiffusersGeometryForTheReleasedVaes) {
+  // FLUX.1 and SD3: sample_size 1024, a quarter's overlap, 8x.
+  absl::StatusOr<DecodeTiles> image = TilesForSample(1024, 1024, 0.25, 0.25, 8);
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(image->latent_height, 128);
+  EXPECT_EQ(image->step_width, 96);
+  EXPECT_EQ(image->blend_height, 256);
+  EXPECT_EQ(image->kept_width, 768);
+  // CogVideoX-5b: half of 480x720, overlaps of 1/6 and 1/5.
+  absl::StatusOr<DecodeTiles> video =
+      TilesForSample(240, 360, 1.0 / 6, 1.0 / 5, 8);
+  ASSERT_TRUE(video.ok()) << video.status();
+  EXPECT_EQ(video->latent_height, 30);
+  EXPECT_EQ(video->latent_width, 45);
+  EXPECT_EQ(video->step_height, 25);
+  EXPECT_EQ(video->step_width, 36);
+  EXPECT_EQ(video->blend_height, 40);
+  EXPECT_EQ(video->blend_width, 72);
+  EXPECT_EQ(video->kept_height, 200);
+  EXPECT_EQ(video->kept_width, 288);
+  // CogVideoX1.5: half of 768x1360.
+  absl::StatusOr<DecodeTiles> video15 =
+      TilesForSample(384, 680, 1.0 / 6, 1.0 / 5, 8);
+  ASSERT_TRUE(video15.ok()) << video15.status();
+  EXPECT_EQ(video15->step_height, 40);
+  EXPECT_EQ(video15->step_width, 68);
+}
+
+TEST(TilesForSampleTest, RefusesStepsThatDoNotCoverTheKeptPixels) {
+  // The tiny golden CogVideoX VAE's own tiles: 2 latent pixels step 1 (8
+  // pixels) but each keeps 14 and 13.
+  absl::StatusOr<DecodeTiles> tiles =
+      TilesForSample(16, 16, 1.0 / 6, 1.0 / 5, 8);
+  ASSERT_FALSE(tiles.ok());
+  EXPECT_EQ(tiles.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(tiles.status().message(),
+              HasSubstr("step 1x1 latent pixels (8x8 pixels) but keep 14x13"));
+}
+
+TEST(DecodeInTilesTest, BlendsEachSeamLinearlyFromTheEarlierTile) {
+  // A "decoder" that repeats each latent pixel 2x2 and paints each tile
+  // with its own number: the seams show the blend's weights.
+  const DecodeTiles tiles{.latent_height = 2,
+                          .latent_width = 2,
+                          .step_height = 1,
+                          .step_width = 1,
+                          .blend_height = 2,
+                          .blend_width = 2,
+                          .kept_height = 2,
+                          .kept_width = 2};
+  int painted = 0;
+  const at::Tensor decoded = DecodeInTiles(
+      torch::zeros({1, 1, 1, 2}), tiles, [&](const at::Tensor& tile) {
+        return torch::full({1, 1, tile.size(2) * 2, tile.size(3) * 2},
+                           static_cast<float>(++painted));
+      });
+  // Two tiles side by side: the second one's first two columns go from the
+  // first tile's value (weight 1, then 1/2) to its own.
+  ASSERT_EQ(decoded.sizes(), (at::IntArrayRef{1, 1, 2, 4}));
+  EXPECT_TRUE(
+      at::equal(decoded[0][0][0], torch::tensor({1.0F, 1.0F, 1.0F, 1.5F})));
+}
+
+}  // namespace
+}  // namespace ditserve::models
