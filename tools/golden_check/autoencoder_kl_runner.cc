@@ -1,5 +1,5 @@
 // Golden cases of diffusers' AutoencoderKL: decode(z).sample, float32 on the
-// CPU or --device.
+// CPU or --device; after enable_tiling() where case.json has "enable_tiling".
 
 #include <torch/torch.h>
 
@@ -20,9 +20,11 @@ absl::StatusOr<std::vector<OutputComparison>> RunAutoencoderKLCase(
   ASSIGN_OR_RETURN(at::Tensor z, RequireTensor(golden_case, inputs, "z"));
   ASSIGN_OR_RETURN(
       std::shared_ptr<models::AutoencoderKL> vae,
-      models::LoadAutoencoderKL(golden_case.dir, golden_case.placement));
+      models::LoadAutoencoderKL(golden_case.ModelDir(), golden_case.placement));
   torch::NoGradGuard no_grad;
-  ASSIGN_OR_RETURN(at::Tensor sample, vae->Decode(z));
+  ASSIGN_OR_RETURN(at::Tensor sample, golden_case.spec.contains("enable_tiling")
+                                          ? vae->DecodeTiled(z)
+                                          : vae->Decode(z));
   return CompareWithReferenceOutputs(golden_case, {{"sample", sample}});
 }
 

@@ -13,6 +13,12 @@ std::string GoldenCase::Path(const std::string& file_name) const {
   return (std::filesystem::path(dir) / file_name).string();
 }
 
+std::string GoldenCase::ModelDir() const {
+  auto it = spec.find("weights_dir");
+  if (it == spec.end() || !it->is_string()) return dir;
+  return Path(it->get<std::string>());
+}
+
 absl::StatusOr<io::TensorMap> GoldenCase::ReadTensors(
     const std::string& file_key, const std::string& default_name) const {
   std::string file_name = default_name;

@@ -24,6 +24,10 @@ struct GoldenCase {
 
   // `dir`/`file_name`.
   std::string Path(const std::string& file_name) const;
+  // The folder of the model's config.json and weights: case.json
+  // "weights_dir" (relative to `dir`) for a case that reuses another case's
+  // model, else `dir`.
+  std::string ModelDir() const;
   // The safetensors file case.json names under `file_key` (e.g.
   // "inputs_file"), or `default_name` when it names none.
   absl::StatusOr<io::TensorMap> ReadTensors(

@@ -177,9 +177,9 @@ absl::StatusOr<std::vector<OutputComparison>> RunPipelineCase(
   ASSIGN_OR_RETURN(
       families::DecodeOutput decoded,
       model->Decode(model->UnpackLatents(final_latents, request),
-                    families::OutputSize{.height = request.height,
-                                         .width = request.width,
-                                         .frames = request.frames}));
+                    families::DecodeRequest{.height = request.height,
+                                            .width = request.width,
+                                            .frames = request.frames}));
   outputs["vae_input"] = decoded.vae_input;
   // diffusers names a video pipeline's outputs "frames".
   const std::string output = request.frames > 1 ? "frames" : "image";

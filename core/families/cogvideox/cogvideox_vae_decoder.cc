@@ -43,6 +43,12 @@ absl::StatusOr<at::Tensor> AutoencoderKLCogVideoX::Decode(const at::Tensor& z) {
 }
 
 absl::StatusOr<at::Tensor> AutoencoderKLCogVideoX::DecodeTiled(
+    const at::Tensor& z) {
+  ASSIGN_OR_RETURN(models::DecodeTiles tiles, CogVideoXVaeTiles(config_));
+  return DecodeTiled(z, tiles);
+}
+
+absl::StatusOr<at::Tensor> AutoencoderKLCogVideoX::DecodeTiled(
     const at::Tensor& z, const models::DecodeTiles& tiles) {
   RETURN_IF_ERROR(CheckLatents(z));
   return base::Guarded("AutoencoderKLCogVideoX tiled decode failed", [&] {
@@ -89,8 +95,13 @@ absl::StatusOr<at::Tensor> AutoencoderKLCogVideoX::DecodeSinglePass(
 
 absl::StatusOr<models::DecodeTiles> CogVideoXVaeTiles(
     const CogVideoXVaeConfig& config) {
-  return models::TilesForSample(config.sample_height / 2,
-                                config.sample_width / 2, 1.0 / 6, 1.0 / 5,
+  return CogVideoXVaeTilesOfSize(config, config.sample_height / 2,
+                                 config.sample_width / 2);
+}
+
+absl::StatusOr<models::DecodeTiles> CogVideoXVaeTilesOfSize(
+    const CogVideoXVaeConfig& config, int64_t tile_height, int64_t tile_width) {
+  return models::TilesForSample(tile_height, tile_width, 1.0 / 6, 1.0 / 5,
                                 config.scale_factor());
 }
 

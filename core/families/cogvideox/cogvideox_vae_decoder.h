@@ -45,8 +45,11 @@ class AutoencoderKLCogVideoX : public torch::nn::Module {
   // even one (temporal_compression_ratio 4).
   absl::StatusOr<at::Tensor> Decode(const at::Tensor& z);
 
-  // The same after diffusers' enable_tiling(): z larger than `tiles` (see
-  // CogVideoXVaeTiles) is decoded in blended tiles.
+  // The same after diffusers' enable_tiling(): z larger than one of the
+  // VAE's tiles (CogVideoXVaeTiles) is decoded in blended tiles;
+  // INVALID_ARGUMENT when its config gives no tiles.
+  absl::StatusOr<at::Tensor> DecodeTiled(const at::Tensor& z);
+  // With other tiles (enable_tiling's arguments).
   absl::StatusOr<at::Tensor> DecodeTiled(const at::Tensor& z,
                                          const models::DecodeTiles& tiles);
 
@@ -67,6 +70,10 @@ class AutoencoderKLCogVideoX : public torch::nn::Module {
 // overlapping by a sixth of their height and a fifth of their width.
 absl::StatusOr<models::DecodeTiles> CogVideoXVaeTiles(
     const CogVideoXVaeConfig& config);
+// The same for tiles of tile_height × tile_width pixels (enable_tiling's
+// tile_sample_min_height and tile_sample_min_width).
+absl::StatusOr<models::DecodeTiles> CogVideoXVaeTilesOfSize(
+    const CogVideoXVaeConfig& config, int64_t tile_height, int64_t tile_width);
 
 // Builds the decoder from a diffusers `vae/` folder (config.json +
 // diffusion_pytorch_model.safetensors) and loads its weights strictly.

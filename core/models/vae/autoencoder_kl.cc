@@ -59,6 +59,11 @@ absl::StatusOr<at::Tensor> AutoencoderKL::Decode(const at::Tensor& z) {
                        [&] { return DecodeUnchecked(z); });
 }
 
+absl::StatusOr<at::Tensor> AutoencoderKL::DecodeTiled(const at::Tensor& z) {
+  ASSIGN_OR_RETURN(DecodeTiles tiles, AutoencoderKLTiles(config_));
+  return DecodeTiled(z, tiles);
+}
+
 absl::StatusOr<at::Tensor> AutoencoderKL::DecodeTiled(
     const at::Tensor& z, const DecodeTiles& tiles) {
   RETURN_IF_ERROR(CheckShape(

@@ -37,8 +37,11 @@ class AutoencoderKL : public torch::nn::Module {
   // [B, out_channels, h * scale_factor, w * scale_factor], roughly [-1, 1].
   absl::StatusOr<at::Tensor> Decode(const at::Tensor& z);
 
-  // The same after diffusers' enable_tiling(): z larger than `tiles` (see
-  // AutoencoderKLTiles) is decoded in blended tiles.
+  // The same after diffusers' enable_tiling(): z larger than one of the
+  // VAE's tiles (AutoencoderKLTiles) is decoded in blended tiles;
+  // INVALID_ARGUMENT when its config gives no tiles.
+  absl::StatusOr<at::Tensor> DecodeTiled(const at::Tensor& z);
+  // With other tiles (enable_tiling's arguments).
   absl::StatusOr<at::Tensor> DecodeTiled(const at::Tensor& z,
                                          const DecodeTiles& tiles);
 

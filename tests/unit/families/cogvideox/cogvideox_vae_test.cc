@@ -61,10 +61,9 @@ TEST(CogVideoXVaeGoldenTest, TiledDecodeMatchesDiffusers) {
   std::shared_ptr<AutoencoderKLCogVideoX> vae = LoadGoldenVae();
   ASSERT_NE(vae, nullptr);
   const nlohmann::json& sizes = tiled.json().at("enable_tiling");
-  absl::StatusOr<models::DecodeTiles> tiles =
-      models::TilesForSample(sizes.at("tile_sample_min_height").get<int64_t>(),
-                             sizes.at("tile_sample_min_width").get<int64_t>(),
-                             1.0 / 6, 1.0 / 5, vae->config().scale_factor());
+  absl::StatusOr<models::DecodeTiles> tiles = CogVideoXVaeTilesOfSize(
+      vae->config(), sizes.at("tile_sample_min_height").get<int64_t>(),
+      sizes.at("tile_sample_min_width").get<int64_t>());
   ASSERT_TRUE(tiles.ok()) << tiles.status();
   absl::StatusOr<at::Tensor> sample =
       vae->DecodeTiled(tiled.Input("z"), *tiles);

@@ -18,10 +18,9 @@ using ::ditserve::testing::GoldenCase;
 using ::testing::HasSubstr;
 
 std::shared_ptr<AutoencoderKL> LoadVae(const GoldenCase& tiled) {
-  absl::StatusOr<std::shared_ptr<AutoencoderKL>> vae =
-      LoadAutoencoderKL(std::string(DITSERVE_TEST_DATA_DIR) + "/golden/" +
-                            tiled.json().at("weights").get<std::string>(),
-                        Placement{});
+  absl::StatusOr<std::shared_ptr<AutoencoderKL>> vae = LoadAutoencoderKL(
+      tiled.dir() + "/" + tiled.json().at("weights_dir").get<std::string>(),
+      Placement{});
   EXPECT_TRUE(vae.ok()) << vae.status();
   return vae.ok() ? *vae : nullptr;
 }
