@@ -289,6 +289,8 @@ grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
   info.set_world_size(model.parallel.world_size());
   *info.mutable_parallel() = model.parallel;
   *info.mutable_defaults() = config::ToProto(defaults);
+  info.set_vae_tile_height(model.spec.vae_tile_height);
+  info.set_vae_tile_width(model.spec.vae_tile_width);
   v1::RequestLimits* limits = info.mutable_limits();
   limits->set_max_batch(model.options.max_batch);
   limits->set_size_multiple(model.spec.size_multiple());

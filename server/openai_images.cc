@@ -42,6 +42,7 @@ const std::vector<std::string>& AllowedFields() {
                                    "fps",
                                    "use_dynamic_cfg",
                                    "use_resolution_binning",
+                                   "vae_tiling",
                                    "request_id"};
   return *fields;
 }
@@ -205,6 +206,10 @@ absl::Status ReadDitserveFields(const Json& body,
     ASSIGN_OR_RETURN(const bool binning,
                      ReadBool(body, "use_resolution_binning"));
     request.set_use_resolution_binning(binning);
+  }
+  if (has("vae_tiling")) {
+    ASSIGN_OR_RETURN(const bool tiling, ReadBool(body, "vae_tiling"));
+    request.set_vae_tiling(tiling);
   }
   if (has("request_id")) {
     ASSIGN_OR_RETURN(*request.mutable_request_id(),

@@ -9,7 +9,8 @@
 // ("b64_json"), user, output_format ("png", and "mp4" for video models).
 // ditserve's own fields keep their GenerateRequest names: negative_prompt,
 // num_inference_steps, guidance_scale, seed, max_sequence_length,
-// num_frames, fps, use_dynamic_cfg, use_resolution_binning, request_id.
+// num_frames, fps, use_dynamic_cfg, use_resolution_binning, vae_tiling,
+// request_id.
 // Ranges are checked by Freeze, as for gRPC.
 
 #include <string>

@@ -47,6 +47,9 @@ ABSL_FLAG(absl::optional<int>, fps, absl::nullopt,
 ABSL_FLAG(bool, dynamic_cfg, false,
           "guidance that follows the step (diffusers' use_dynamic_cfg; "
           "CogVideoX)");
+ABSL_FLAG(bool, vae_tiling, false,
+          "decode outputs larger than one VAE tile in tiles (diffusers' "
+          "enable_tiling; less memory, seams blended)");
 ABSL_FLAG(std::string, format, "",
           "png, rgb8, latent or mp4 (video models); default mp4 when -o ends "
           "in .mp4, else png");
@@ -206,6 +209,7 @@ int Generate(const std::vector<std::string>& prompts) {
   if (auto f = absl::GetFlag(FLAGS_frames)) request.set_num_frames(*f);
   if (auto f = absl::GetFlag(FLAGS_fps)) request.set_fps(*f);
   if (absl::GetFlag(FLAGS_dynamic_cfg)) request.set_use_dynamic_cfg(true);
+  if (absl::GetFlag(FLAGS_vae_tiling)) request.set_vae_tiling(true);
   v1::OutputFormat format;
   if (!ParseFormat(absl::GetFlag(FLAGS_format), &format)) {
     std::cerr << "ditctl: --format " << absl::GetFlag(FLAGS_format)

@@ -24,17 +24,19 @@ absl::StatusOr<int> PositiveInt(const nlohmann::json& json, const char* key,
 absl::StatusOr<CheckpointConfigs> ReadCheckpointConfigs(
     const std::string& model_dir) {
   const std::string index_path = model_dir + "/model_index.json";
-  const std::string vae_path = model_dir + "/vae/config.json";
   CheckpointConfigs configs;
   configs.transformer_path = model_dir + "/transformer/config.json";
+  configs.vae_path = model_dir + "/vae/config.json";
   ASSIGN_OR_RETURN(nlohmann::json index, base::ReadJsonObjectFile(index_path));
   ASSIGN_OR_RETURN(configs.transformer,
                    base::ReadJsonObjectFile(configs.transformer_path));
-  ASSIGN_OR_RETURN(nlohmann::json vae, base::ReadJsonObjectFile(vae_path));
+  ASSIGN_OR_RETURN(configs.vae, base::ReadJsonObjectFile(configs.vae_path));
   configs.pipeline_class = index.value("_class_name", "");
 
   const nlohmann::json& transformer = configs.transformer;
   const std::string& transformer_path = configs.transformer_path;
+  const nlohmann::json& vae = configs.vae;
+  const std::string& vae_path = configs.vae_path;
   absl::StatusOr<int> heads =
       PositiveInt(transformer, "num_attention_heads", transformer_path);
   absl::StatusOr<int> layers =

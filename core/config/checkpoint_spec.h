@@ -18,6 +18,9 @@ struct CheckpointConfigs {
   // transformer/config.json and its path, for the family's own keys.
   nlohmann::json transformer;
   std::string transformer_path;
+  // vae/config.json and its path, for the family's VAE.
+  nlohmann::json vae;
+  std::string vae_path;
   // The dimensions every family has: attention heads, num_layers,
   // patch_size, the VAE's latent channels and scale factor. The family
   // sets `family` and corrects what it counts differently.

@@ -240,6 +240,12 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                      "or false"));
   }
   config.set_use_dynamic_cfg(request.use_dynamic_cfg());
+  if (request.vae_tiling() && spec.vae_tile_height == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vae_tiling is not available for ", defaults.name, ": ",
+                     spec.vae_tiling_refusal, "; leave it unset or false"));
+  }
+  config.set_vae_tiling(request.vae_tiling());
 
   const uint64_t first_seed =
       request.has_seed() ? request.seed() : context.drawn_seed;

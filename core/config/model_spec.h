@@ -1,6 +1,7 @@
 #ifndef DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
 #define DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
 
+#include <string>
 #include <vector>
 
 #include "core/config/model_defaults.h"
@@ -39,6 +40,13 @@ struct ModelSpec {
   // first): what a request's memory estimate scales with.
   int attention_head_dim = 0;
   std::vector<int> vae_block_out_channels;
+
+  // Decoded pixels of one tile of the VAE's tiled decode
+  // (GenerateRequest.vae_tiling), set by the family from its VAE's config;
+  // 0 when that config gives no tiles, vae_tiling_refusal saying why.
+  int vae_tile_height = 0;
+  int vae_tile_width = 0;
+  std::string vae_tiling_refusal;
 
   // Height and width must be multiples of this.
   int size_multiple() const { return vae_scale_factor * patch_size; }

@@ -223,9 +223,9 @@ absl::StatusOr<families::DecodeOutput> Generate(
   ASSIGN_OR_RETURN(at::Tensor denoised,
                    Denoise(model, request, std::move(latents), observer));
   return model.Decode(model.UnpackLatents(denoised, request),
-                      families::OutputSize{.height = request.height,
-                                           .width = request.width,
-                                           .frames = request.frames});
+                      families::DecodeRequest{.height = request.height,
+                                              .width = request.width,
+                                              .frames = request.frames});
 }
 
 }  // namespace ditserve::engine

@@ -69,9 +69,10 @@ absl::StatusOr<at::Tensor> FamilyRankProgram::Decode(
     StageTimings& timings) {
   ScopedStageTimer timer(timings, Stage::kVaeDecode);
   torch::NoGradGuard no_grad;
-  const families::OutputSize size{.height = config.height(),
-                                  .width = config.width(),
-                                  .frames = config.num_frames()};
+  const families::DecodeRequest decode{.height = config.height(),
+                                       .width = config.width(),
+                                       .frames = config.num_frames(),
+                                       .vae_tiling = config.vae_tiling()};
   // One output at a time: CPU kernels may round a value differently with
   // other images in the batch, and a client's images must be the same bytes
   // whatever they were batched with. It also bounds the decode's memory to
@@ -79,7 +80,7 @@ absl::StatusOr<at::Tensor> FamilyRankProgram::Decode(
   std::vector<at::Tensor> rgb;
   for (int64_t output = 0; output < latents.size(0); ++output) {
     ASSIGN_OR_RETURN(families::DecodeOutput decoded,
-                     model_->Decode(latents.narrow(0, output, 1), size));
+                     model_->Decode(latents.narrow(0, output, 1), decode));
     rgb.push_back(std::move(decoded.images.rgb));
   }
   return at::cat(rgb, /*dim=*/0);

@@ -21,6 +21,7 @@
 #include "core/models/component_weights.h"
 #include "core/models/decoded_images.h"
 #include "core/models/layers/attention.h"
+#include "core/models/vae/tiled_decode.h"
 #include "core/parallel/cfg_split.h"
 #include "core/parallel/pipefusion.h"
 #include "core/parallel/sequence_parallel.h"
@@ -124,13 +125,15 @@ class BoundForward {
       const parallel::PipeFusionStages& stages, int step) = 0;
 };
 
-// The output Decode makes of a request's latents.
-struct OutputSize {
+// The output Decode makes of a request's latents, and how.
+struct DecodeRequest {
   int64_t height = 0;
   int64_t width = 0;
   // Frames of a video (1 for an image): the padding latent frames in front
   // of those a video of this many frames decodes from are dropped.
   int64_t frames = 1;
+  // diffusers' enable_tiling() (InputConfig.vae_tiling).
+  bool vae_tiling = false;
 };
 
 struct DecodeOutput {
@@ -201,11 +204,11 @@ class FamilyModel {
   virtual bool one_step_takes_clean_sample() const { return false; }
 
   // Unpacked latents [B, ...DerivedShapes.image_latent_shape] → images at
-  // `output_size` (PixArt after resolution binning: resized and
+  // `output`'s size (PixArt after resolution binning: resized and
   // centre-cropped to it; other families generate that size); a video's
   // frames are DecodedImages::rgb [B, frames, H, W, 3].
-  virtual absl::StatusOr<DecodeOutput> Decode(
-      const at::Tensor& latents, const OutputSize& output_size) = 0;
+  virtual absl::StatusOr<DecodeOutput> Decode(const at::Tensor& latents,
+                                              const DecodeRequest& output) = 0;
 
   virtual ModelDimensions dimensions() const = 0;
   // This rank's transformer (its stage's blocks under PipeFusion) and the
@@ -228,6 +231,12 @@ struct LoadOptions {
 // FAILED_PRECONDITION for EncodePrompts of a model loaded without its prompt
 // encoders.
 absl::Status NoPromptEncoders();
+
+// Detect's part for the VAE's tiled decode: `tiles` (the family's VAE
+// geometry) into spec.vae_tile_height / vae_tile_width, or why there are
+// none into spec.vae_tiling_refusal.
+void SetVaeTiles(const absl::StatusOr<models::DecodeTiles>& tiles,
+                 int64_t scale_factor, config::ModelSpec& spec);
 
 // A model family as the registry holds it.
 class Family {

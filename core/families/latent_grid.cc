@@ -86,7 +86,8 @@ absl::StatusOr<VaeAndScheduler> LoadVaeAndScheduler(
 }
 
 absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,
-                                           const at::Tensor& latents) {
+                                           const at::Tensor& latents,
+                                           bool vae_tiling) {
   const models::AutoencoderKLConfig& config = vae.config();
   RETURN_IF_ERROR(models::CheckShape("latents", latents,
                                      {models::kAnySize, config.latent_channels,
@@ -96,10 +97,20 @@ absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,
     DecodeOutput out;
     out.vae_input =
         latents / config.scaling_factor + config.shift_factor.value_or(0.0);
-    ASSIGN_OR_RETURN(at::Tensor raw, vae.Decode(out.vae_input));
+    ASSIGN_OR_RETURN(at::Tensor raw, vae_tiling ? vae.DecodeTiled(out.vae_input)
+                                                : vae.Decode(out.vae_input));
     out.images = models::PostprocessDecoded(raw);
     return out;
   });
+}
+
+absl::Status DetectAutoencoderKLTiles(const config::CheckpointConfigs& configs,
+                                      config::ModelSpec& spec) {
+  ASSIGN_OR_RETURN(
+      models::AutoencoderKLConfig vae,
+      models::ParseAutoencoderKLConfig(configs.vae, configs.vae_path));
+  SetVaeTiles(models::AutoencoderKLTiles(vae), vae.scale_factor(), spec);
+  return absl::OkStatus();
 }
 
 int64_t LatentGridRequestBytes(const v1::InputConfig& config,
@@ -107,12 +118,13 @@ int64_t LatentGridRequestBytes(const v1::InputConfig& config,
   // Up-sampled input and its convolution; a ResNet block's input, norm,
   // convolution and residual sum. Measured: 5.1 tensors of the (equal)
   // widths of the random `tiny` checkpoint at 2048², 1.65 and 3.45 of the
-  // `small` one's 64 and 32 (request_memory_test.cc).
-  constexpr FullResolutionActivations kAutoencoderKL{.upsampled = 2,
-                                                     .last_level = 4};
+  // `small` one's 64 and 32 at 1536², but 1.3 times as many bytes per pixel
+  // at 2048² (request_memory_test.cc), which one more of each covers.
+  constexpr FullResolutionActivations kAutoencoderKL{.upsampled = 3,
+                                                     .last_level = 5};
   return std::max(
              TransformerForwardBytes(config, spec),
-             VaeAttentionBytes(config) +
+             VaeAttentionBytes(config, spec) +
                  VaeDecodeBytes(config, spec, /*frames=*/1, kAutoencoderKL)) +
          OutputBytes(config);
 }

@@ -56,10 +56,15 @@ struct VaeAndScheduler {
 absl::StatusOr<VaeAndScheduler> LoadVaeAndScheduler(
     const std::string& model_dir, const models::Placement& placement);
 
-// `latents` [B, C, h, w] / scaling_factor + shift_factor through the VAE,
-// post-processed.
+// `latents` [B, C, h, w] / scaling_factor + shift_factor through the VAE
+// (in tiles with `vae_tiling`), post-processed.
 absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,
-                                           const at::Tensor& latents);
+                                           const at::Tensor& latents,
+                                           bool vae_tiling);
+
+// Detect's SetVaeTiles for a checkpoint whose VAE is an AutoencoderKL.
+absl::Status DetectAutoencoderKLTiles(const config::CheckpointConfigs& configs,
+                                      config::ModelSpec& spec);
 
 // Family::RequestBytes of a family over an AutoencoderKL's latent grid: one
 // transformer forward or one image's decode (its mid-block attention and its
@@ -106,9 +111,9 @@ class LatentGridModel : public FamilyModel {
     shape[0] = request.batch();
     return shape;
   }
-  absl::StatusOr<DecodeOutput> Decode(
-      const at::Tensor& latents, const OutputSize& /*output_size*/) override {
-    return DecodeLatents(*vae_, latents);
+  absl::StatusOr<DecodeOutput> Decode(const at::Tensor& latents,
+                                      const DecodeRequest& output) override {
+    return DecodeLatents(*vae_, latents, output.vae_tiling);
   }
   torch::nn::Module& transformer() override { return *transformer_; }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/models/layers/attention.h"
@@ -32,6 +33,31 @@ int64_t FullResolutionChannels(const config::ModelSpec& spec,
   return alive.upsampled * upsampled + alive.last_level * widths[0];
 }
 
+// The generated height and width, or with vae_tiling the part of them one
+// tile decodes.
+std::pair<int64_t, int64_t> DecodedAtOnce(const v1::InputConfig& config,
+                                          const config::ModelSpec& spec) {
+  int64_t height = config.shapes().generated_height();
+  int64_t width = config.shapes().generated_width();
+  if (config.vae_tiling()) {
+    height = std::min<int64_t>(height, spec.vae_tile_height);
+    width = std::min<int64_t>(width, spec.vae_tile_width);
+  }
+  return {height, width};
+}
+
+// The decoded RGB tiles of two rows that a tiled decode keeps for its
+// blend: a row's tiles span at most twice the width and a tile more, since
+// each steps at least half a tile.
+int64_t TileRowsBytes(const v1::InputConfig& config,
+                      const config::ModelSpec& spec) {
+  if (!config.vae_tiling()) return 0;
+  constexpr int64_t kRgb = 3;
+  const int64_t row_width =
+      2 * (int64_t{config.shapes().generated_width()} + spec.vae_tile_width);
+  return 2 * int64_t{spec.vae_tile_height} * row_width * kRgb * kFloatBytes;
+}
+
 int64_t ScoreBytes(int64_t rows, int64_t heads, int64_t queries, int64_t keys) {
   return std::min(models::kMaxScoreBytes,
                   rows * heads * queries * keys * kFloatBytes);
@@ -54,16 +80,23 @@ int64_t TransformerForwardBytes(const v1::InputConfig& config,
 int64_t VaeDecodeBytes(const v1::InputConfig& config,
                        const config::ModelSpec& spec, int64_t frames,
                        const FullResolutionActivations& alive) {
-  const v1::DerivedShapes& shapes = config.shapes();
-  const int64_t pixels =
-      int64_t{shapes.generated_height()} * shapes.generated_width();
-  return frames * pixels * FullResolutionChannels(spec, alive) * kFloatBytes;
+  const auto [height, width] = DecodedAtOnce(config, spec);
+  return frames *
+         (height * width * FullResolutionChannels(spec, alive) * kFloatBytes +
+          TileRowsBytes(config, spec));
 }
 
-int64_t VaeAttentionBytes(const v1::InputConfig& config) {
-  const int64_t latent_pixels =
-      int64_t{config.shapes().latent_height()} * config.shapes().latent_width();
-  return ScoreBytes(1, 1, latent_pixels, latent_pixels);
+int64_t VaeAttentionBytes(const v1::InputConfig& config,
+                          const config::ModelSpec& spec) {
+  int64_t height = config.shapes().latent_height();
+  int64_t width = config.shapes().latent_width();
+  if (config.vae_tiling()) {
+    height =
+        std::min<int64_t>(height, spec.vae_tile_height / spec.vae_scale_factor);
+    width =
+        std::min<int64_t>(width, spec.vae_tile_width / spec.vae_scale_factor);
+  }
+  return ScoreBytes(1, 1, height * width, height * width);
 }
 
 int64_t OutputBytes(const v1::InputConfig& config) {

@@ -32,14 +32,17 @@ struct FullResolutionActivations {
 
 // Decoding one output, `frames` frames at once (rank 0 decodes the outputs
 // one after another): the decoder's full-resolution activations at the
-// generated size and the VAE's widths.
+// generated size, or with vae_tiling at one tile's, and the VAE's widths;
+// with vae_tiling also the decoded tiles of two rows, which the blend keeps.
 int64_t VaeDecodeBytes(const v1::InputConfig& config,
                        const config::ModelSpec& spec, int64_t frames,
                        const FullResolutionActivations& alive);
 
-// The attention of an AutoencoderKL's mid-block over the latent pixels (at
-// most models::kMaxScoreBytes of scores at once).
-int64_t VaeAttentionBytes(const v1::InputConfig& config);
+// The attention of an AutoencoderKL's mid-block over the latent pixels of
+// the output, or with vae_tiling of one tile (at most
+// models::kMaxScoreBytes of scores at once).
+int64_t VaeAttentionBytes(const v1::InputConfig& config,
+                          const config::ModelSpec& spec);
 
 // The decoded outputs rank 0 holds until it answers: every frame of every
 // output as float32 and RGB8 pixels, and their encoding.

@@ -12,7 +12,10 @@ namespace ditserve::testing {
 
 // Dimensions of the released checkpoints of the served model `model` (from
 // their transformer/config.json and vae/config.json), for validation and
-// memory-estimate tests that need real sizes.
+// memory-estimate tests that need real sizes. The VAE tiles are those of
+// FLUX.1's, SD3's and CogVideoX-2b/5b's VAE configs (sample_size 1024;
+// sample_height 480, sample_width 720); PixArt's and CogVideoX1.5's are
+// left out (0: no tiles).
 inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
   if (model.name == families::kCogVideoX2bDefaults.name) {
     return {.defaults = model,
@@ -23,10 +26,13 @@ inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
             .vae_scale_factor = 8,
             .temporal_compression = 4,
             .attention_head_dim = 64,
-            .vae_block_out_channels = {128, 256, 256, 512}};
+            .vae_block_out_channels = {128, 256, 256, 512},
+            .vae_tile_height = 240,
+            .vae_tile_width = 360};
   }
   if (model.name == families::kCogVideoX5bDefaults.name ||
       model.name == families::kCogVideoX15Defaults.name) {
+    const bool v15 = model.name == families::kCogVideoX15Defaults.name;
     return {.defaults = model,
             .num_attention_heads = 48,
             .num_layers = 42,
@@ -34,10 +40,11 @@ inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
             .latent_channels = 16,
             .vae_scale_factor = 8,
             .temporal_compression = 4,
-            .temporal_patch =
-                model.name == families::kCogVideoX15Defaults.name ? 2 : 1,
+            .temporal_patch = v15 ? 2 : 1,
             .attention_head_dim = 64,
-            .vae_block_out_channels = {128, 256, 256, 512}};
+            .vae_block_out_channels = {128, 256, 256, 512},
+            .vae_tile_height = v15 ? 0 : 240,
+            .vae_tile_width = v15 ? 0 : 360};
   }
   if (model.name == families::kSD3MediumDefaults.name) {
     return {.defaults = model,
@@ -47,7 +54,9 @@ inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
             .latent_channels = 16,
             .vae_scale_factor = 8,
             .attention_head_dim = 64,
-            .vae_block_out_channels = {128, 256, 512, 512}};
+            .vae_block_out_channels = {128, 256, 512, 512},
+            .vae_tile_height = 1024,
+            .vae_tile_width = 1024};
   }
   if (model.name == families::kPixArtAlphaDefaults.name ||
       model.name == families::kPixArtSigmaDefaults.name) {
@@ -69,7 +78,9 @@ inline config::ModelSpec FullSizeSpec(const config::ModelDefaults& model) {
           .latent_channels = 16,
           .vae_scale_factor = 8,
           .attention_head_dim = 128,
-          .vae_block_out_channels = {128, 256, 512, 512}};
+          .vae_block_out_channels = {128, 256, 512, 512},
+          .vae_tile_height = 1024,
+          .vae_tile_width = 1024};
 }
 
 }  // namespace ditserve::testing

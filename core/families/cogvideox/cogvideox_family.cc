@@ -198,9 +198,9 @@ class CogVideoXModel final : public FamilyModel {
   }
 
   absl::StatusOr<DecodeOutput> Decode(const at::Tensor& latents,
-                                      const OutputSize& output_size) override {
+                                      const DecodeRequest& output) override {
     const CogVideoXVaeConfig& config = vae_->config();
-    const config::LatentFrames frames = LatentFramesOf(output_size.frames);
+    const config::LatentFrames frames = LatentFramesOf(output.frames);
     RETURN_IF_ERROR(models::CheckShape(
         "latents", latents,
         {models::kAnySize, frames.padded, config.latent_channels,
@@ -214,7 +214,9 @@ class CogVideoXModel final : public FamilyModel {
           latents.narrow(1, frames.padded - frames.unpadded, frames.unpadded)
               .permute({0, 2, 1, 3, 4}) /
           config.scaling_factor;
-      ASSIGN_OR_RETURN(at::Tensor raw, vae_->Decode(out.vae_input));
+      ASSIGN_OR_RETURN(at::Tensor raw, output.vae_tiling
+                                           ? vae_->DecodeTiled(out.vae_input)
+                                           : vae_->Decode(out.vae_input));
       out.images = models::PostprocessDecodedVideo(raw);
       return out;
     });
@@ -283,6 +285,9 @@ class CogVideoX final : public Family {
     spec.temporal_compression =
         static_cast<int>(transformer.temporal_compression_ratio);
     spec.temporal_patch = static_cast<int>(transformer.temporal_patch());
+    ASSIGN_OR_RETURN(CogVideoXVaeConfig vae,
+                     ParseCogVideoXVaeConfig(configs.vae, configs.vae_path));
+    SetVaeTiles(CogVideoXVaeTiles(vae), vae.scale_factor(), spec);
     return spec;
   }
 

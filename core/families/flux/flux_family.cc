@@ -197,6 +197,7 @@ class Flux final : public Family {
     // The transformer sees 2×2-packed latents (patch_size 1 in its config);
     // the packing is the effective patch.
     spec.patch_size *= 2;
+    RETURN_IF_ERROR(DetectAutoencoderKLTiles(configs, spec));
     return spec;
   }
 

@@ -110,12 +110,13 @@ class PixArtModel final
   bool one_step_takes_clean_sample() const override { return true; }
 
   absl::StatusOr<DecodeOutput> Decode(const at::Tensor& latents,
-                                      const OutputSize& output_size) override {
-    ASSIGN_OR_RETURN(DecodeOutput decoded, DecodeLatents(vae(), latents));
+                                      const DecodeRequest& output) override {
+    ASSIGN_OR_RETURN(DecodeOutput decoded,
+                     DecodeLatents(vae(), latents, output.vae_tiling));
     const at::Tensor& raw = decoded.images.raw;
-    if (raw.size(2) != output_size.height || raw.size(3) != output_size.width) {
+    if (raw.size(2) != output.height || raw.size(3) != output.width) {
       decoded.images = models::PostprocessDecoded(families::ResizeAndCenterCrop(
-          raw, config::ImageSize{output_size.height, output_size.width}));
+          raw, config::ImageSize{output.height, output.width}));
     }
     return decoded;
   }
@@ -151,6 +152,7 @@ class PixArt final : public Family {
     ASSIGN_OR_RETURN(spec.sample_size,
                      config::PositiveInt(configs.transformer, "sample_size",
                                          configs.transformer_path));
+    RETURN_IF_ERROR(DetectAutoencoderKLTiles(configs, spec));
     return spec;
   }
 

@@ -138,6 +138,7 @@ class SD3 final : public Family {
       const config::CheckpointConfigs& configs) const override {
     config::ModelSpec spec = configs.spec;
     spec.defaults = kSD3MediumDefaults;
+    RETURN_IF_ERROR(DetectAutoencoderKLTiles(configs, spec));
     return spec;
   }
 

@@ -80,6 +80,7 @@ TEST_P(OmittedFieldsTest, OmittedFieldsFreezeToTheModelsDefaults) {
   EXPECT_EQ(config->num_frames(), defaults.num_frames);
   EXPECT_EQ(config->fps(), defaults.fps);
   EXPECT_FALSE(config->use_dynamic_cfg());
+  EXPECT_FALSE(config->vae_tiling());
   EXPECT_EQ(config->num_inference_steps(), defaults.num_inference_steps);
   EXPECT_FLOAT_EQ(config->guidance_scale(), defaults.guidance_scale);
   EXPECT_EQ(config->do_classifier_free_guidance(),
@@ -521,6 +522,24 @@ TEST(FreezeValidationTest, DynamicCfgOnlyWhereThePipelineHasIt) {
       FreezeFor(request, families::kCogVideoX5bDefaults);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_TRUE(config->use_dynamic_cfg());
+}
+
+TEST(FreezeValidationTest, VaeTilingIsFrozenWhereTheVaeHasTiles) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_vae_tiling(true);
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(request);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->vae_tiling());
+  ModelSpec untileable = FullSizeSpec(families::kFluxDevDefaults);
+  untileable.vae_tile_height = 0;
+  untileable.vae_tile_width = 0;
+  untileable.vae_tiling_refusal = "tiles of 16x16 pixels step 1x1";
+  absl::StatusOr<v1::InputConfig> refused =
+      Freeze(request, untileable, ServerOptions{}, Parallel({}, 1), Context());
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "vae_tiling is not available for flux-dev: tiles of 16x16 pixels "
+            "step 1x1; leave it unset or false");
 }
 
 TEST(FreezeValidationTest, CogVideoX2bTextLengthIsFixed) {

@@ -33,8 +33,8 @@ using ::ditserve::testing::GoldenCase;
 using ::ditserve::testing::Uint8Close;
 using families::Conditioning;
 using families::DecodeOutput;
+using families::DecodeRequest;
 using families::GenerationRequest;
-using families::OutputSize;
 using ::testing::HasSubstr;
 
 struct PipelineCase {
@@ -113,9 +113,9 @@ class DenoiseLoopTest : public ::testing::TestWithParam<PipelineCase> {
   absl::StatusOr<DecodeOutput> Decode(const at::Tensor& latents,
                                       const GenerationRequest& request) {
     return model_->Decode(model_->UnpackLatents(latents, request),
-                          OutputSize{.height = request.height,
-                                     .width = request.width,
-                                     .frames = request.frames});
+                          DecodeRequest{.height = request.height,
+                                        .width = request.width,
+                                        .frames = request.frames});
   }
 
   std::unique_ptr<GoldenCase> golden_;

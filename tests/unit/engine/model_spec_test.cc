@@ -33,6 +33,20 @@ TEST(ReadModelSpecTest, FluxDevCountsBothBlockKindsAndThePacking) {
   EXPECT_EQ(spec->vae_scale_factor, 4);  // three VAE blocks
   EXPECT_EQ(spec->attention_head_dim, 16);
   EXPECT_EQ(spec->vae_block_out_channels, (std::vector<int>{16, 32, 32}));
+  // sample_size 32: tiles of 8 latent pixels stepping 6 (24 pixels, the 32
+  // less the 8 each blends).
+  EXPECT_EQ(spec->vae_tile_height, 32);
+  EXPECT_EQ(spec->vae_tile_width, 32);
+  EXPECT_EQ(spec->vae_tiling_refusal, "");
+}
+
+TEST(ReadModelSpecTest, CogVideoXTinyVaeHasNoTilesAndSaysWhy) {
+  absl::StatusOr<ModelSpec> spec =
+      engine::ReadModelSpec(GoldenPipeline("cogvideox_5b"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->vae_tile_height, 0);
+  EXPECT_THAT(spec->vae_tiling_refusal,
+              HasSubstr("tiles of 16x16 pixels overlapping by"));
 }
 
 TEST(ReadModelSpecTest, FluxWithoutGuidanceEmbedsIsSchnell) {
@@ -69,7 +83,14 @@ class BrokenCheckpointTest : public ::testing::Test {
           R"({"num_layers": 2, "num_attention_heads": 2, "patch_size": 2,
               "attention_head_dim": 8})");
     Write("vae/config.json",
-          R"({"latent_channels": 16, "block_out_channels": [8, 8, 8, 8]})");
+          R"({"latent_channels": 16, "block_out_channels": [8, 8, 8, 8],
+              "out_channels": 3, "layers_per_block": 1, "norm_num_groups": 4,
+              "act_fn": "silu", "scaling_factor": 1.5305, "sample_size": 1024,
+              "in_channels": 3,
+              "down_block_types": ["DownEncoderBlock2D", "DownEncoderBlock2D",
+                                   "DownEncoderBlock2D", "DownEncoderBlock2D"],
+              "up_block_types": ["UpDecoderBlock2D", "UpDecoderBlock2D",
+                                 "UpDecoderBlock2D", "UpDecoderBlock2D"]})");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -84,6 +105,7 @@ TEST_F(BrokenCheckpointTest, WellFormedFolderIsRead) {
   absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->vae_scale_factor, 8);
+  EXPECT_EQ(spec->vae_tile_width, 1024);
 }
 
 TEST_F(BrokenCheckpointTest, MissingFileIsNamed) {

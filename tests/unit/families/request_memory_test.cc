@@ -23,16 +23,18 @@ namespace {
 using ::ditserve::testing::FullSizeSpec;
 
 // `spec`'s model frozen for `prompts` outputs of width × height (and
-// `frames` frames of a video model, `text_tokens` text tokens where set) on
-// one rank.
+// `frames` frames of a video model, `text_tokens` text tokens where set, a
+// tiled decode with `vae_tiling`) on one rank.
 v1::InputConfig Frozen(const config::ModelSpec& spec, int width, int height,
-                       int prompts, int frames = 0, int text_tokens = 0) {
+                       int prompts, int frames = 0, int text_tokens = 0,
+                       bool vae_tiling = false) {
   v1::GenerateRequest request;
   for (int i = 0; i < prompts; ++i) request.add_prompt("a lighthouse");
   request.set_width(width);
   request.set_height(height);
   if (frames > 0) request.set_num_frames(frames);
   if (text_tokens > 0) request.set_max_sequence_length(text_tokens);
+  request.set_vae_tiling(vae_tiling);
   // PixArt would generate its trained bin instead of the size asked for.
   if (spec.defaults.use_resolution_binning) {
     request.set_use_resolution_binning(false);
@@ -115,9 +117,12 @@ TEST(RequestMemoryTest, TransformerCoversTheForwardsMeasuredOnRandomFlux) {
 
 // Peaks of the host's resident memory above its idle (VmHWM after one
 // request minus VmHWM before it) for one-step flux-dev requests on one rank
-// (ditserve-host --threads=2, ditctl generate --steps 1, PNG out) with the
-// random `tiny` and `small` checkpoints, which differ in transformer and VAE
-// widths. The estimate must cover each without being more than twice it.
+// (ditserve-host --threads=2, a 64² warm-up request, then ditctl generate
+// --steps 1, PNG out: `bench/request_peak_memory --preset tiny|small SIZE`,
+// the largest of its runs) with the random `tiny` and `small` checkpoints,
+// which differ in transformer and VAE widths; at 2048² also with
+// --vae_tiling (tiles of 1024², sample_size 1024). The estimate must cover
+// each without being more than twice it.
 TEST(RequestMemoryTest, CoversThePeaksMeasuredOnRandomFluxCheckpoints) {
   const config::ModelSpec tiny = TinyFlux();
   const config::ModelSpec small = SmallFlux();
@@ -126,6 +131,7 @@ TEST(RequestMemoryTest, CoversThePeaksMeasuredOnRandomFluxCheckpoints) {
     int size;
     int prompts;
     int64_t kilobytes;
+    bool vae_tiling = false;
   };
   // VmHWM differences in kB.
   for (const Measured& measured : {
@@ -135,13 +141,16 @@ TEST(RequestMemoryTest, CoversThePeaksMeasuredOnRandomFluxCheckpoints) {
            Measured{&tiny, 2048, 1, 1471964},
            Measured{&small, 1024, 1, 1044772},
            Measured{&small, 1536, 1, 2306916},
+           Measured{&small, 2048, 1, 5605952},
+           Measured{&small, 2048, 1, 1864740, /*vae_tiling=*/true},
        }) {
     const int64_t estimate = RequestBytes(
-        *measured.spec,
-        Frozen(*measured.spec, measured.size, measured.size, measured.prompts));
+        *measured.spec, Frozen(*measured.spec, measured.size, measured.size,
+                               measured.prompts, 0, 0, measured.vae_tiling));
     const std::string what = (measured.spec == &tiny ? "tiny " : "small ") +
                              std::to_string(measured.size) + "² × " +
-                             std::to_string(measured.prompts);
+                             std::to_string(measured.prompts) +
+                             (measured.vae_tiling ? " tiled" : "");
     EXPECT_GE(estimate, measured.kilobytes << 10) << what;
     EXPECT_LE(estimate, 2 * (measured.kilobytes << 10)) << what;
   }

@@ -53,7 +53,8 @@ TEST(ParseImagesRequestTest, DitserveFieldsKeepTheirGenerateRequestNames) {
           "num_inference_steps": 7, "guidance_scale": 4.5,
           "seed": "18446744073709551615", "max_sequence_length": 64,
           "num_frames": 9, "fps": 12, "use_dynamic_cfg": true,
-          "use_resolution_binning": false, "request_id": "r-1",
+          "use_resolution_binning": false, "vae_tiling": true,
+          "request_id": "r-1",
           "output_format": "mp4", "size": "auto"})",
       kMaxBatch);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -68,6 +69,7 @@ TEST(ParseImagesRequestTest, DitserveFieldsKeepTheirGenerateRequestNames) {
   EXPECT_TRUE(request.use_dynamic_cfg());
   EXPECT_TRUE(request.has_use_resolution_binning());
   EXPECT_FALSE(request.use_resolution_binning());
+  EXPECT_TRUE(request.vae_tiling());
   EXPECT_EQ(request.request_id(), "r-1");
   EXPECT_EQ(request.output_format(), v1::OUTPUT_FORMAT_MP4);
   EXPECT_FALSE(request.has_width()) << "\"auto\" leaves the model's size";

@@ -71,7 +71,7 @@ TEST(CogVideoXFamilyTest, PaddedLatentFramesComeFirstAndAreDroppedOnDecode) {
   EXPECT_EQ(model->NoiseShape(request), (std::vector<int64_t>{1, 4, 16, 4, 6}));
   const at::Tensor latents = torch::randn({1, 4, 16, 4, 6});
   absl::StatusOr<DecodeOutput> decoded = model->Decode(
-      latents, OutputSize{.height = 32, .width = 48, .frames = 9});
+      latents, DecodeRequest{.height = 32, .width = 48, .frames = 9});
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_TRUE(torch::equal(decoded->vae_input,
                            latents.slice(1, 1).permute({0, 2, 1, 3, 4}) / 0.7));

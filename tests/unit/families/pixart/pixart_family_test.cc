@@ -51,13 +51,13 @@ class PixArtFamilyTest : public ::testing::Test {
   std::unique_ptr<FamilyModel> model_;
 };
 
-TEST_F(PixArtFamilyTest, OutputSizeResizesAndCropsTheDecodedImage) {
+TEST_F(PixArtFamilyTest, DecodeSizeResizesAndCropsTheDecodedImage) {
   const GenerationRequest request = Request();
   absl::StatusOr<at::Tensor> latents =
       engine::Denoise(*model_, request, golden_.Input("latents"), nullptr);
   ASSERT_TRUE(latents.ok()) << latents.status();
   absl::StatusOr<DecodeOutput> decoded =
-      model_->Decode(*latents, OutputSize{.height = 40, .width = 24});
+      model_->Decode(*latents, DecodeRequest{.height = 40, .width = 24});
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->images.rgb.sizes(), (std::vector<int64_t>{1, 40, 24, 3}));
   const models::DecodedImages expected = models::PostprocessDecoded(
