@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/models/vae/autoencoder_kl.h"
 #include "tests/unit/models/golden_case.h"
@@ -62,32 +63,37 @@ TEST_P(AutoencoderKLTilingTest, LatentsWithinOneTileDecodeWhole) {
 INSTANTIATE_TEST_SUITE_P(Cases, AutoencoderKLTilingTest,
                          ::testing::Values("vae_flux", "vae_sd"));
 
+std::vector<int64_t> Fields(const DecodeTiles& tiles) {
+  return {tiles.latent_height, tiles.latent_width, tiles.step_height,
+          tiles.step_width,    tiles.blend_height, tiles.blend_width,
+          tiles.kept_height,   tiles.kept_width};
+}
+
 TEST(TilesForSampleTest, GivesDiffusersGeometryForTheReleasedVaes) {
-  // FLUX.1 and SD3: sample_size 1024, a quarter's overlap, 8x.
-  absl::StatusOr<DecodeTiles> image = TilesForSample(1024, 1024, 0.25, 0.25, 8);
-  ASSERT_TRUE(image.ok()) << image.status();
-  EXPECT_EQ(image->latent_height, 128);
-  EXPECT_EQ(image->step_width, 96);
-  EXPECT_EQ(image->blend_height, 256);
-  EXPECT_EQ(image->kept_width, 768);
-  // CogVideoX-5b: half of 480x720, overlaps of 1/6 and 1/5.
-  absl::StatusOr<DecodeTiles> video =
-      TilesForSample(240, 360, 1.0 / 6, 1.0 / 5, 8);
-  ASSERT_TRUE(video.ok()) << video.status();
-  EXPECT_EQ(video->latent_height, 30);
-  EXPECT_EQ(video->latent_width, 45);
-  EXPECT_EQ(video->step_height, 25);
-  EXPECT_EQ(video->step_width, 36);
-  EXPECT_EQ(video->blend_height, 40);
-  EXPECT_EQ(video->blend_width, 72);
-  EXPECT_EQ(video->kept_height, 200);
-  EXPECT_EQ(video->kept_width, 288);
-  // CogVideoX1.5: half of 768x1360.
-  absl::StatusOr<DecodeTiles> video15 =
-      TilesForSample(384, 680, 1.0 / 6, 1.0 / 5, 8);
-  ASSERT_TRUE(video15.ok()) << video15.status();
-  EXPECT_EQ(video15->step_height, 40);
-  EXPECT_EQ(video15->step_width, 68);
+  struct Released {
+    const char* vae;
+    int64_t sample_height;
+    int64_t sample_width;
+    double overlap_height;
+    double overlap_width;
+    DecodeTiles expected;
+  };
+  for (const Released& released : {
+           Released{"FLUX.1 and SD3: sample_size 1024, a quarter's overlap",
+                    1024, 1024, 0.25, 0.25,
+                    DecodeTiles{128, 128, 96, 96, 256, 256, 768, 768}},
+           Released{"CogVideoX-2b/5b: half of 480x720, a sixth and a fifth",
+                    240, 360, 1.0 / 6, 1.0 / 5,
+                    DecodeTiles{30, 45, 25, 36, 40, 72, 200, 288}},
+           Released{"CogVideoX1.5: half of 768x1360", 384, 680, 1.0 / 6,
+                    1.0 / 5, DecodeTiles{48, 85, 40, 68, 64, 136, 320, 544}},
+       }) {
+    absl::StatusOr<DecodeTiles> tiles =
+        TilesForSample(released.sample_height, released.sample_width,
+                       released.overlap_height, released.overlap_width, 8);
+    ASSERT_TRUE(tiles.ok()) << released.vae << ": " << tiles.status();
+    EXPECT_EQ(Fields(*tiles), Fields(released.expected)) << released.vae;
+  }
 }
 
 TEST(TilesForSampleTest, RefusesStepsThatDoNotCoverTheKeptPixels) {
