@@ -45,6 +45,11 @@ prompt: "waves on a rocky shore"
 height: 160 width: 256 num_frames: 17 fps: 16 use_dynamic_cfg: true
 output_format: OUTPUT_FORMAT_MP4
 EOF
+encode GenerateRequest "$here/freeze/flux_dev_tiled" <<'EOF'
+model: "flux-dev"
+prompt: "a lighthouse at dusk"
+height: 2048 width: 1536 vae_tiling: true
+EOF
 
 # control_frame: the int64 header {kind, length}, then the body.
 frame() {  # frame KIND MESSAGE OUT < text proto
