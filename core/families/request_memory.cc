@@ -46,16 +46,17 @@ std::pair<int64_t, int64_t> DecodedAtOnce(const v1::InputConfig& config,
   return {height, width};
 }
 
-// The decoded RGB tiles of two rows that a tiled decode keeps for its
-// blend: a row's tiles span at most twice the width and a tile more, since
-// each steps at least half a tile.
+// The decoded RGB tiles of two rows, every frame of them, that a tiled
+// decode keeps for its blend: a row's tiles span at most twice the width
+// and a tile more, since each steps at least half a tile.
 int64_t TileRowsBytes(const v1::InputConfig& config,
                       const config::ModelSpec& spec) {
   if (!config.vae_tiling()) return 0;
   constexpr int64_t kRgb = 3;
   const int64_t row_width =
       2 * (int64_t{config.shapes().generated_width()} + spec.vae_tile_width);
-  return 2 * int64_t{spec.vae_tile_height} * row_width * kRgb * kFloatBytes;
+  return 2 * int64_t{spec.vae_tile_height} * row_width * config.num_frames() *
+         kRgb * kFloatBytes;
 }
 
 int64_t ScoreBytes(int64_t rows, int64_t heads, int64_t queries, int64_t keys) {
@@ -81,9 +82,9 @@ int64_t VaeDecodeBytes(const v1::InputConfig& config,
                        const config::ModelSpec& spec, int64_t frames,
                        const FullResolutionActivations& alive) {
   const auto [height, width] = DecodedAtOnce(config, spec);
-  return frames *
-         (height * width * FullResolutionChannels(spec, alive) * kFloatBytes +
-          TileRowsBytes(config, spec));
+  return frames * height * width * FullResolutionChannels(spec, alive) *
+             kFloatBytes +
+         TileRowsBytes(config, spec);
 }
 
 int64_t VaeAttentionBytes(const v1::InputConfig& config,

@@ -33,7 +33,8 @@ struct FullResolutionActivations {
 // Decoding one output, `frames` frames at once (rank 0 decodes the outputs
 // one after another): the decoder's full-resolution activations at the
 // generated size, or with vae_tiling at one tile's, and the VAE's widths;
-// with vae_tiling also the decoded tiles of two rows, which the blend keeps.
+// with vae_tiling also the decoded tiles of two rows (every frame of a
+// video: each tile decodes them all), which the blend keeps.
 int64_t VaeDecodeBytes(const v1::InputConfig& config,
                        const config::ModelSpec& spec, int64_t frames,
                        const FullResolutionActivations& alive);

@@ -81,6 +81,20 @@ TEST(RequestMemoryTest, VideoDecodeHoldsTheFramesOfOnePass) {
   EXPECT_LT(bytes, VaeDecodeBytes(video, spec, 49, one) * 10);
 }
 
+// With vae_tiling the decode's activations are one tile's, but every tile
+// holds all 49 frames, and the blend keeps two rows of them.
+TEST(RequestMemoryTest, TiledVideoDecodeCountsATileAndTwoRowsOfEveryFrame) {
+  const config::ModelSpec spec = FullSizeSpec(kCogVideoX5bDefaults);
+  const v1::InputConfig whole = Frozen(spec, 720, 480, 1, 49);
+  const v1::InputConfig tiled = Frozen(spec, 720, 480, 1, 49, 0, true);
+  const FullResolutionActivations one{.upsampled = 0, .last_level = 1};
+  // 240x360 tiles: a quarter of 720x480.
+  const int64_t two_rows = int64_t{2} * 240 * 2 * (720 + 360) * 49 * 3 * 4;
+  EXPECT_EQ(VaeDecodeBytes(tiled, spec, 9, one),
+            VaeDecodeBytes(whole, spec, 9, one) / 4 + two_rows);
+  EXPECT_LT(RequestBytes(spec, tiled), RequestBytes(spec, whole));
+}
+
 // `model`'s released spec with a random checkpoint's widths.
 config::ModelSpec RandomCheckpointSpec(const config::ModelDefaults& model,
                                        int heads, int head_dim,
