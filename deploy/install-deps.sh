@@ -39,6 +39,10 @@ packages=(
   clang libclang-rt-dev
   # libraries
   libtorch-dev libopenblas0-pthread libdnnl-dev libgloo-dev
+  # dnnl's CMake config looks for OpenCL (Debian builds oneDNN with its OpenCL
+  # GPU runtime) and fails the configure without it; libdnnl-dev only
+  # recommends it, and recommends are not installed here
+  ocl-icd-opencl-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece libpng-dev libre2-dev libicu-dev
