@@ -47,6 +47,7 @@ packages=(
   libabsl-dev prometheus-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libsentencepiece-dev sentencepiece libpng-dev libre2-dev libicu-dev
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
+  libturbojpeg0-dev libwebp-dev
   libcpp-httplib-dev
   libgtest-dev libgmock-dev
   # end-to-end tests: a real Prometheus and a real gRPC reflection client (Node.js)

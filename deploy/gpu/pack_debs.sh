@@ -33,7 +33,8 @@ packages=(
   libsentencepiece0 libcpp-httplib-dev libcpp-httplib0.11 libbrotli-dev
   libbrotli1 libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
   libswresample-dev libavcodec59 libavformat59 libavutil57 libswscale6
-  libswresample4 libicu-dev libicu72 libgtest-dev libgmock-dev googletest
+  libswresample4 libturbojpeg0-dev libturbojpeg0 libwebp-dev libwebp7
+  libwebpmux3 libwebpdemux2 libicu-dev libicu72 libgtest-dev libgmock-dev googletest
   libgloo-dev libupb-dev zlib1g-dev pkgconf libpkgconf3 pkgconf-bin
 )
 

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -18,6 +17,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/decoded_images.h"
+#include "tests/unit/video/moving_square.h"
 
 namespace ditserve::video {
 namespace {
@@ -36,42 +37,14 @@ void PrintTo(const Shape& shape, std::ostream* out) {
        << " at " << shape.fps << " fps";
 }
 
-// Colour gradients with a red square that moves each frame: smooth areas,
-// edges and motion to code. The square's sides and corners are even, so that
-// its colour edges fall between yuv420p's 2x2 chroma blocks; otherwise chroma
-// subsampling alone costs this tiny picture some 6 dB.
-std::vector<uint8_t> MakeVideo(const Shape& shape) {
-  std::vector<uint8_t> rgb(static_cast<size_t>(shape.frames) * shape.height *
-                           shape.width * 3);
-  const int side = std::max(2, std::min(shape.height, shape.width) / 4 & ~1);
-  for (int f = 0; f < shape.frames; ++f) {
-    const int top = (2 * f) % (shape.height - side + 1) & ~1;
-    const int left = (4 * f) % (shape.width - side + 1) & ~1;
-    for (int y = 0; y < shape.height; ++y) {
-      for (int x = 0; x < shape.width; ++x) {
-        uint8_t* pixel =
-            &rgb[((static_cast<size_t>(f) * shape.height + y) * shape.width +
-                  x) *
-                 3];
-        const bool in_square =
-            y >= top && y < top + side && x >= left && x < left + side;
-        pixel[0] = in_square ? 230 : x * 255 / std::max(1, shape.width - 1);
-        pixel[1] = in_square ? 30 : y * 255 / std::max(1, shape.height - 1);
-        pixel[2] =
-            in_square
-                ? 40
-                : (x + y) * 127 / std::max(1, shape.width + shape.height - 2) +
-                      8 * f % 64 + 32;
-      }
-    }
-  }
-  return rgb;
+absl::StatusOr<std::string> Encode(const std::string& rgb, const Shape& shape) {
+  return EncodeMp4(
+      RgbVideo{Pixels(rgb), shape.frames, shape.height, shape.width},
+      shape.fps);
 }
 
-absl::StatusOr<std::string> Encode(const std::vector<uint8_t>& rgb,
-                                   const Shape& shape) {
-  return EncodeMp4(
-      RgbVideo{rgb.data(), shape.frames, shape.height, shape.width}, shape.fps);
+std::string MakeVideo(const Shape& shape) {
+  return MovingSquare(shape.frames, shape.height, shape.width);
 }
 
 // The command's stdout; an error when it cannot run or exits non-zero (127: a
@@ -112,18 +85,6 @@ class TempFile {
   std::string path_;
 };
 
-// PSNR in dB over all samples of two equally long RGB8 buffers.
-double Psnr(const std::vector<uint8_t>& expected, const std::string& actual) {
-  double squared_error = 0;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    const double difference =
-        static_cast<double>(expected[i]) - static_cast<uint8_t>(actual[i]);
-    squared_error += difference * difference;
-  }
-  const double mse = squared_error / expected.size();
-  return 10 * std::log10(255.0 * 255.0 / std::max(mse, 1e-12));
-}
-
 class Mp4EncoderProbeTest : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(Mp4EncoderProbeTest, FfprobeSeesH264Yuv420pOfTheSizeFramesAndRate) {
@@ -161,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Mp4EncoderProbeTest,
 
 TEST(Mp4EncoderTest, DecodedFramesMatchTheInput) {
   const Shape shape{9, 32, 48, 8};
-  const std::vector<uint8_t> rgb = MakeVideo(shape);
+  const std::string rgb = MakeVideo(shape);
   auto mp4 = Encode(rgb, shape);
   ASSERT_TRUE(mp4.ok()) << mp4.status();
   const TempFile file("decode.mp4", *mp4);
@@ -171,7 +132,7 @@ TEST(Mp4EncoderTest, DecodedFramesMatchTheInput) {
   ASSERT_EQ(decoded->size(), rgb.size()) << "frames or size differ";
   // Measured 38.0 dB; chroma subsampling alone gives 38.8 dB. Decoding with
   // the wrong range or matrix (BT.709) gives about 28 dB.
-  const double psnr = Psnr(rgb, *decoded);
+  const double psnr = testing::Psnr(rgb, *decoded);
   RecordProperty("psnr_db", std::to_string(psnr));
   EXPECT_GE(psnr, 35.0);
 }
@@ -186,7 +147,7 @@ TEST(Mp4EncoderTest, SameInputGivesTheSameBytes) {
                   "whose mallopt perturbation this test needs";
 #endif
   const Shape shape{17, 48, 64, 16};
-  const std::vector<uint8_t> rgb = MakeVideo(shape);
+  const std::string rgb = MakeVideo(shape);
   ASSERT_EQ(::mallopt(M_MMAP_THRESHOLD, 1 << 30), 1);
   ASSERT_EQ(::mallopt(M_PERTURB, 0x01), 1);
   auto first = Encode(rgb, shape);
@@ -236,7 +197,7 @@ TEST(Mp4EncoderTest, MoovBoxComesBeforeTheMediaData) {
 
 TEST(Mp4EncoderTest, SmallestVideoIsEncoded) {
   const Shape shape{1, 2, 2, 1};
-  const std::vector<uint8_t> rgb = MakeVideo(shape);
+  const std::string rgb = MakeVideo(shape);
   auto mp4 = Encode(rgb, shape);
   ASSERT_TRUE(mp4.ok()) << mp4.status();
   const TempFile file("tiny.mp4", *mp4);
