@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,7 +13,10 @@
 #include "core/engine/buffer_plan.h"
 #include "core/engine/stage.h"
 #include "core/io/image.h"
+#include "core/video/jpeg_encoder.h"
 #include "core/video/mp4_encoder.h"
+#include "core/video/webp_encoder.h"
+#include "server/mime_types.h"
 
 namespace ditserve::server {
 namespace {
@@ -51,6 +55,34 @@ std::vector<v1::Image> LatentOutputs(const v1::InputConfig& config,
   return images;
 }
 
+// Frame `index` of prompt `prompt`'s output [H, W, 3] as a file of its own:
+// PNG or JPEG.
+absl::StatusOr<v1::Image> FrameOutput(const v1::InputConfig& config,
+                                      const at::Tensor& frame, int prompt,
+                                      int64_t index) {
+  const int64_t height = frame.size(0);
+  const int64_t width = frame.size(1);
+  std::string data;
+  const char* mime_type = kPngMimeType;
+  if (config.output_format() == v1::OUTPUT_FORMAT_JPEG) {
+    const at::Tensor pixels = frame.contiguous();
+    ASSIGN_OR_RETURN(
+        data,
+        video::EncodeJpeg(video::RgbVideo{.data = pixels.data_ptr<uint8_t>(),
+                                          .frames = 1,
+                                          .height = static_cast<int>(height),
+                                          .width = static_cast<int>(width)},
+                          config.output_quality()));
+    mime_type = kJpegMimeType;
+  } else {
+    ASSIGN_OR_RETURN(data, io::EncodePng(frame));
+  }
+  v1::Image image =
+      Output(std::move(data), mime_type, height, width, 1, prompt);
+  image.set_frame_index(static_cast<int32_t>(index));
+  return image;
+}
+
 // `rgb` [prompts, H, W, 3] of an image model, [prompts, F, H, W, 3] of a
 // video model, in the config's format.
 absl::StatusOr<std::vector<v1::Image>> PixelOutputs(
@@ -63,31 +95,36 @@ absl::StatusOr<std::vector<v1::Image>> PixelOutputs(
   std::vector<v1::Image> images;
   for (int64_t i = 0; i < videos.size(0); ++i) {
     const int prompt = static_cast<int>(i);
+    const at::Tensor pixels = videos[i].contiguous();
+    const video::RgbVideo whole{.data = pixels.data_ptr<uint8_t>(),
+                                .frames = static_cast<int>(frames),
+                                .height = static_cast<int>(height),
+                                .width = static_cast<int>(width)};
     switch (config.output_format()) {
       case v1::OUTPUT_FORMAT_RGB8:
-        images.push_back(Output(RawBytes(video ? videos[i] : videos[i][0]),
-                                kRgb8MimeType, height, width, frames, prompt));
+        images.push_back(Output(RawBytes(pixels), kRgb8MimeType, height, width,
+                                frames, prompt));
         break;
       case v1::OUTPUT_FORMAT_MP4: {
-        const at::Tensor pixels = videos[i].contiguous();
-        ASSIGN_OR_RETURN(
-            std::string mp4,
-            video::EncodeMp4(video::RgbVideo{.data = pixels.data_ptr<uint8_t>(),
-                                             .frames = static_cast<int>(frames),
-                                             .height = static_cast<int>(height),
-                                             .width = static_cast<int>(width)},
-                             config.fps()));
+        ASSIGN_OR_RETURN(std::string mp4,
+                         video::EncodeMp4(whole, config.fps()));
         images.push_back(Output(std::move(mp4), kMp4MimeType, height, width,
                                 frames, prompt));
         break;
       }
+      case v1::OUTPUT_FORMAT_WEBP: {
+        // An image model's config has no fps; one frame needs none.
+        ASSIGN_OR_RETURN(std::string webp,
+                         video::EncodeWebp(whole, std::max(config.fps(), 1),
+                                           config.output_quality()));
+        images.push_back(Output(std::move(webp), kWebpMimeType, height, width,
+                                frames, prompt));
+        break;
+      }
       default:
-        // PNG: one file per image, and per frame of a video.
         for (int64_t frame = 0; frame < frames; ++frame) {
-          ASSIGN_OR_RETURN(std::string png, io::EncodePng(videos[i][frame]));
-          v1::Image image =
-              Output(std::move(png), kPngMimeType, height, width, 1, prompt);
-          image.set_frame_index(static_cast<int32_t>(frame));
+          ASSIGN_OR_RETURN(v1::Image image,
+                           FrameOutput(config, pixels[frame], prompt, frame));
           images.push_back(std::move(image));
         }
     }

@@ -13,7 +13,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
+#include "core/config/freeze.h"
 #include "nlohmann/json.hpp"
+#include "server/mime_types.h"
 #include "server/status_conversion.h"
 
 namespace ditserve::server {
@@ -33,6 +35,7 @@ const std::vector<std::string>& AllowedFields() {
                                    "response_format",
                                    "user",
                                    "output_format",
+                                   "output_compression",
                                    "negative_prompt",
                                    "num_inference_steps",
                                    "guidance_scale",
@@ -156,14 +159,38 @@ absl::Status ReadFormats(const Json& body, v1::GenerateRequest& request) {
                      ReadString(body, "output_format"));
     if (format == "png") {
       request.set_output_format(v1::OUTPUT_FORMAT_PNG);
+    } else if (format == "jpeg") {
+      request.set_output_format(v1::OUTPUT_FORMAT_JPEG);
+    } else if (format == "webp") {
+      request.set_output_format(v1::OUTPUT_FORMAT_WEBP);
     } else if (format == "mp4") {
       request.set_output_format(v1::OUTPUT_FORMAT_MP4);
     } else {
-      return FieldError("output_format",
-                        absl::StrCat("\"", format,
-                                     "\" is not supported; allowed: \"png\", "
-                                     "\"mp4\" (video models)"));
+      return FieldError(
+          "output_format",
+          absl::StrCat("\"", format,
+                       "\" is not supported; allowed: \"png\", \"jpeg\", "
+                       "\"webp\", \"mp4\" (video models)"));
     }
+  }
+  if (body.contains("output_compression")) {
+    // OpenAI's name for the quality of its lossy formats (100: best).
+    ASSIGN_OR_RETURN(const int32_t quality,
+                     ReadInt32(body, "output_compression"));
+    if (request.output_format() != v1::OUTPUT_FORMAT_JPEG &&
+        request.output_format() != v1::OUTPUT_FORMAT_WEBP) {
+      return FieldError("output_compression",
+                        "only with output_format \"jpeg\" or \"webp\"");
+    }
+    if (quality < config::kMinOutputQuality ||
+        quality > config::kMaxOutputQuality) {
+      return FieldError(
+          "output_compression",
+          absl::StrCat("allowed ", config::kMinOutputQuality, " to ",
+                       config::kMaxOutputQuality, " (the quality, ",
+                       config::kMaxOutputQuality, " best), got ", quality));
+    }
+    request.set_output_quality(quality);
   }
   return absl::OkStatus();
 }
@@ -240,8 +267,10 @@ absl::StatusOr<Json> ParseObject(absl::string_view text) {
 }
 
 std::string OutputFormatName(absl::string_view mime_type) {
-  if (mime_type == "video/mp4") return "mp4";
-  if (mime_type == "image/png") return "png";
+  if (mime_type == kMp4MimeType) return "mp4";
+  if (mime_type == kPngMimeType) return "png";
+  if (mime_type == kJpegMimeType) return "jpeg";
+  if (mime_type == kWebpMimeType) return "webp";
   return std::string(mime_type);
 }
 

@@ -6,7 +6,9 @@
 // becomes its response body, and a Status becomes its error body.
 //
 // OpenAI's fields: model, prompt, n, size ("WxH"), response_format
-// ("b64_json"), user, output_format ("png", and "mp4" for video models).
+// ("b64_json"), user, output_format ("png", "jpeg", "webp", and "mp4" for
+// video models), output_compression (the JPEG or WebP quality, 1 to 100:
+// GenerateRequest.output_quality).
 // ditserve's own fields keep their GenerateRequest names: negative_prompt,
 // num_inference_steps, guidance_scale, seed, max_sequence_length,
 // num_frames, fps, use_dynamic_cfg, use_resolution_binning, vae_tiling,

@@ -3,6 +3,7 @@
 //   ditctl generate "a red fox in snow" [-W 512 -H 512 --steps 8 --seed 1
 //                   -o fox.png]
 //   ditctl generate "waves at dusk" --frames 49 --fps 8 -o waves.mp4
+//   ditctl generate "a lighthouse" -o lighthouse.jpg --quality 85
 //   ditctl info
 //   ditctl health
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -51,11 +53,13 @@ ABSL_FLAG(bool, vae_tiling, false,
           "decode outputs larger than one VAE tile in tiles (diffusers' "
           "enable_tiling; less memory, seams blended)");
 ABSL_FLAG(std::string, format, "",
-          "png, rgb8, latent or mp4 (video models); default mp4 when -o ends "
-          "in .mp4, else png");
+          "png, jpeg, webp, rgb8, latent or mp4 (video models); default from "
+          "-o's extension (.mp4, .jpg or .jpeg, .webp), else png");
+ABSL_FLAG(absl::optional<int>, quality, absl::nullopt,
+          "JPEG or WebP quality, 1 to 100 (default: the server's)");
 ABSL_FLAG(std::string, o, "out.png",
           "output file; with several prompts, -0, -1, ... is added before "
-          "the extension, and each PNG frame of a video gets -fNNN");
+          "the extension, and each PNG or JPEG frame of a video gets -fNNN");
 ABSL_FLAG(bool, validate_only, false,
           "print the frozen config without generating");
 ABSL_FLAG(std::string, request_id, "", "request id for the server's logs");
@@ -154,7 +158,7 @@ std::string WithSuffix(const std::string& base, const std::string& suffix) {
 }
 
 // Where output `image` of a request of `prompts` prompts goes: -P for the
-// prompt when there are several, -fNNN for a PNG frame of a video.
+// prompt when there are several, -fNNN for a PNG or JPEG frame of a video.
 std::string OutputPath(const std::string& base, const v1::Image& image,
                        const v1::InputConfig& config) {
   std::string suffix;
@@ -172,20 +176,30 @@ bool EndsWith(const std::string& text, const std::string& end) {
 }
 
 bool ParseFormat(std::string name, v1::OutputFormat* format) {
-  if (name.empty())
-    name = EndsWith(absl::GetFlag(FLAGS_o), ".mp4") ? "mp4" : "png";
-  if (name == "mp4") {
-    *format = v1::OUTPUT_FORMAT_MP4;
-  } else if (name == "png") {
-    *format = v1::OUTPUT_FORMAT_PNG;
-  } else if (name == "rgb8") {
-    *format = v1::OUTPUT_FORMAT_RGB8;
-  } else if (name == "latent") {
-    *format = v1::OUTPUT_FORMAT_LATENT_F32;
-  } else {
-    return false;
+  if (name.empty()) {
+    const std::string& path = absl::GetFlag(FLAGS_o);
+    name = "png";
+    for (const auto& [extension, implied] :
+         {std::pair<const char*, const char*>{".mp4", "mp4"},
+          {".jpg", "jpeg"},
+          {".jpeg", "jpeg"},
+          {".webp", "webp"}}) {
+      if (EndsWith(path, extension)) name = implied;
+    }
   }
-  return true;
+  for (const auto& [known, value] :
+       {std::pair<const char*, v1::OutputFormat>{"png", v1::OUTPUT_FORMAT_PNG},
+        {"jpeg", v1::OUTPUT_FORMAT_JPEG},
+        {"webp", v1::OUTPUT_FORMAT_WEBP},
+        {"mp4", v1::OUTPUT_FORMAT_MP4},
+        {"rgb8", v1::OUTPUT_FORMAT_RGB8},
+        {"latent", v1::OUTPUT_FORMAT_LATENT_F32}}) {
+    if (name == known) {
+      *format = value;
+      return true;
+    }
+  }
+  return false;
 }
 
 int Generate(const std::vector<std::string>& prompts) {
@@ -213,10 +227,11 @@ int Generate(const std::vector<std::string>& prompts) {
   v1::OutputFormat format;
   if (!ParseFormat(absl::GetFlag(FLAGS_format), &format)) {
     std::cerr << "ditctl: --format " << absl::GetFlag(FLAGS_format)
-              << " is unknown; use png, rgb8, latent or mp4\n";
+              << " is unknown; use png, jpeg, webp, rgb8, latent or mp4\n";
     return 2;
   }
   request.set_output_format(format);
+  if (auto q = absl::GetFlag(FLAGS_quality)) request.set_output_quality(*q);
   request.set_validate_only(absl::GetFlag(FLAGS_validate_only));
   request.set_request_id(absl::GetFlag(FLAGS_request_id));
 

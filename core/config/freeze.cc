@@ -1,5 +1,6 @@
 #include "core/config/freeze.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -16,6 +17,8 @@ namespace {
 
 // The frame rates a video is encoded at.
 constexpr int kMaxFps = 120;
+// libwebp's WEBP_MAX_DIMENSION: a WebP stores each side in 14 bits.
+constexpr int kMaxWebpSide = 16383;
 
 absl::Status CheckModel(absl::string_view model,
                         const ModelDefaults& defaults) {
@@ -156,17 +159,55 @@ absl::StatusOr<v1::OutputFormat> FreezeOutputFormat(
   if (!v1::OutputFormat_IsValid(format)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "output_format ", format,
-        " is unknown; use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_RGB8, "
-        "OUTPUT_FORMAT_LATENT_F32 or (video models) OUTPUT_FORMAT_MP4"));
+        " is unknown; use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_JPEG, "
+        "OUTPUT_FORMAT_WEBP, OUTPUT_FORMAT_RGB8, OUTPUT_FORMAT_LATENT_F32 or "
+        "(video models) OUTPUT_FORMAT_MP4"));
   }
   if (format == v1::OUTPUT_FORMAT_MP4 && !defaults.video()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "output_format OUTPUT_FORMAT_MP4 is for video models; ", defaults.name,
-        " makes images: use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_RGB8 or "
-        "OUTPUT_FORMAT_LATENT_F32"));
+        " makes images: use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_JPEG, "
+        "OUTPUT_FORMAT_WEBP, OUTPUT_FORMAT_RGB8 or OUTPUT_FORMAT_LATENT_F32"));
   }
   return format == v1::OUTPUT_FORMAT_UNSPECIFIED ? v1::OUTPUT_FORMAT_PNG
                                                  : format;
+}
+
+// The format and, for the lossy ones, the quality, into `config`, whose size
+// is frozen already.
+absl::Status FreezeOutput(const v1::GenerateRequest& request,
+                          const ModelDefaults& defaults,
+                          v1::InputConfig& config) {
+  ASSIGN_OR_RETURN(const v1::OutputFormat format,
+                   FreezeOutputFormat(request.output_format(), defaults));
+  config.set_output_format(format);
+  const bool lossy =
+      format == v1::OUTPUT_FORMAT_JPEG || format == v1::OUTPUT_FORMAT_WEBP;
+  if (!lossy) {
+    if (request.has_output_quality()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "output_quality is for OUTPUT_FORMAT_JPEG and OUTPUT_FORMAT_WEBP; "
+          "output_format is ",
+          v1::OutputFormat_Name(format), ": leave output_quality unset"));
+    }
+    return absl::OkStatus();
+  }
+  const int quality = request.has_output_quality() ? request.output_quality()
+                                                   : kDefaultOutputQuality;
+  if (quality < kMinOutputQuality || quality > kMaxOutputQuality) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("output_quality ", quality, " is out of range; allowed ",
+                     kMinOutputQuality, " to ", kMaxOutputQuality));
+  }
+  if (format == v1::OUTPUT_FORMAT_WEBP &&
+      std::max(config.height(), config.width()) > kMaxWebpSide) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "output_format OUTPUT_FORMAT_WEBP holds at most ", kMaxWebpSide,
+        " pixels a side; height × width is ", config.height(), " × ",
+        config.width(), ": use OUTPUT_FORMAT_JPEG or OUTPUT_FORMAT_PNG"));
+  }
+  config.set_output_quality(quality);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -290,9 +331,7 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                         ? request.use_resolution_binning()
                                         : defaults.use_resolution_binning);
 
-  ASSIGN_OR_RETURN(v1::OutputFormat output_format,
-                   FreezeOutputFormat(request.output_format(), defaults));
-  config.set_output_format(output_format);
+  RETURN_IF_ERROR(FreezeOutput(request, defaults, config));
   config.set_deadline_unix_micros(context.deadline_unix_micros);
   *config.mutable_parallel() = parallel;
 

@@ -12,6 +12,11 @@
 
 namespace ditserve::config {
 
+// GenerateRequest.output_quality, as libjpeg and libwebp count quality.
+inline constexpr int kMinOutputQuality = 1;
+inline constexpr int kMaxOutputQuality = 100;
+inline constexpr int kDefaultOutputQuality = 90;
+
 // What the host decides about a request outside of its fields. Passing these
 // in keeps Freeze a pure function.
 struct FreezeContext {

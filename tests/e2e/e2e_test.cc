@@ -90,6 +90,25 @@ TEST(OpenAiSdkE2eTest, ImagesGenerateReturnsTheGrpcImagesAndTypedErrors) {
   EXPECT_EQ(summary["seed"], "7");
   EXPECT_EQ(summary["models"], nlohmann::json::array({"flux-dev"}));
 
+  // output_compression is the quality gRPC's output_quality sets: the same
+  // pixels encoded alike give the same bytes.
+  request.clear_prompt();
+  request.add_prompt("a lighthouse at dusk");
+  request.set_output_format(v1::OUTPUT_FORMAT_JPEG);
+  request.set_output_quality(80);
+  v1::GenerateResponse expected_jpeg;
+  auto jpeg_context = ContextWithDeadline(120);
+  const grpc::Status jpeg_status = (*cluster)->generation().Generate(
+      jpeg_context.get(), request, &expected_jpeg);
+  ASSERT_TRUE(jpeg_status.ok()) << jpeg_status.error_message();
+  EXPECT_EQ(summary["jpeg"]["output_format"], "jpeg");
+  std::string jpeg;
+  ASSERT_TRUE(absl::Base64Unescape(
+      summary["jpeg"]["b64_json"].get<std::string>(), &jpeg));
+  EXPECT_EQ(jpeg, expected_jpeg.images(0).data());
+  EXPECT_EQ(summary["bad_compression"]["status"], 400);
+  EXPECT_EQ(summary["bad_compression"]["param"], "output_compression");
+
   EXPECT_EQ(summary["bad_size"]["status"], 400);
   EXPECT_EQ(summary["bad_size"]["class"], "BadRequestError");
   EXPECT_THAT(summary["bad_size"]["message"].get<std::string>(),

@@ -54,9 +54,24 @@ async function main() {
     seed: 7,
     max_sequence_length: 32,
   });
+  // OpenAI's fields for its lossy formats.
+  const jpeg = await client.images.generate({
+    model,
+    prompt: 'a lighthouse at dusk',
+    size: '48x64',
+    output_format: 'jpeg',
+    output_compression: 80,
+    num_inference_steps: 2,
+    seed: 7,
+    max_sequence_length: 32,
+  });
   const models = await client.models.list();
   const summary = {
     images: generated.data.map((image) => describePng(image.b64_json)),
+    jpeg: {
+      output_format: jpeg.output_format,
+      b64_json: jpeg.data[0].b64_json,
+    },
     created: generated.created,
     seed: generated.seed,
     models: models.data.map((entry) => entry.id),
@@ -66,6 +81,8 @@ async function main() {
         {model, prompt: 'x', n: 99, num_inference_steps: 2})),
     url_format: await refusal(client.images.generate(
         {model, prompt: 'x', response_format: 'url'})),
+    bad_compression: await refusal(client.images.generate(
+        {model, prompt: 'x', output_format: 'webp', output_compression: 101})),
     other_model: await refusal(
         client.images.generate({model: 'dall-e-3', prompt: 'x'})),
   };

@@ -50,6 +50,16 @@ model: "flux-dev"
 prompt: "a lighthouse at dusk"
 height: 2048 width: 1536 vae_tiling: true
 EOF
+encode GenerateRequest "$here/freeze/flux_dev_jpeg" <<'EOF'
+model: "flux-dev"
+prompt: "a lighthouse at dusk"
+output_format: OUTPUT_FORMAT_JPEG output_quality: 85
+EOF
+encode GenerateRequest "$here/freeze/cogvideox_webp" <<'EOF'
+model: "cogvideox-5b"
+prompt: "waves on a rocky shore"
+height: 160 width: 256 num_frames: 17 output_format: OUTPUT_FORMAT_WEBP
+EOF
 
 # control_frame: the int64 header {kind, length}, then the body.
 frame() {  # frame KIND MESSAGE OUT < text proto

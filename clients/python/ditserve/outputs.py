@@ -1,22 +1,39 @@
-"""Writes generated outputs (PNG images, MP4 videos) to files."""
+"""Writes generated outputs (PNG, JPEG and WebP images, MP4 videos) to files."""
 
 import os
 from typing import Sequence
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# A JPEG opens with its start-of-image marker, then the next marker's 0xFF.
+_JPEG_SIGNATURE = b"\xff\xd8\xff"
+
+# The extensions a path may have for each kind of file; the first is the one
+# added to a path without an extension.
+_EXTENSIONS = {
+    "PNG": (".png",),
+    "JPEG": (".jpg", ".jpeg"),
+    "WebP": (".webp",),
+    "MP4": (".mp4",),
+}
 
 
-def file_extension(data: bytes) -> str:
-    """".png" or ".mp4" by the data's own header; ValueError otherwise (raw
-    RGB8 and latents carry none, so they are written by the caller)."""
+def file_kind(data: bytes) -> str:
+    """"PNG", "JPEG", "WebP" or "MP4" by the data's own header; ValueError
+    otherwise (raw RGB8 and latents carry none, so they are written by the
+    caller)."""
     if data.startswith(_PNG_SIGNATURE):
-        return ".png"
+        return "PNG"
+    if data.startswith(_JPEG_SIGNATURE):
+        return "JPEG"
+    # A RIFF container: "RIFF", 4 bytes of size, then the form type.
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WebP"
     # An MP4 file opens with its `ftyp` box: 4 bytes of size, then "ftyp".
     if data[4:8] == b"ftyp":
-        return ".mp4"
+        return "MP4"
     raise ValueError(
-        "neither PNG nor MP4 (output_format rgb8 or latent_f32?); write "
-        "its bytes yourself"
+        "neither PNG, JPEG, WebP nor MP4 (output_format rgb8 or latent_f32?); "
+        "write its bytes yourself"
     )
 
 
@@ -25,25 +42,25 @@ def save_outputs(outputs: Sequence[bytes], path: str) -> list:
     paths written.
 
     One output goes to `path`; several go to `path` with -0, -1, ... before
-    the extension (one per prompt, or per frame of a video in PNG frames).
-    Without an extension, the one the data needs is added; with one, it
-    must match the data (".png" for PNG, ".mp4" for MP4).
+    the extension (one per prompt, or per frame of a video in PNG or JPEG
+    frames). Without an extension, the one the data needs is added; with
+    one, it must match the data (".png"; ".jpg" or ".jpeg"; ".webp"; ".mp4").
     """
     stem, extension = os.path.splitext(os.fspath(path))
     targets = []
     # Every output is checked before any file is written.
     for index, data in enumerate(outputs):
         try:
-            wanted = file_extension(data)
+            kind = file_kind(data)
         except ValueError as error:
             raise ValueError(f"output {index}: {error}") from None
-        if extension and extension.lower() != wanted:
+        allowed = _EXTENSIONS[kind]
+        if extension and extension.lower() not in allowed:
             raise ValueError(
-                f"output {index} is {wanted[1:].upper()} but path {path} "
-                f"ends in {extension}"
+                f"output {index} is {kind} but path {path} ends in {extension}"
             )
         suffix = f"-{index}" if len(outputs) > 1 else ""
-        targets.append(f"{stem}{suffix}{extension or wanted}")
+        targets.append(f"{stem}{suffix}{extension or allowed[0]}")
     for target, data in zip(targets, outputs):
         with open(target, "wb") as file:
             file.write(data)

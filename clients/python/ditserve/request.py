@@ -15,7 +15,8 @@ def build_request(
 
     `fields` are GenerateRequest fields by name (height=512, seed=1, ...);
     a field set to None is left out, so the server applies its default.
-    `output_format` also takes a name: "png", "rgb8", "latent_f32", "mp4".
+    `output_format` also takes a name: "png", "jpeg", "webp", "rgb8",
+    "latent_f32", "mp4".
 
     Raises:
       ValueError, TypeError: a field that GenerateRequest does not have, or

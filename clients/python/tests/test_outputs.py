@@ -8,6 +8,8 @@ from ditserve.outputs import save_outputs
 
 _PNG = b"\x89PNG\r\n\x1a\n" + b"png body"
 _MP4 = b"\x00\x00\x00\x20ftypisom" + b"mp4 body"
+_JPEG = b"\xff\xd8\xff\xe0" + b"jpeg body"
+_WEBP = b"RIFF\x20\x00\x00\x00WEBPVP8 " + b"webp body"
 
 
 class SaveOutputsTest(unittest.TestCase):
@@ -51,8 +53,25 @@ class SaveOutputsTest(unittest.TestCase):
             save_outputs([_PNG, _MP4], path)
         self.assertEqual(os.listdir(self.dir), [])
 
+    def test_jpeg_and_webp_get_their_extensions(self):
+        written = save_outputs([_JPEG, _WEBP], os.path.join(self.dir, "out"))
+        self.assertEqual(
+            [os.path.basename(path) for path in written],
+            ["out-0.jpg", "out-1.webp"],
+        )
+        self.assertEqual(self._read(written[1]), _WEBP)
+
+    def test_jpeg_takes_either_of_its_extensions(self):
+        for name in ("fox.jpg", "fox.JPEG"):
+            path = os.path.join(self.dir, name)
+            self.assertEqual(save_outputs([_JPEG], path), [path])
+        with self.assertRaisesRegex(
+            ValueError, r"output 0 is WebP but path .*fox.jpg ends in .jpg"
+        ):
+            save_outputs([_WEBP], os.path.join(self.dir, "fox.jpg"))
+
     def test_raw_output_is_refused(self):
-        with self.assertRaisesRegex(ValueError, "output 0: neither PNG nor"):
+        with self.assertRaisesRegex(ValueError, "output 0: neither PNG, JPEG"):
             save_outputs([b"\x00" * 12], os.path.join(self.dir, "x"))
 
 

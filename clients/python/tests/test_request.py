@@ -64,7 +64,8 @@ class BuildRequestTest(unittest.TestCase):
     def test_unknown_output_format_lists_the_choices(self):
         with self.assertRaisesRegex(
             ValueError,
-            r"^output_format: 'gif' is not one of png, rgb8, latent_f32, mp4$",
+            r"^output_format: 'gif' is not one of png, rgb8, latent_f32, mp4, "
+            r"jpeg, webp$",
         ):
             build_request("x", {"output_format": "gif"})
 

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -27,6 +28,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/serving/tiny_model_cluster.h"
+#include "tests/support/decoded_images.h"
 #include "tools/local_cluster/serving_cluster.h"
 #include "tools/local_cluster/shell_command.h"
 
@@ -37,6 +39,12 @@ using ::ditserve::local_cluster::LatentFloats;
 using ::ditserve::local_cluster::ServingCluster;
 
 constexpr double kCallSeconds = 300;
+// Luma PSNR of each frame of the served JPEG and WebP (quality 90) against
+// the served RGB8 frame (see LumaPsnr): the worst frames measured 37.5-40.2 dB
+// (JPEG) and 40.7-41.4 dB (WebP) over the three models.
+constexpr double kMinLossyFrameLumaPsnr = 30;
+// Above any PSNR two 8-bit images that differ can have.
+constexpr double kMaxPsnr = 200;
 // A parallel layout against the single-rank latents, relative to the largest
 // latent magnitude: the same float32 math with sums in another order (shards
 // merged by all-to-all or log-sum-exp, smaller batches). A wrong shard,
@@ -192,6 +200,56 @@ TEST_P(CogVideoXServingTest, EveryOutputFormatHoldsTheAskedFrames) {
     EXPECT_EQ(png->images(frame).mime_type(), "image/png");
   }
 
+  // An animated WebP at the video's rate, looping; its frames are the RGB8
+  // frames, as are the JPEG frames.
+  const size_t frame_bytes = size_t{32} * 48 * 3;
+  const auto frame_luma_psnr = [&](int frame, const std::string& decoded) {
+    return LumaPsnr(
+        rgb->images(0).data().substr(frame * frame_bytes, frame_bytes),
+        decoded);
+  };
+  request.set_output_format(v1::OUTPUT_FORMAT_WEBP);
+  absl::StatusOr<v1::GenerateResponse> webp =
+      cluster->Generate(request, kCallSeconds);
+  ASSERT_TRUE(webp.ok()) << webp.status();
+  ASSERT_EQ(webp->images_size(), 1);
+  EXPECT_EQ(webp->images(0).mime_type(), "image/webp");
+  EXPECT_EQ(webp->images(0).num_frames(), frames);
+  absl::StatusOr<DecodedWebp> animation = DecodeWebp(webp->images(0).data());
+  ASSERT_TRUE(animation.ok()) << animation.status();
+  EXPECT_TRUE(animation->animated);
+  EXPECT_EQ(animation->loop_count, 0U);
+  EXPECT_EQ(animation->width, 48);
+  EXPECT_EQ(animation->height, 32);
+  ASSERT_EQ(animation->frames.size(), size_t(frames));
+  double worst_webp = kMaxPsnr;
+  for (int frame = 0; frame < frames; ++frame) {
+    EXPECT_EQ(animation->end_ms[frame],
+              std::llround((frame + 1) * 1000.0 / model.fps))
+        << "frame " << frame;
+    worst_webp =
+        std::min(worst_webp, frame_luma_psnr(frame, animation->frames[frame]));
+  }
+  RecordProperty("worst_webp_frame_luma_psnr_db", std::to_string(worst_webp));
+  EXPECT_GE(worst_webp, kMinLossyFrameLumaPsnr);
+
+  request.set_output_format(v1::OUTPUT_FORMAT_JPEG);
+  absl::StatusOr<v1::GenerateResponse> jpeg =
+      cluster->Generate(request, kCallSeconds);
+  ASSERT_TRUE(jpeg.ok()) << jpeg.status();
+  ASSERT_EQ(jpeg->images_size(), frames);
+  double worst_jpeg = kMaxPsnr;
+  for (int frame = 0; frame < frames; ++frame) {
+    const v1::Image& image = jpeg->images(frame);
+    EXPECT_EQ(image.frame_index(), frame);
+    EXPECT_EQ(image.mime_type(), "image/jpeg");
+    absl::StatusOr<DecodedJpeg> decoded = DecodeJpeg(image.data());
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    worst_jpeg = std::min(worst_jpeg, frame_luma_psnr(frame, decoded->rgb));
+  }
+  RecordProperty("worst_jpeg_frame_luma_psnr_db", std::to_string(worst_jpeg));
+  EXPECT_GE(worst_jpeg, kMinLossyFrameLumaPsnr);
+
   request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
   absl::StatusOr<v1::GenerateResponse> latents =
       cluster->Generate(request, kCallSeconds);
@@ -202,8 +260,8 @@ TEST_P(CogVideoXServingTest, EveryOutputFormatHoldsTheAskedFrames) {
             size_t(shapes.latent_frames()) * 16 * 4 * 6);
 }
 
-// ditctl as a user runs it: -o clip.mp4 asks for MP4, --format png writes
-// one file per frame.
+// ditctl as a user runs it: -o clip.mp4 asks for MP4, -o clip.webp one
+// animated WebP, --format png writes one file per frame.
 TEST_P(CogVideoXServingTest, DitctlWritesTheMp4AndEveryPngFrame) {
   const config::ModelDefaults& model = GetParam();
   std::unique_ptr<ServingCluster> cluster = StartCluster(model_dir_, 1, {});
@@ -218,6 +276,15 @@ TEST_P(CogVideoXServingTest, DitctlWritesTheMp4AndEveryPngFrame) {
   const nlohmann::json stream = ProbeFile(dir + "/clip.mp4");
   EXPECT_EQ(stream.value("nb_read_frames", ""), std::to_string(frames));
   EXPECT_EQ(stream.value("r_frame_rate", ""), "10/1");
+
+  CommandOutput(absl::StrCat(generate, " -o ", dir, "/clip.webp 2>&1"));
+  std::ifstream webp_file(dir + "/clip.webp", std::ios::binary);
+  const std::string webp((std::istreambuf_iterator<char>(webp_file)),
+                         std::istreambuf_iterator<char>());
+  absl::StatusOr<DecodedWebp> animation = DecodeWebp(webp);
+  ASSERT_TRUE(animation.ok()) << animation.status();
+  EXPECT_EQ(animation->frames.size(), size_t(frames));
+  EXPECT_EQ(animation->end_ms.back(), frames * 100) << "10 fps";
 
   CommandOutput(
       absl::StrCat(generate, " --format png -o ", dir, "/frame.png 2>&1"));

@@ -168,7 +168,7 @@ TEST(FreezeTest, FreezingIsDeterministic) {
 TEST(FreezeTest, AnyFieldChangeChangesTheDigest) {
   v1::GenerateRequest base = OnePrompt();
   const uint64_t base_digest = MessageDigest(*FreezeFor(base));
-  std::vector<v1::GenerateRequest> variants(8, base);
+  std::vector<v1::GenerateRequest> variants(10, base);
   variants[0].set_prompt(0, "a lighthouse at dawn");
   variants[1].set_height(512);
   variants[2].set_width(512);
@@ -177,6 +177,8 @@ TEST(FreezeTest, AnyFieldChangeChangesTheDigest) {
   variants[5].set_seed(1235);
   variants[6].set_max_sequence_length(511);
   variants[7].set_output_format(v1::OUTPUT_FORMAT_RGB8);
+  variants[8].set_output_format(v1::OUTPUT_FORMAT_JPEG);
+  variants[9].set_output_format(v1::OUTPUT_FORMAT_WEBP);
   for (size_t i = 0; i < variants.size(); ++i) {
     absl::StatusOr<v1::InputConfig> config = FreezeFor(variants[i]);
     ASSERT_TRUE(config.ok()) << i << ": " << config.status();
@@ -491,6 +493,66 @@ TEST(FreezeValidationTest, OutputFormat) {
   ExpectAccepted(request);
   request.set_output_format(static_cast<v1::OutputFormat>(9));
   ExpectRejected(request, "output_format 9 is unknown");
+}
+
+TEST(FreezeValidationTest, LossyFormatsTakeAQualityThatDefaultsTo90) {
+  v1::GenerateRequest request = OnePrompt();
+  for (const v1::OutputFormat format :
+       {v1::OUTPUT_FORMAT_JPEG, v1::OUTPUT_FORMAT_WEBP}) {
+    request.set_output_format(format);
+    request.clear_output_quality();
+    absl::StatusOr<v1::InputConfig> config = FreezeFor(request);
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_EQ(config->output_format(), format);
+    EXPECT_EQ(config->output_quality(), 90);
+    for (const int quality : {1, 100}) {
+      request.set_output_quality(quality);
+      config = FreezeFor(request);
+      ASSERT_TRUE(config.ok()) << config.status();
+      EXPECT_EQ(config->output_quality(), quality);
+    }
+    request.set_output_quality(0);
+    ExpectRejected(request,
+                   "output_quality 0 is out of range; allowed 1 to 100");
+    request.set_output_quality(101);
+    ExpectRejected(request, "output_quality 101 is out of range");
+  }
+  request.set_output_format(v1::OUTPUT_FORMAT_PNG);
+  request.clear_output_quality();
+  absl::StatusOr<v1::InputConfig> png = FreezeFor(request);
+  ASSERT_TRUE(png.ok()) << png.status();
+  EXPECT_EQ(png->output_quality(), 0);
+  request.set_output_quality(90);
+  ExpectRejected(request,
+                 "output_quality is for OUTPUT_FORMAT_JPEG and "
+                 "OUTPUT_FORMAT_WEBP; output_format is OUTPUT_FORMAT_PNG");
+  request.clear_output_format();
+  ExpectRejected(request, "output_format is OUTPUT_FORMAT_PNG");
+  request.set_output_format(v1::OUTPUT_FORMAT_MP4);
+  ExpectRejected(request, "output_format is OUTPUT_FORMAT_MP4",
+                 families::kCogVideoX5bDefaults);
+}
+
+TEST(FreezeValidationTest, WebpIsRefusedBeyondItsLargestSide) {
+  ServerOptions options;
+  options.max_side_pixels = 32768;
+  options.max_pixels = int64_t{32768} * 32768;
+  options.max_request_bytes = 0;
+  v1::GenerateRequest request = OnePrompt();
+  request.set_output_format(v1::OUTPUT_FORMAT_WEBP);
+  request.set_height(64);
+  request.set_width(16368);
+  const ModelSpec spec = FullSizeSpec(families::kFluxDevDefaults);
+  EXPECT_TRUE(Freeze(request, spec, options, Parallel({}, 1), Context()).ok());
+  request.set_width(16384);
+  absl::StatusOr<v1::InputConfig> config =
+      Freeze(request, spec, options, Parallel({}, 1), Context());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("OUTPUT_FORMAT_WEBP holds at most 16383 pixels a side; "
+                        "height × width is 64 × 16384"));
+  request.set_output_format(v1::OUTPUT_FORMAT_JPEG);
+  EXPECT_TRUE(Freeze(request, spec, options, Parallel({}, 1), Context()).ok());
 }
 
 TEST(FreezeValidationTest, RequestId) {

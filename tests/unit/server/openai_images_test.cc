@@ -1,8 +1,10 @@
 #include "server/openai_images.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -75,6 +77,26 @@ TEST(ParseImagesRequestTest, DitserveFieldsKeepTheirGenerateRequestNames) {
   EXPECT_FALSE(request.has_width()) << "\"auto\" leaves the model's size";
 }
 
+TEST(ParseImagesRequestTest, LossyFormatsAndTheirCompression) {
+  for (const auto& [name, format] :
+       {std::pair{"jpeg", v1::OUTPUT_FORMAT_JPEG},
+        std::pair{"webp", v1::OUTPUT_FORMAT_WEBP}}) {
+    absl::StatusOr<ImagesRequest> parsed = ParseImagesRequest(
+        absl::StrCat(R"({"prompt": "x", "output_format": ")", name,
+                     R"(", "output_compression": 75})"),
+        kMaxBatch);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(parsed->request.output_format(), format);
+    EXPECT_EQ(parsed->request.output_quality(), 75);
+    parsed = ParseImagesRequest(
+        absl::StrCat(R"({"prompt": "x", "output_format": ")", name, R"("})"),
+        kMaxBatch);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_FALSE(parsed->request.has_output_quality())
+        << "the server's default applies";
+  }
+}
+
 TEST(ParseImagesRequestTest, NumericSeedIsRead) {
   absl::StatusOr<ImagesRequest> parsed =
       ParseImagesRequest(R"({"prompt": "x", "seed": 42})", kMaxBatch);
@@ -117,8 +139,27 @@ INSTANTIATE_TEST_SUITE_P(
                 "WIDTHxHEIGHT"},
         BadBody{"url_format", R"({"prompt": "a", "response_format": "url"})",
                 "response_format", "allowed: \"b64_json\""},
-        BadBody{"jpeg_format", R"({"prompt": "a", "output_format": "jpeg"})",
-                "output_format", "allowed: \"png\", \"mp4\""},
+        BadBody{"gif_format", R"({"prompt": "a", "output_format": "gif"})",
+                "output_format",
+                "allowed: \"png\", \"jpeg\", \"webp\", \"mp4\""},
+        BadBody{"compression_without_lossy_format",
+                R"({"prompt": "a", "output_compression": 80})",
+                "output_compression",
+                "only with output_format \"jpeg\" or \"webp\""},
+        BadBody{"compression_of_png",
+                R"({"prompt": "a", "output_format": "png",
+                    "output_compression": 80})",
+                "output_compression", "only with output_format"},
+        BadBody{"compression_zero",
+                R"({"prompt": "a", "output_format": "jpeg",
+                    "output_compression": 0})",
+                "output_compression",
+                "allowed 1 to 100 (the quality, 100 "
+                "best), got 0"},
+        BadBody{"compression_as_fraction",
+                R"({"prompt": "a", "output_format": "webp",
+                    "output_compression": 0.8})",
+                "output_compression", "32-bit integer"},
         BadBody{"openai_quality", R"({"prompt": "a", "quality": "hd"})",
                 "quality", "unknown field; allowed: model, prompt, n"},
         BadBody{"negative_seed", R"({"prompt": "a", "seed": -1})", "seed",
@@ -164,6 +205,18 @@ TEST(ImagesResponseBodyTest, EachImageIsBase64WithTheConfigsSizeAndSeed) {
   EXPECT_EQ(body["output_format"], "png");
   EXPECT_EQ(body["seed"], "9007199254740993") << "a string: exact in JS";
   EXPECT_EQ(body["request_id"], "req-7");
+}
+
+TEST(ImagesResponseBodyTest, OutputFormatIsNamedAfterTheImagesMimeType) {
+  for (const auto& [mime_type, name] :
+       {std::pair{"image/jpeg", "jpeg"}, std::pair{"image/webp", "webp"},
+        std::pair{"video/mp4", "mp4"}}) {
+    v1::GenerateResponse response;
+    response.add_images()->set_mime_type(mime_type);
+    const nlohmann::json body = nlohmann::json::parse(
+        ImagesResponseBody(response, absl::FromUnixSeconds(1700000000)));
+    EXPECT_EQ(body["output_format"], name) << mime_type;
+  }
 }
 
 TEST(ErrorBodyTest, FollowsOpenAisShapeWithTheGrpcCodeName) {
