@@ -15,6 +15,7 @@
 #include "core/io/image.h"
 #include "core/video/jpeg_encoder.h"
 #include "core/video/mp4_encoder.h"
+#include "core/video/rgb_video.h"
 #include "core/video/webp_encoder.h"
 #include "server/mime_types.h"
 

@@ -3,10 +3,10 @@
 #include <turbojpeg.h>
 
 #include <memory>
-#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::video {
 namespace {
@@ -22,34 +22,18 @@ struct BufferDeleter {
 };
 
 absl::Status CheckInput(const RgbVideo& image, int quality) {
-  if (image.data == nullptr) {
-    return absl::InvalidArgumentError("JPEG encoding: image data is null");
-  }
+  RETURN_IF_ERROR(CheckRgbVideo("JPEG", image, kMaxSide));
   if (image.frames != 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "JPEG encoding: a JPEG holds one frame, got ", image.frames));
   }
-  for (const auto& [name, value] :
-       {std::pair<const char*, int>{"height", image.height},
-        {"width", image.width}}) {
-    if (value < 1 || value > kMaxSide) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "JPEG encoding: ", name, " must be 1..", kMaxSide, ", got ", value));
-    }
-  }
-  if (quality < 1 || quality > 100) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("JPEG encoding: quality must be 1..100, got ", quality));
-  }
-  return absl::OkStatus();
+  return CheckQuality("JPEG", quality);
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> EncodeJpeg(const RgbVideo& image, int quality) {
-  if (absl::Status status = CheckInput(image, quality); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckInput(image, quality));
   std::unique_ptr<void, CompressorDeleter> compressor(tjInitCompress());
   if (compressor == nullptr) {
     return absl::InternalError(absl::StrCat(

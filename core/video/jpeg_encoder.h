@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "core/video/mp4_encoder.h"
+#include "core/video/rgb_video.h"
 
 namespace ditserve::video {
 

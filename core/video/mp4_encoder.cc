@@ -17,6 +17,7 @@ extern "C" {
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -30,8 +31,6 @@ extern "C" {
 namespace ditserve::video {
 namespace {
 
-constexpr int kMinFps = 1;
-constexpr int kMaxFps = 120;
 // Visually lossless: 50-56 dB PSNR (yuv420p) on FFmpeg's test patterns.
 constexpr char kCrf[] = "18";
 // Under a second for 49 frames of 720x480 on two busy cores, against minutes
@@ -190,20 +189,14 @@ absl::Status FfmpegError(absl::string_view call, int error) {
 }
 
 absl::Status CheckInput(const RgbVideo& video, int fps) {
-  if (video.data == nullptr) {
-    return absl::InvalidArgumentError("MP4 encoding: video data is null");
-  }
-  if (video.frames < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "MP4 encoding: frames must be at least 1, got ", video.frames));
-  }
+  RETURN_IF_ERROR(CheckRgbVideo("MP4", video, std::numeric_limits<int>::max()));
   for (const auto& [name, value] :
        {std::pair<const char*, int>{"height", video.height},
         std::pair<const char*, int>{"width", video.width}}) {
-    if (value < 2 || value % 2 != 0) {
+    if (value % 2 != 0) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "MP4 encoding: ", name, " must be positive and even (yuv420p halves ",
-          "the chroma resolution), got ", value));
+          "MP4 encoding: ", name, " must be even (yuv420p halves the chroma ",
+          "resolution), got ", value));
     }
   }
   if (av_image_check_size(video.width, video.height, 0, nullptr) < 0) {
@@ -211,11 +204,7 @@ absl::Status CheckInput(const RgbVideo& video, int fps) {
         absl::StrCat("MP4 encoding: width x height ", video.width, "x",
                      video.height, " is too large"));
   }
-  if (fps < kMinFps || fps > kMaxFps) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "MP4 encoding: fps must be ", kMinFps, "..", kMaxFps, ", got ", fps));
-  }
-  return absl::OkStatus();
+  return CheckFps("MP4", fps);
 }
 
 // Moves the encoder's finished packets into the muxer; returns at EAGAIN (it

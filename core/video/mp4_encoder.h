@@ -4,21 +4,12 @@
 // MP4 files (H.264, yuv420p) of RGB8 videos, written in memory through
 // FFmpeg's libraries, for OUTPUT_FORMAT_MP4.
 
-#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/video/rgb_video.h"
 
 namespace ditserve::video {
-
-// Frames of 8-bit RGB, row-major [frames, height, width, 3], as the server
-// holds a decoded video. Not owned.
-struct RgbVideo {
-  const uint8_t* data = nullptr;
-  int frames = 0;
-  int height = 0;
-  int width = 0;
-};
 
 // The whole MP4 file: H.264 (libx264, crf 18), yuv420p (BT.601, limited
 // range), `fps` frames per second, the moov atom first so that players can

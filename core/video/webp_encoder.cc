@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
-#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -15,9 +14,6 @@
 
 namespace ditserve::video {
 namespace {
-
-constexpr int kMinFps = 1;
-constexpr int kMaxFps = 120;
 
 struct AnimEncoderDeleter {
   void operator()(WebPAnimEncoder* encoder) const {
@@ -39,31 +35,9 @@ class Picture {
 };
 
 absl::Status CheckInput(const RgbVideo& video, int fps, int quality) {
-  if (video.data == nullptr) {
-    return absl::InvalidArgumentError("WebP encoding: image data is null");
-  }
-  if (video.frames < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "WebP encoding: frames must be at least 1, got ", video.frames));
-  }
-  for (const auto& [name, value] :
-       {std::pair<const char*, int>{"height", video.height},
-        {"width", video.width}}) {
-    if (value < 1 || value > WEBP_MAX_DIMENSION) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("WebP encoding: ", name, " must be 1..",
-                       WEBP_MAX_DIMENSION, ", got ", value));
-    }
-  }
-  if (quality < 1 || quality > 100) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("WebP encoding: quality must be 1..100, got ", quality));
-  }
-  if (fps < kMinFps || fps > kMaxFps) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "WebP encoding: fps must be ", kMinFps, "..", kMaxFps, ", got ", fps));
-  }
-  return absl::OkStatus();
+  RETURN_IF_ERROR(CheckRgbVideo("WebP", video, WEBP_MAX_DIMENSION));
+  RETURN_IF_ERROR(CheckQuality("WebP", quality));
+  return CheckFps("WebP", fps);
 }
 
 absl::StatusOr<WebPConfig> LossyConfig(int quality) {
