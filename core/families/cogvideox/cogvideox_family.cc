@@ -296,12 +296,13 @@ class CogVideoX final : public Family {
   // Its ResNet blocks' spatial norms add the latents' up-sampled
   // conditioning and two convolutions of it to an AutoencoderKL's, and its
   // causal convolutions pad their inputs with cached frames; its VAE has no
-  // mid-block attention. Measured: about 8 tensors of the random `small`
-  // checkpoint's one width (request_memory_test.cc).
+  // mid-block attention. Measured: 7 to 10 tensors of the random `small`
+  // checkpoint's one width over five runs of the same request (the peak
+  // varies with what the allocator keeps; request_memory_test.cc), so 11.
   int64_t RequestBytes(const v1::InputConfig& config,
                        const config::ModelSpec& spec) const override {
     constexpr FullResolutionActivations kDecoder{.upsampled = 2,
-                                                 .last_level = 8};
+                                                 .last_level = 11};
     const int64_t frames = MostFramesPerDecoderPass(
         config.shapes().latent_frames(),
         absl::countr_zero(static_cast<uint64_t>(spec.temporal_compression)));
