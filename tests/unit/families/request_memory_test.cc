@@ -174,9 +174,9 @@ TEST(RequestMemoryTest, CoversThePeaksMeasuredOnRandomFluxCheckpoints) {
 // checkpoint (guidance 1), whose 9 frames are one decoder pass. The 720×480
 // rows are the largest of runs of `bench/request_peak_memory --family
 // cogvideox-5b 720x480 --guidance 1 --format rgb8 --frames F
-// [--vae_tiling]`: whole, 9 frames, five runs from 3 367 248 to 4 816 968 kB;
-// tiled, one run each. The 480×320 row is an earlier measurement, without
-// the warm-up request.
+// [--vae_tiling]`: whole, 9 frames, five runs (one with --format mp4) from
+// 3 367 248 to 4 816 968 kB; tiled, one run each. The 480×320 row is an earlier
+// measurement, without the warm-up request.
 TEST(RequestMemoryTest, CoversThePeaksMeasuredOnRandomCogVideoX) {
   const config::ModelSpec small =
       RandomCheckpointSpec(kCogVideoX5bDefaults, 8, 32, {32, 32, 64, 64});
