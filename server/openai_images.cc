@@ -177,8 +177,7 @@ absl::Status ReadFormats(const Json& body, v1::GenerateRequest& request) {
     // OpenAI's name for the quality of its lossy formats (100: best).
     ASSIGN_OR_RETURN(const int32_t quality,
                      ReadInt32(body, "output_compression"));
-    if (request.output_format() != v1::OUTPUT_FORMAT_JPEG &&
-        request.output_format() != v1::OUTPUT_FORMAT_WEBP) {
+    if (!config::TakesOutputQuality(request.output_format())) {
       return FieldError("output_compression",
                         "only with output_format \"jpeg\" or \"webp\"");
     }

@@ -181,9 +181,7 @@ absl::Status FreezeOutput(const v1::GenerateRequest& request,
   ASSIGN_OR_RETURN(const v1::OutputFormat format,
                    FreezeOutputFormat(request.output_format(), defaults));
   config.set_output_format(format);
-  const bool lossy =
-      format == v1::OUTPUT_FORMAT_JPEG || format == v1::OUTPUT_FORMAT_WEBP;
-  if (!lossy) {
+  if (!TakesOutputQuality(format)) {
     if (request.has_output_quality()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "output_quality is for OUTPUT_FORMAT_JPEG and OUTPUT_FORMAT_WEBP; "
@@ -211,6 +209,10 @@ absl::Status FreezeOutput(const v1::GenerateRequest& request,
 }
 
 }  // namespace
+
+bool TakesOutputQuality(v1::OutputFormat format) {
+  return format == v1::OUTPUT_FORMAT_JPEG || format == v1::OUTPUT_FORMAT_WEBP;
+}
 
 absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                        const ModelSpec& spec,

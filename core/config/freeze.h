@@ -17,6 +17,9 @@ inline constexpr int kMinOutputQuality = 1;
 inline constexpr int kMaxOutputQuality = 100;
 inline constexpr int kDefaultOutputQuality = 90;
 
+// Whether `format` is lossy and so takes an output_quality: JPEG and WebP.
+bool TakesOutputQuality(v1::OutputFormat format);
+
 // What the host decides about a request outside of its fields. Passing these
 // in keeps Freeze a pure function.
 struct FreezeContext {
