@@ -16,8 +16,8 @@ namespace ditserve::video {
 // accurate integer DCT (TurboJPEG's default, the fast one, loses detail at the
 // high qualities people ask of generated images).
 // `image` must hold one frame. INVALID_ARGUMENT for null data, frames other
-// than 1, a side outside 1..65535 or quality outside 1..100; INTERNAL, naming
-// TurboJPEG's error, when encoding fails.
+// than 1, a side outside 1..65500 (libjpeg's limit) or quality outside 1..100;
+// INTERNAL, naming TurboJPEG's error, when encoding fails.
 absl::StatusOr<std::string> EncodeJpeg(const RgbVideo& image, int quality);
 
 }  // namespace ditserve::video

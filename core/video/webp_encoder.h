@@ -16,8 +16,9 @@ namespace ditserve::video {
 // more, an animation at `fps` that loops forever, frame i shown from
 // round(i × 1000 / fps) ms (WebP's durations are whole milliseconds).
 // INVALID_ARGUMENT for null data, frames < 1, a side outside 1..16383,
-// quality outside 1..100 or fps outside 1..120; INTERNAL, naming libwebp's
-// error, when encoding fails.
+// quality outside 1..100 or fps outside 1..120; RESOURCE_EXHAUSTED when
+// libwebp cannot allocate a picture or the animation encoder; INTERNAL,
+// naming libwebp's error, when encoding fails.
 absl::StatusOr<std::string> EncodeWebp(const RgbVideo& video, int fps,
                                        int quality);
 
