@@ -16,8 +16,20 @@ namespace ditserve::engine {
 
 FamilyRankProgram::FamilyRankProgram(
     std::unique_ptr<families::FamilyModel> model,
-    std::shared_ptr<parallel::StaleKvAttention> stale_kv)
-    : model_(std::move(model)), stale_kv_(std::move(stale_kv)) {}
+    std::shared_ptr<parallel::StaleKvAttention> stale_kv,
+    std::shared_ptr<PromptEmbeddingCache> prompt_cache)
+    : model_(std::move(model)),
+      stale_kv_(std::move(stale_kv)),
+      prompt_cache_(std::move(prompt_cache)) {}
+
+absl::StatusOr<families::Conditioning> FamilyRankProgram::EncodePrompts(
+    const std::vector<std::string>& prompts, int max_sequence_length) {
+  return prompt_cache_->Encode(
+      prompts, max_sequence_length,
+      [this, max_sequence_length](const std::vector<std::string>& missing) {
+        return model_->EncodePrompts(missing, max_sequence_length);
+      });
+}
 
 absl::StatusOr<at::Tensor> FamilyRankProgram::Generate(RankContext& context,
                                                        int first, int end) {
@@ -25,15 +37,14 @@ absl::StatusOr<at::Tensor> FamilyRankProgram::Generate(RankContext& context,
   families::GenerationRequest request;
   {
     ScopedStageTimer timer(context.timings, Stage::kTextEncode);
-    ASSIGN_OR_RETURN(
-        request.prompt,
-        model_->EncodePrompts(PromptRange(config.prompt(), first, end),
-                              config.max_sequence_length()));
+    ASSIGN_OR_RETURN(request.prompt,
+                     EncodePrompts(PromptRange(config.prompt(), first, end),
+                                   config.max_sequence_length()));
     if (config.do_classifier_free_guidance()) {
-      ASSIGN_OR_RETURN(request.negative_prompt,
-                       model_->EncodePrompts(
-                           PromptRange(config.negative_prompt(), first, end),
-                           config.max_sequence_length()));
+      ASSIGN_OR_RETURN(
+          request.negative_prompt,
+          EncodePrompts(PromptRange(config.negative_prompt(), first, end),
+                        config.max_sequence_length()));
     }
   }
   request.height = config.shapes().generated_height();

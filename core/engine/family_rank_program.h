@@ -4,8 +4,11 @@
 #include <ATen/core/Tensor.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/engine/prompt_embedding_cache.h"
 #include "core/engine/rank_program.h"
 #include "core/families/family.h"
 #include "core/parallel/stale_kv_attention.h"
@@ -22,9 +25,11 @@ namespace ditserve::engine {
 class FamilyRankProgram : public RankProgram {
  public:
   // `stale_kv`: the attention of `model`'s transformer when pp > 1, else
-  // null.
+  // null. Prompts are encoded through `prompt_cache`, which outlives the
+  // program when the group re-forms.
   FamilyRankProgram(std::unique_ptr<families::FamilyModel> model,
-                    std::shared_ptr<parallel::StaleKvAttention> stale_kv);
+                    std::shared_ptr<parallel::StaleKvAttention> stale_kv,
+                    std::shared_ptr<PromptEmbeddingCache> prompt_cache);
 
   absl::StatusOr<at::Tensor> Run(RankContext& context) override;
 
@@ -36,8 +41,13 @@ class FamilyRankProgram : public RankProgram {
   // Final latents [end - first, C, h, w] of prompts [first, end).
   absl::StatusOr<at::Tensor> Generate(RankContext& context, int first, int end);
 
+  // The conditioning of `prompts`, through the cache.
+  absl::StatusOr<families::Conditioning> EncodePrompts(
+      const std::vector<std::string>& prompts, int max_sequence_length);
+
   std::unique_ptr<families::FamilyModel> model_;
   std::shared_ptr<parallel::StaleKvAttention> stale_kv_;
+  std::shared_ptr<PromptEmbeddingCache> prompt_cache_;
 };
 
 }  // namespace ditserve::engine

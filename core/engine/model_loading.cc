@@ -78,8 +78,8 @@ absl::StatusOr<LoadedModel> LoadModel(const RankSetup& setup,
   loaded.model_dir = model_dir;
   loaded.dimensions = model->dimensions();
   loaded.placement = setup.compute.placement;
-  loaded.program = std::make_unique<FamilyRankProgram>(std::move(model),
-                                                       transformer.stale_kv);
+  loaded.program = std::make_unique<FamilyRankProgram>(
+      std::move(model), transformer.stale_kv, setup.prompt_cache);
   return loaded;
 }
 

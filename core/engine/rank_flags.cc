@@ -55,6 +55,9 @@ ABSL_FLAG(std::string, log_format, "text", "text or json");
 ABSL_FLAG(std::string, device, "cpu",
           "where the ranks compute: cpu, or cuda (the GPU LOCAL_RANK "
           "picks); the same on every rank");
+ABSL_FLAG(int, prompt_cache_mb, 256,
+          "MiB of text encoder outputs each rank keeps, on the model's "
+          "device, for prompts seen again (0: none)");
 ABSL_FLAG(std::string, dtype, "float32",
           "the models' dtype: float32, bfloat16 (slow on a CPU) or float16 "
           "(CUDA only); the same on every rank");
@@ -117,6 +120,15 @@ absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags() {
 absl::StatusOr<ComputeTarget> ComputeTargetFromFlags(const dist::RankEnv& env) {
   return ParseComputeTarget(absl::GetFlag(FLAGS_device),
                             absl::GetFlag(FLAGS_dtype), env.local_rank);
+}
+
+absl::StatusOr<int64_t> PromptCacheBytesFromFlags() {
+  const int megabytes = absl::GetFlag(FLAGS_prompt_cache_mb);
+  if (megabytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--prompt_cache_mb must be 0 (no cache) or more, got ", megabytes));
+  }
+  return int64_t{megabytes} << 20;
 }
 
 int IntraOpThreads(const dist::RankEnv& env) {

@@ -4,6 +4,7 @@
 // Flags every rank takes (ditserve-host and ditserve-worker alike): the
 // parallel degrees must be the same on every rank.
 
+#include <cstdint>
 #include <string>
 
 #include "absl/flags/declare.h"
@@ -36,6 +37,7 @@ ABSL_DECLARE_FLAG(double, ping_interval_s);
 ABSL_DECLARE_FLAG(std::string, log_format);
 ABSL_DECLARE_FLAG(std::string, device);
 ABSL_DECLARE_FLAG(std::string, dtype);
+ABSL_DECLARE_FLAG(int, prompt_cache_mb);
 
 namespace ditserve::engine {
 
@@ -46,6 +48,9 @@ dist::RankEnvOverrides RankEnvOverridesFromFlags();
 absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags();
 // --device and --dtype (ParseComputeTarget), the GPU being LOCAL_RANK's.
 absl::StatusOr<ComputeTarget> ComputeTargetFromFlags(const dist::RankEnv& env);
+
+// --prompt_cache_mb in bytes; INVALID_ARGUMENT naming the flag when negative.
+absl::StatusOr<int64_t> PromptCacheBytesFromFlags();
 
 // --threads, or the machine's cores divided by the ranks on this machine
 // (LOCAL_WORLD_SIZE when set, else the world size), at least 1.

@@ -1,5 +1,6 @@
 #include "core/engine/rank_setup.h"
 
+#include <memory>
 #include <utility>
 
 #include "absl/flags/flag.h"
@@ -48,6 +49,12 @@ absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
   if (!rendezvous.ok()) return Prefixed(rendezvous.status(), "rank flags");
   setup.rendezvous = *std::move(rendezvous);
   setup.rendezvous.nccl_data_group = setup.compute.placement.device.is_cuda();
+  absl::StatusOr<int64_t> prompt_cache_bytes = PromptCacheBytesFromFlags();
+  if (!prompt_cache_bytes.ok()) {
+    return Prefixed(prompt_cache_bytes.status(), "rank flags");
+  }
+  setup.prompt_cache =
+      std::make_shared<PromptEmbeddingCache>(*prompt_cache_bytes);
   return setup;
 }
 

@@ -15,6 +15,7 @@
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
 #include "core/engine/compute_target.h"
+#include "core/engine/prompt_embedding_cache.h"
 #include "core/engine/rank_runtime.h"
 #include "ditserve/v1/input_config.pb.h"
 
@@ -29,6 +30,8 @@ struct RankSetup {
   config::ModelSpec spec;
   ComputeTarget compute;
   dist::RendezvousOptions rendezvous;
+  // Kept for the process's life, so that it survives a re-formed group.
+  std::shared_ptr<PromptEmbeddingCache> prompt_cache;
 };
 
 // Reads the rank flags and the checkpoint's spec, and checks the degrees
