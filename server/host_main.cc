@@ -141,9 +141,10 @@ int RunHost() {
   const std::string model_name(spec.defaults.name);
   spdlog::info(
       "serving {} from {} on {} ranks ({} {}), {} intra-op threads, {} BLAS "
-      "threads",
+      "threads, a prompt cache of {} MiB on each rank",
       model_name, setup->model_dir, env->world_size, setup->compute.device,
-      setup->compute.dtype, at::get_num_threads(), engine::BlasThreads());
+      setup->compute.dtype, at::get_num_threads(), engine::BlasThreads(),
+      setup->prompt_cache->capacity_bytes() >> 20);
 
   absl::StatusOr<std::shared_ptr<dist::GroupStore>> store =
       dist::GroupStore::Connect(*env, setup->rendezvous.connect_timeout);
@@ -151,6 +152,7 @@ int RunHost() {
   Metrics metrics(model_name, env->world_size,
                   {engine::BuildVersion(), TORCH_VERSION, setup->compute.device,
                    setup->compute.dtype});
+  metrics.ExportPromptCache(setup->prompt_cache);
   AdmissionQueue queue(options.max_queue,
                        [&metrics](int depth) { metrics.SetQueueDepth(depth); });
   const ServingGeneration::Shared shared{

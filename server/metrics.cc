@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "core/base/status_macros.h"
 #include "core/engine/stage.h"
 #include "prometheus/text_serializer.h"
@@ -26,6 +27,27 @@ prometheus::Histogram::BucketBoundaries LatencyBuckets() {
 }
 
 }  // namespace
+
+struct Metrics::PromptCacheSeries {
+  prometheus::Counter& hits;
+  prometheus::Counter& misses;
+  prometheus::Gauge& bytes;
+  absl::Mutex mutex;
+  std::shared_ptr<const engine::PromptEmbeddingCache> cache
+      ABSL_GUARDED_BY(mutex);
+  // What the counters already hold.
+  engine::PromptCacheStats exported ABSL_GUARDED_BY(mutex);
+
+  void Refresh() {
+    absl::MutexLock lock(&mutex);
+    if (cache == nullptr) return;
+    const engine::PromptCacheStats now = cache->stats();
+    hits.Increment(static_cast<double>(now.hits - exported.hits));
+    misses.Increment(static_cast<double>(now.misses - exported.misses));
+    bytes.Set(static_cast<double>(now.bytes));
+    exported = now;
+  }
+};
 
 Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
     : model_(std::move(model)),
@@ -110,22 +132,50 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
             {"backend", build.backend},
             {"dtype", build.dtype}})
       .Set(1);
+  auto& lookups =
+      prometheus::BuildCounter()
+          .Name(kPromptCacheLookupsMetric)
+          .Help(
+              "Prompt rows rank 0 took from its prompt cache (result: hit) "
+              "or ran the text encoders for (miss)")
+          .Register(*registry_);
+  // Not movable (its mutex), so built in place.
+  prompt_cache_.reset(new PromptCacheSeries{
+      .hits = lookups.Add({{"result", "hit"}}),
+      .misses = lookups.Add({{"result", "miss"}}),
+      .bytes = prometheus::BuildGauge()
+                   .Name(kPromptCacheBytesMetric)
+                   .Help("Bytes of text encoder outputs in rank 0's prompt "
+                         "cache")
+                   .Register(*registry_)
+                   .Add({})});
 }
 
 absl::StatusOr<int> Metrics::Serve(const std::string& host, int port) {
   std::shared_ptr<prometheus::Registry> registry = registry_;
+  std::shared_ptr<PromptCacheSeries> prompt_cache = prompt_cache_;
   ASSIGN_OR_RETURN(
       http_server_,
       HttpServer::Start(
-          host, port, kScrapeThreads, [registry](httplib::Server& server) {
-            server.Get("/metrics", [registry](const httplib::Request&,
-                                              httplib::Response& response) {
+          host, port, kScrapeThreads,
+          [registry, prompt_cache](httplib::Server& server) {
+            server.Get("/metrics", [registry, prompt_cache](
+                                       const httplib::Request&,
+                                       httplib::Response& response) {
+              prompt_cache->Refresh();
               response.set_content(
                   prometheus::TextSerializer().Serialize(registry->Collect()),
                   "text/plain; version=0.0.4");
             });
           }));
   return http_server_->port();
+}
+
+void Metrics::ExportPromptCache(
+    std::shared_ptr<const engine::PromptEmbeddingCache> cache) {
+  absl::MutexLock lock(&prompt_cache_->mutex);
+  prompt_cache_->cache = std::move(cache);
+  prompt_cache_->exported = engine::PromptCacheStats{};
 }
 
 prometheus::Histogram& Metrics::StageSeries(const std::string& stage) {

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/base/process_memory.h"
+#include "core/engine/prompt_embedding_cache.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -36,6 +37,9 @@ inline constexpr char kWorldSizeMetric[] = "ditserve_world_size";
 inline constexpr char kGroupGenerationMetric[] = "ditserve_group_generation";
 inline constexpr char kRankMemoryMetric[] = "ditserve_rank_memory_bytes";
 inline constexpr char kBuildInfoMetric[] = "ditserve_build_info";
+inline constexpr char kPromptCacheLookupsMetric[] =
+    "ditserve_prompt_cache_lookups_total";
+inline constexpr char kPromptCacheBytesMetric[] = "ditserve_prompt_cache_bytes";
 
 struct BuildInfo {
   std::string version;
@@ -69,6 +73,10 @@ class Metrics {
   void SetGroupGeneration(int64_t generation);
   // A rank's resident memory as it reported after its last request.
   void SetRankMemory(int rank, const base::ProcessMemory& memory);
+  // Rank 0's prompt cache, read at each scrape: its lookups by result (hit,
+  // miss) and the bytes it holds. The series read 0 until this is called.
+  void ExportPromptCache(
+      std::shared_ptr<const engine::PromptEmbeddingCache> cache);
 
   prometheus::Registry& registry() { return *registry_; }
 
@@ -89,6 +97,9 @@ class Metrics {
   prometheus::Gauge& ranks_alive_;
   prometheus::Gauge& group_generation_;
   prometheus::Family<prometheus::Gauge>& rank_memory_;
+  // Shared with the scrape handler, which may outlive a scrape in progress.
+  struct PromptCacheSeries;
+  std::shared_ptr<PromptCacheSeries> prompt_cache_;
 };
 
 }  // namespace ditserve::server

@@ -30,6 +30,7 @@ using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::RankExit;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::StartUpFailure;
 
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
@@ -387,6 +388,33 @@ TEST_F(ServingTest, SameSeedGivesTheSameImageWhateverItIsBatchedWith) {
   for (size_t i = 0; i < lone.size(); ++i)
     differing += lone[i] != with_another[i];
   EXPECT_EQ(differing, 0) << "of " << lone.size() << " RGB8 bytes";
+}
+
+TEST_F(ServingTest, APromptSeenAgainSkipsTheTextEncodersAndKeepsItsImage) {
+  absl::StatusOr<std::string> before = cluster_->ScrapeMetrics();
+  ASSERT_TRUE(before.ok()) << before.status();
+  const auto lookups = [](const std::string& metrics, const char* result) {
+    return MetricValue(metrics, "ditserve_prompt_cache_lookups_total",
+                       {absl::StrCat("result=\"", result, "\"")});
+  };
+  v1::GenerateRequest request = SmallRequest("a prompt only this test sends");
+  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+  request.set_seed(77);
+  v1::GenerateResponse first, second;
+  ASSERT_TRUE(Generate(*cluster_, request, &first).ok());
+  ASSERT_TRUE(Generate(*cluster_, request, &second).ok());
+  EXPECT_EQ(first.images(0).data(), second.images(0).data());
+  absl::StatusOr<std::string> after = cluster_->ScrapeMetrics();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(lookups(*after, "miss") - lookups(*before, "miss"), 1);
+  EXPECT_EQ(lookups(*after, "hit") - lookups(*before, "hit"), 1);
+  EXPECT_GT(MetricValue(*after, "ditserve_prompt_cache_bytes", {}), 0);
+}
+
+TEST(ServingStartUpTest, NegativePromptCacheSizeFailsStartUpNamingTheFlag) {
+  EXPECT_THAT(
+      StartUpFailure({.world_size = 1, .rank_flags = {"--prompt_cache_mb=-1"}}),
+      HasSubstr("--prompt_cache_mb must be 0 (no cache) or more, got -1"));
 }
 
 TEST_F(ServingTest, StreamSendsAcceptedThenEveryStepThenTheResult) {
