@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/config/aspect_ratio_bins.h"
+#include "core/config/field_error.h"
 #include "core/config/model_defaults.h"
 #include "core/config/parallel_config.h"
 
@@ -22,7 +23,8 @@ absl::StatusOr<ImageSize> GeneratedSize(const v1::InputConfig& config,
   absl::StatusOr<std::vector<AspectRatioBin>> bins =
       AspectRatioBinsForSampleSize(spec.sample_size);
   if (!bins.ok()) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "use_resolution_binning",
         absl::StrCat("use_resolution_binning true: ", bins.status().message(),
                      "; request use_resolution_binning false"));
   }
@@ -107,14 +109,17 @@ absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
   shapes.set_shard_tokens(split.shard_tokens);
 
   if (patch_rows < parallel.num_pipeline_patch() && token_frames > 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("num_frames ", config.num_frames(), " at height ",
-                     config.height(), " gives ", patch_rows,
-                     " patch rows, fewer than the server's num_pipeline_patch ",
-                     parallel.num_pipeline_patch()));
+    return WithFields(
+        absl::InvalidArgumentError(absl::StrCat(
+            "num_frames ", config.num_frames(), " at height ", config.height(),
+            " gives ", patch_rows,
+            " patch rows, fewer than the server's num_pipeline_patch ",
+            parallel.num_pipeline_patch())),
+        {"num_frames", "height"});
   }
   if (patch_rows < parallel.num_pipeline_patch()) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "height",
         absl::StrCat("height ", config.height(), " gives ", patch_rows,
                      " patch rows, fewer than the server's num_pipeline_patch ",
                      parallel.num_pipeline_patch(), "; use height ≥ ",
@@ -136,11 +141,14 @@ absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
 
   const int branches = config.do_classifier_free_guidance() ? 2 : 1;
   if (branches % parallel.cfg_degree() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "guidance_scale ", config.guidance_scale(),
-        " turns classifier-free guidance off, but the server runs cfg_degree ",
-        parallel.cfg_degree(),
-        " (one rank per guidance branch); use guidance_scale > 1"));
+    return InvalidField(
+        "guidance_scale",
+        absl::StrCat(
+            "guidance_scale ", config.guidance_scale(),
+            " turns classifier-free guidance off, but the server runs "
+            "cfg_degree ",
+            parallel.cfg_degree(),
+            " (one rank per guidance branch); use guidance_scale > 1"));
   }
   shapes.set_guidance_branches(branches);
   shapes.set_branches_per_cfg_rank(branches / parallel.cfg_degree());

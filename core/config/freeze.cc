@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -10,6 +11,7 @@
 #include "core/base/status_macros.h"
 #include "core/base/utf8.h"
 #include "core/config/derived_shapes.h"
+#include "core/config/field_error.h"
 #include "core/config/model_defaults.h"
 
 namespace ditserve::config {
@@ -23,20 +25,25 @@ constexpr int kMaxWebpSide = 16383;
 absl::Status CheckModel(absl::string_view model,
                         const ModelDefaults& defaults) {
   if (model.empty() || model == defaults.name) return absl::OkStatus();
-  return absl::NotFoundError(absl::StrCat("model \"", model,
-                                          "\" is not served here; this server "
-                                          "runs \"",
-                                          defaults.name,
-                                          "\" (or leave it empty)"));
+  return WithFields(absl::NotFoundError(
+                        absl::StrCat("model \"", model,
+                                     "\" is not served here; this server "
+                                     "runs \"",
+                                     defaults.name, "\" (or leave it empty)")),
+                    {"model"});
 }
 
 absl::Status CheckText(absl::string_view field, int index,
                        absl::string_view text, int max_bytes) {
-  RETURN_IF_ERROR(base::CheckUtf8(absl::StrCat(field, "[", index, "]"), text));
+  if (absl::Status utf8 =
+          base::CheckUtf8(absl::StrCat(field, "[", index, "]"), text);
+      !utf8.ok()) {
+    return WithFields(std::move(utf8), {field});
+  }
   if (text.size() > static_cast<size_t>(max_bytes)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, "[", index, "] has ", text.size(),
-                     " bytes; the limit is ", max_bytes));
+    return InvalidField(field,
+                        absl::StrCat(field, "[", index, "] has ", text.size(),
+                                     " bytes; the limit is ", max_bytes));
   }
   return absl::OkStatus();
 }
@@ -46,18 +53,20 @@ absl::Status CheckPrompts(const v1::GenerateRequest& request,
                           const ServerOptions& options) {
   const int count = request.prompt_size();
   if (count < 1 || count > options.max_batch) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("prompt has ", count, " entries; allowed 1 to ",
-                     options.max_batch, " (one image per prompt)"));
+    return InvalidField(
+        "prompt", absl::StrCat("prompt has ", count, " entries; allowed 1 to ",
+                               options.max_batch, " (one image per prompt)"));
   }
   const int negatives = request.negative_prompt_size();
   if (negatives != 0 && !defaults.uses_classifier_free_guidance) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "negative_prompt",
         absl::StrCat("negative_prompt is not used by ", defaults.name,
                      " (no classifier-free guidance); leave it empty"));
   }
   if (negatives != 0 && negatives != count) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "negative_prompt",
         absl::StrCat("negative_prompt has ", negatives,
                      " entries; give none or one per prompt (", count, ")"));
   }
@@ -76,14 +85,16 @@ absl::Status CheckSide(absl::string_view field, int value,
                        const ModelSpec& spec, const ServerOptions& options) {
   const int multiple = spec.size_multiple();
   if (value < multiple || value > options.max_side_pixels) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        field,
         absl::StrCat(field, " ", value, " is out of range; allowed ", multiple,
                      " to ", options.max_side_pixels, " pixels"));
   }
   if (value % multiple != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, " ", value, " is not a multiple of ", multiple, " (VAE scale ",
-        spec.vae_scale_factor, " × patch ", spec.patch_size, ")"));
+    return InvalidField(
+        field, absl::StrCat(field, " ", value, " is not a multiple of ",
+                            multiple, " (VAE scale ", spec.vae_scale_factor,
+                            " × patch ", spec.patch_size, ")"));
   }
   return absl::OkStatus();
 }
@@ -91,13 +102,15 @@ absl::Status CheckSide(absl::string_view field, int value,
 absl::Status CheckRequestId(absl::string_view id,
                             const ServerOptions& options) {
   if (id.size() > static_cast<size_t>(options.max_request_id_chars)) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "request_id",
         absl::StrCat("request_id has ", id.size(), " characters; the limit is ",
                      options.max_request_id_chars));
   }
   for (const char c : id) {
     if (c < 0x21 || c > 0x7e) {
-      return absl::InvalidArgumentError(
+      return InvalidField(
+          "request_id",
           "request_id may only hold printable ASCII characters without "
           "spaces");
     }
@@ -115,14 +128,15 @@ absl::Status FreezeFrames(const v1::GenerateRequest& request,
       request.has_num_frames() ? request.num_frames() : defaults.num_frames;
   if (!defaults.video()) {
     if (frames != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "num_frames ", frames, " is not allowed: ", defaults.name,
-          " makes images; use 1 or leave it unset"));
+      return InvalidField(
+          "num_frames", absl::StrCat("num_frames ", frames,
+                                     " is not allowed: ", defaults.name,
+                                     " makes images; use 1 or leave it unset"));
     }
     if (request.has_fps()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("fps is not used by ", defaults.name,
-                       " (an image model); leave it unset"));
+      return InvalidField("fps",
+                          absl::StrCat("fps is not used by ", defaults.name,
+                                       " (an image model); leave it unset"));
     }
     config.set_num_frames(1);
     config.set_fps(0);
@@ -130,23 +144,28 @@ absl::Status FreezeFrames(const v1::GenerateRequest& request,
   }
   if (frames < 1 || frames > options.max_frames ||
       (frames - 1) % defaults.frame_step != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "num_frames ", frames, " is not allowed for ", defaults.name,
-        "; allowed ", defaults.frame_step, " × N + 1 frames (1, ",
-        defaults.frame_step + 1, ", ", 2 * defaults.frame_step + 1,
-        ", ...) up to ", options.max_frames));
+    return InvalidField(
+        "num_frames",
+        absl::StrCat("num_frames ", frames, " is not allowed for ",
+                     defaults.name, "; allowed ", defaults.frame_step,
+                     " × N + 1 frames (1, ", defaults.frame_step + 1, ", ",
+                     2 * defaults.frame_step + 1, ", ...) up to ",
+                     options.max_frames));
   }
   const int64_t pixel_frames =
       int64_t{config.height()} * config.width() * frames;
   if (pixel_frames > options.max_video_pixels) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("height × width × num_frames ", config.height(), " × ",
-                     config.width(), " × ", frames, " = ", pixel_frames,
-                     " exceeds the limit of ", options.max_video_pixels));
+    return WithFields(
+        absl::InvalidArgumentError(
+            absl::StrCat("height × width × num_frames ", config.height(), " × ",
+                         config.width(), " × ", frames, " = ", pixel_frames,
+                         " exceeds the limit of ", options.max_video_pixels)),
+        {"num_frames", "height", "width"});
   }
   const int fps = request.has_fps() ? request.fps() : defaults.fps;
   if (fps < 1 || fps > kMaxFps) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "fps",
         absl::StrCat("fps ", fps, " is out of range; allowed 1 to ", kMaxFps));
   }
   config.set_num_frames(frames);
@@ -157,17 +176,23 @@ absl::Status FreezeFrames(const v1::GenerateRequest& request,
 absl::StatusOr<v1::OutputFormat> FreezeOutputFormat(
     v1::OutputFormat format, const ModelDefaults& defaults) {
   if (!v1::OutputFormat_IsValid(format)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "output_format ", format,
-        " is unknown; use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_JPEG, "
-        "OUTPUT_FORMAT_WEBP, OUTPUT_FORMAT_RGB8, OUTPUT_FORMAT_LATENT_F32 or "
-        "(video models) OUTPUT_FORMAT_MP4"));
+    return InvalidField(
+        "output_format",
+        absl::StrCat("output_format ", format,
+                     " is unknown; use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_JPEG, "
+                     "OUTPUT_FORMAT_WEBP, OUTPUT_FORMAT_RGB8, "
+                     "OUTPUT_FORMAT_LATENT_F32 or "
+                     "(video models) OUTPUT_FORMAT_MP4"));
   }
   if (format == v1::OUTPUT_FORMAT_MP4 && !defaults.video()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "output_format OUTPUT_FORMAT_MP4 is for video models; ", defaults.name,
-        " makes images: use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_JPEG, "
-        "OUTPUT_FORMAT_WEBP, OUTPUT_FORMAT_RGB8 or OUTPUT_FORMAT_LATENT_F32"));
+    return InvalidField(
+        "output_format",
+        absl::StrCat(
+            "output_format OUTPUT_FORMAT_MP4 is for video models; ",
+            defaults.name,
+            " makes images: use OUTPUT_FORMAT_PNG, OUTPUT_FORMAT_JPEG, "
+            "OUTPUT_FORMAT_WEBP, OUTPUT_FORMAT_RGB8 or "
+            "OUTPUT_FORMAT_LATENT_F32"));
   }
   return format == v1::OUTPUT_FORMAT_UNSPECIFIED ? v1::OUTPUT_FORMAT_PNG
                                                  : format;
@@ -183,26 +208,32 @@ absl::Status FreezeOutput(const v1::GenerateRequest& request,
   config.set_output_format(format);
   if (!TakesOutputQuality(format)) {
     if (request.has_output_quality()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "output_quality is for OUTPUT_FORMAT_JPEG and OUTPUT_FORMAT_WEBP; "
-          "output_format is ",
-          v1::OutputFormat_Name(format), ": leave output_quality unset"));
+      return InvalidField(
+          "output_quality",
+          absl::StrCat("output_quality is for OUTPUT_FORMAT_JPEG and "
+                       "OUTPUT_FORMAT_WEBP; "
+                       "output_format is ",
+                       v1::OutputFormat_Name(format),
+                       ": leave output_quality unset"));
     }
     return absl::OkStatus();
   }
   const int quality = request.has_output_quality() ? request.output_quality()
                                                    : kDefaultOutputQuality;
   if (quality < kMinOutputQuality || quality > kMaxOutputQuality) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "output_quality",
         absl::StrCat("output_quality ", quality, " is out of range; allowed ",
                      kMinOutputQuality, " to ", kMaxOutputQuality));
   }
   if (format == v1::OUTPUT_FORMAT_WEBP &&
       std::max(config.height(), config.width()) > kMaxWebpSide) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "output_format OUTPUT_FORMAT_WEBP holds at most ", kMaxWebpSide,
-        " pixels a side; height × width is ", config.height(), " × ",
-        config.width(), ": use OUTPUT_FORMAT_JPEG or OUTPUT_FORMAT_PNG"));
+    return WithFields(
+        absl::InvalidArgumentError(absl::StrCat(
+            "output_format OUTPUT_FORMAT_WEBP holds at most ", kMaxWebpSide,
+            " pixels a side; height × width is ", config.height(), " × ",
+            config.width(), ": use OUTPUT_FORMAT_JPEG or OUTPUT_FORMAT_PNG")),
+        {"output_format", "height", "width"});
   }
   config.set_output_quality(quality);
   return absl::OkStatus();
@@ -245,9 +276,11 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
   RETURN_IF_ERROR(CheckSide("width", config.width(), spec, options));
   const int64_t pixels = int64_t{config.height()} * config.width();
   if (pixels > options.max_pixels) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "height × width ", config.height(), " × ", config.width(), " = ",
-        pixels, " pixels exceeds the limit of ", options.max_pixels));
+    return WithFields(
+        absl::InvalidArgumentError(absl::StrCat(
+            "height × width ", config.height(), " × ", config.width(), " = ",
+            pixels, " pixels exceeds the limit of ", options.max_pixels)),
+        {"height", "width"});
   }
   RETURN_IF_ERROR(FreezeFrames(request, defaults, options, config));
 
@@ -256,9 +289,11 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                      : defaults.num_inference_steps);
   if (config.num_inference_steps() < 1 ||
       config.num_inference_steps() > options.max_inference_steps) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "num_inference_steps ", config.num_inference_steps(),
-        " is out of range; allowed 1 to ", options.max_inference_steps));
+    return InvalidField(
+        "num_inference_steps",
+        absl::StrCat("num_inference_steps ", config.num_inference_steps(),
+                     " is out of range; allowed 1 to ",
+                     options.max_inference_steps));
   }
 
   config.set_guidance_scale(request.has_guidance_scale()
@@ -267,24 +302,28 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
   if (!std::isfinite(config.guidance_scale()) ||
       config.guidance_scale() < options.min_guidance_scale ||
       config.guidance_scale() > options.max_guidance_scale) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "guidance_scale ", config.guidance_scale(),
-        " is not allowed; use a finite value from ", options.min_guidance_scale,
-        " to ", options.max_guidance_scale));
+    return InvalidField(
+        "guidance_scale",
+        absl::StrCat("guidance_scale ", config.guidance_scale(),
+                     " is not allowed; use a finite value from ",
+                     options.min_guidance_scale, " to ",
+                     options.max_guidance_scale));
   }
   // diffusers enables classifier-free guidance only above 1.
   config.set_do_classifier_free_guidance(
       defaults.uses_classifier_free_guidance && config.guidance_scale() > 1.0F);
   config.set_use_guidance_embedding(defaults.uses_guidance_embedding);
   if (request.use_dynamic_cfg() && !defaults.supports_dynamic_cfg) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "use_dynamic_cfg",
         absl::StrCat("use_dynamic_cfg is not available for ", defaults.name,
                      " (its pipeline has no dynamic guidance); leave it unset "
                      "or false"));
   }
   config.set_use_dynamic_cfg(request.use_dynamic_cfg());
   if (request.vae_tiling() && spec.vae_tile_height == 0) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "vae_tiling",
         absl::StrCat("vae_tiling is not available for ", defaults.name, ": ",
                      spec.vae_tiling_refusal, "; leave it unset or false"));
   }
@@ -294,7 +333,8 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
       request.has_seed() ? request.seed() : context.drawn_seed;
   const auto images = static_cast<uint64_t>(request.prompt_size());
   if (first_seed > std::numeric_limits<uint64_t>::max() - (images - 1)) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "seed",
         absl::StrCat("seed ", first_seed, " leaves no room for ", images,
                      " consecutive per-image seeds; allowed 0 to ",
                      std::numeric_limits<uint64_t>::max() - (images - 1)));
@@ -306,17 +346,20 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                      : defaults.max_sequence_length);
   if (defaults.fixed_sequence_length &&
       config.max_sequence_length() != defaults.max_sequence_length) {
-    return absl::InvalidArgumentError(
+    return InvalidField(
+        "max_sequence_length",
         absl::StrCat("max_sequence_length ", config.max_sequence_length(),
                      " is not allowed for ", defaults.name, "; it is fixed at ",
                      defaults.max_sequence_length, " (leave it unset)"));
   }
   if (config.max_sequence_length() < 1 ||
       config.max_sequence_length() > defaults.max_sequence_length_limit) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_sequence_length ", config.max_sequence_length(),
-        " is out of range; allowed 1 to ", defaults.max_sequence_length_limit,
-        " for ", defaults.name));
+    return InvalidField(
+        "max_sequence_length",
+        absl::StrCat("max_sequence_length ", config.max_sequence_length(),
+                     " is out of range; allowed 1 to ",
+                     defaults.max_sequence_length_limit, " for ",
+                     defaults.name));
   }
 
   config.set_scheduler(defaults.scheduler);
@@ -324,10 +367,12 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
   config.set_scheduler_dynamic_shift(defaults.scheduler_dynamic_shift);
   if (request.has_use_resolution_binning() &&
       request.use_resolution_binning() && !defaults.use_resolution_binning) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "use_resolution_binning is not available for ", defaults.name,
-        " (it has no resolution-binning table; leave it unset "
-        "or false)"));
+    return InvalidField(
+        "use_resolution_binning",
+        absl::StrCat("use_resolution_binning is not available for ",
+                     defaults.name,
+                     " (it has no resolution-binning table; leave it unset "
+                     "or false)"));
   }
   config.set_use_resolution_binning(request.has_use_resolution_binning()
                                         ? request.use_resolution_binning()

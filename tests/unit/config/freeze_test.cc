@@ -5,9 +5,11 @@
 #include <limits>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "core/config/config_digest.h"
+#include "core/config/field_error.h"
 #include "core/config/model_defaults.h"
 #include "core/config/parallel_config.h"
 #include "core/engine/family_registry.h"
@@ -60,6 +62,12 @@ void ExpectRejected(
   ASSERT_FALSE(config.ok()) << "accepted: " << config->ShortDebugString();
   EXPECT_EQ(config.status().code(), code) << config.status();
   EXPECT_THAT(std::string(config.status().message()), HasSubstr(needle));
+  // Every refusal tells clients which fields to fix, and says so in words.
+  const std::vector<std::string> fields = ErrorFields(config.status());
+  EXPECT_FALSE(fields.empty()) << "no field attached to " << config.status();
+  for (const std::string& field : fields) {
+    EXPECT_THAT(std::string(config.status().message()), HasSubstr(field));
+  }
 }
 
 void ExpectAccepted(const v1::GenerateRequest& request,
@@ -328,6 +336,38 @@ TEST(FreezeValidationTest, Model) {
   request.set_model("sd3-medium");
   ExpectRejected(request, "model \"sd3-medium\" is not served here",
                  families::kFluxDevDefaults, absl::StatusCode::kNotFound);
+}
+
+TEST(FreezeValidationTest, RefusalsCarryTheFieldsToFix) {
+  const auto fields_of = [](const v1::GenerateRequest& request,
+                            const ModelDefaults& model) {
+    return ErrorFields(FreezeFor(request, model).status());
+  };
+  const ModelDefaults& flux = families::kFluxDevDefaults;
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(130);
+  EXPECT_THAT(fields_of(request, flux), ElementsAre("height"));
+  request.set_height(2048);
+  request.set_width(2048);
+  ServerOptions small_budget;
+  small_budget.max_pixels = 1024 * 1024;
+  EXPECT_THAT(ErrorFields(Freeze(request, FullSizeSpec(flux), small_budget,
+                                 Parallel({}, 1), Context())
+                              .status()),
+              ElementsAre("height", "width"));
+  request = OnePrompt();
+  request.set_model("sd3-medium");
+  EXPECT_THAT(fields_of(request, flux), ElementsAre("model"));
+  request = OnePrompt();
+  request.set_prompt(0, "bad \xC3");
+  EXPECT_THAT(fields_of(request, flux), ElementsAre("prompt"));
+  request = OnePrompt();
+  request.set_guidance_scale(1.0F);
+  EXPECT_THAT(ErrorFields(FreezeFor(request, families::kSD3MediumDefaults,
+                                    Parallel({.cfg_degree = 2}, 2))
+                              .status()),
+              ElementsAre("guidance_scale"));
+  EXPECT_TRUE(fields_of(OnePrompt(), flux).empty());
 }
 
 TEST(FreezeValidationTest, PromptCount) {
