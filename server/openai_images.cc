@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/cord.h"
@@ -13,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
+#include "core/config/field_error.h"
 #include "core/config/freeze.h"
 #include "nlohmann/json.hpp"
 #include "server/mime_types.h"
@@ -48,6 +50,15 @@ const std::vector<std::string>& AllowedFields() {
                                    "vae_tiling",
                                    "request_id"};
   return *fields;
+}
+
+// The parameter that holds a GenerateRequest field: "size" holds height and
+// width, output_compression is the quality; the other fields this API takes
+// have their GenerateRequest names.
+std::string ParamFor(absl::string_view field) {
+  if (field == "height" || field == "width") return "size";
+  if (field == "output_quality") return "output_compression";
+  return std::string(field);
 }
 
 absl::Status FieldError(absl::string_view field, absl::string_view problem) {
@@ -344,6 +355,10 @@ std::string ErrorBody(const absl::Status& status) {
       {"code", StatusLabel(status.code())}};
   if (absl::optional<absl::Cord> param = status.GetPayload(kParamPayloadUrl)) {
     error["param"] = std::string(*param);
+  } else if (const std::vector<std::string> fields =
+                 config::ErrorFields(status);
+             !fields.empty()) {
+    error["param"] = ParamFor(fields.front());
   }
   return Json{{"error", std::move(error)}}.dump();
 }

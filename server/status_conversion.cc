@@ -1,8 +1,35 @@
 #include "server/status_conversion.h"
 
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/ascii.h"
+#include "core/config/field_error.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
 
 namespace ditserve::server {
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  const auto code = static_cast<grpc::StatusCode>(status.code());
+  std::string message(status.message());
+  const std::vector<std::string> fields = config::ErrorFields(status);
+  if (fields.empty()) return grpc::Status(code, std::move(message));
+  google::rpc::BadRequest bad_request;
+  for (const std::string& field : fields) {
+    google::rpc::BadRequest::FieldViolation* violation =
+        bad_request.add_field_violations();
+    violation->set_field(field);
+    violation->set_description(message);
+  }
+  google::rpc::Status details;
+  details.set_code(static_cast<int32_t>(code));
+  details.set_message(message);
+  details.add_details()->PackFrom(bad_request);
+  return grpc::Status(code, std::move(message), details.SerializeAsString());
+}
 
 std::string StatusLabel(absl::StatusCode code) {
   return absl::AsciiStrToLower(absl::StatusCodeToString(code));

@@ -8,11 +8,11 @@
 
 namespace ditserve::server {
 
-// absl and gRPC share the canonical code numbers.
-inline grpc::Status ToGrpcStatus(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
-}
+// The same code (absl and gRPC share the canonical numbers) and message;
+// a refusal about request fields (config::ErrorFields) also carries a
+// google.rpc.Status with a google.rpc.BadRequest detail naming each field,
+// gRPC's richer error model, for clients that act on the field.
+grpc::Status ToGrpcStatus(const absl::Status& status);
 
 // "ok", "invalid_argument", ... for the requests_total{status} label.
 std::string StatusLabel(absl::StatusCode code);

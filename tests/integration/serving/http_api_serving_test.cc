@@ -112,6 +112,8 @@ TEST_F(HttpApiTest, BadBodiesGetOpenAiErrorsAndAreCounted) {
   const nlohmann::json error = nlohmann::json::parse(refused->body)["error"];
   EXPECT_THAT(error["message"].get<std::string>(), HasSubstr("width 50"));
   EXPECT_EQ(error["code"], "invalid_argument");
+  // The server's own check of the size, which the OpenAI "size" holds.
+  EXPECT_EQ(error["param"], "size");
 
   nlohmann::json too_many = SmallBody(9);
   const httplib::Result n_refused =
@@ -128,6 +130,7 @@ TEST_F(HttpApiTest, BadBodiesGetOpenAiErrorsAndAreCounted) {
   ASSERT_TRUE(not_found);
   EXPECT_EQ(not_found->status, 404);
   EXPECT_THAT(not_found->body, HasSubstr("flux-dev"));
+  EXPECT_EQ(nlohmann::json::parse(not_found->body)["error"]["param"], "model");
 
   const httplib::Result no_route = Client()->Get("/v1/images/edits");
   ASSERT_TRUE(no_route);

@@ -17,6 +17,8 @@
 #include "core/families/flux/flux_defaults.h"
 #include "core/io/image.h"
 #include "gmock/gmock.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/support/decoded_images.h"
@@ -242,6 +244,21 @@ std::vector<BadRequest> BadRequests() {
   };
 }
 
+// The fields of the google.rpc.BadRequest details of `status`.
+std::vector<std::string> ViolatedFields(const grpc::Status& status) {
+  std::vector<std::string> fields;
+  google::rpc::Status details;
+  if (!details.ParseFromString(status.error_details())) return fields;
+  for (const google::protobuf::Any& detail : details.details()) {
+    google::rpc::BadRequest bad_request;
+    if (!detail.UnpackTo(&bad_request)) continue;
+    for (const auto& violation : bad_request.field_violations()) {
+      fields.push_back(violation.field());
+    }
+  }
+  return fields;
+}
+
 TEST_F(ServingTest, EveryBadRequestIsRefusedNamingTheFieldAndServingGoesOn) {
   const std::vector<BadRequest> cases = BadRequests();
   ASSERT_GE(cases.size(), 25U);
@@ -253,6 +270,11 @@ TEST_F(ServingTest, EveryBadRequestIsRefusedNamingTheFieldAndServingGoesOn) {
     EXPECT_EQ(status.error_code(), bad.code)
         << bad.name << ": " << status.error_message();
     EXPECT_THAT(status.error_message(), HasSubstr(bad.field)) << bad.name;
+    const std::vector<std::string> fields = ViolatedFields(status);
+    EXPECT_FALSE(fields.empty()) << bad.name << ": no BadRequest detail";
+    for (const std::string& field : fields) {
+      EXPECT_THAT(status.error_message(), HasSubstr(field)) << bad.name;
+    }
   }
   v1::GenerateResponse response;
   const grpc::Status status =

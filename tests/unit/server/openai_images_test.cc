@@ -5,6 +5,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "core/config/field_error.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -229,6 +230,25 @@ TEST(ErrorBodyTest, FollowsOpenAisShapeWithTheGrpcCodeName) {
   EXPECT_EQ(nlohmann::json::parse(ErrorBody(
                 absl::UnavailableError("rank group lost")))["error"]["type"],
             "server_error");
+}
+
+TEST(ErrorBodyTest, AFreezeRefusalNamesTheParameterThatHoldsItsField) {
+  const auto param = [](const absl::Status& status) {
+    return nlohmann::json::parse(ErrorBody(status))["error"]["param"];
+  };
+  EXPECT_EQ(param(config::InvalidField("height", "height 70 is not ...")),
+            "size");
+  EXPECT_EQ(param(config::WithFields(absl::InvalidArgumentError("height × "),
+                                     {"height", "width"})),
+            "size");
+  EXPECT_EQ(param(config::InvalidField("output_quality", "output_quality 0")),
+            "output_compression");
+  EXPECT_EQ(param(config::InvalidField("num_inference_steps", "...")),
+            "num_inference_steps");
+  EXPECT_EQ(
+      param(config::WithFields(absl::NotFoundError("model \"x\""), {"model"})),
+      "model");
+  EXPECT_TRUE(param(absl::InvalidArgumentError("no field")).is_null());
 }
 
 TEST(HttpStatusForTest, MapsTheCodesAnHttpClientActsOn) {

@@ -1,0 +1,48 @@
+#include "server/status_conversion.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "core/config/field_error.h"
+#include "gmock/gmock.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
+#include "gtest/gtest.h"
+
+namespace ditserve::server {
+namespace {
+
+TEST(ToGrpcStatusTest, AFieldRefusalCarriesABadRequestNamingEachField) {
+  const std::string message =
+      "height × width 2048 × 2064 = 4227072 pixels exceeds the limit of "
+      "4194304";
+  const grpc::Status status = ToGrpcStatus(config::WithFields(
+      absl::InvalidArgumentError(message), {"height", "width"}));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), message);
+  google::rpc::Status details;
+  ASSERT_TRUE(details.ParseFromString(status.error_details()));
+  EXPECT_EQ(details.code(), 3);
+  EXPECT_EQ(details.message(), message);
+  ASSERT_EQ(details.details_size(), 1);
+  // The type URL googleapis' clients look the detail up by.
+  EXPECT_EQ(details.details(0).type_url(),
+            "type.googleapis.com/google.rpc.BadRequest");
+  google::rpc::BadRequest bad_request;
+  ASSERT_TRUE(details.details(0).UnpackTo(&bad_request));
+  ASSERT_EQ(bad_request.field_violations_size(), 2);
+  EXPECT_EQ(bad_request.field_violations(0).field(), "height");
+  EXPECT_EQ(bad_request.field_violations(1).field(), "width");
+  EXPECT_EQ(bad_request.field_violations(1).description(), message);
+}
+
+TEST(ToGrpcStatusTest, OtherStatusesKeepCodeAndMessageOnly) {
+  const grpc::Status status =
+      ToGrpcStatus(absl::UnavailableError("rank 1 was lost"));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(status.error_message(), "rank 1 was lost");
+  EXPECT_TRUE(status.error_details().empty());
+}
+
+}  // namespace
+}  // namespace ditserve::server
