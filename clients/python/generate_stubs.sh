@@ -3,6 +3,7 @@
 # into OUT_DIR (the CMake build runs it into build/python):
 #   OUT_DIR/ditserve/v1/{generation,input_config}_pb2.py, generation_pb2_grpc.py
 #   OUT_DIR/ditserve/grpc_health/v1/health_pb2.py
+#   OUT_DIR/ditserve/rpc_status.desc (google.rpc.Status and BadRequest)
 # Put OUT_DIR on PYTHONPATH next to clients/python (see README.md).
 # PROTOC, GRPC_PYTHON_PLUGIN and GRPC_PROTO_DIR override the Debian paths.
 # Usage: clients/python/generate_stubs.sh OUT_DIR
@@ -32,3 +33,11 @@ trap 'rm -rf "$tmp"' EXIT
 "$protoc" -I "$grpc_proto_dir" --python_out="$tmp" grpc/health/v1/health.proto
 mkdir -p "$out/ditserve/grpc_health/v1"
 mv "$tmp/grpc/health/v1/health_pb2.py" "$out/ditserve/grpc_health/v1/"
+
+# google.rpc.Status and BadRequest as a descriptor set, which errors.py loads
+# into a pool of its own: modules registered in protobuf's default pool would
+# clash with googleapis-common-protos' in a process that loads both.
+"$protoc" -I "$root/proto" --include_imports \
+  --descriptor_set_out="$out/ditserve/rpc_status.desc" \
+  "$root/proto/google/rpc/status.proto" \
+  "$root/proto/google/rpc/error_details.proto"

@@ -29,7 +29,8 @@ def error_summary(call):
     try:
         call()
     except DitserveError as error:
-        return {"code": error.code.name, "message": error.message}
+        return {"code": error.code.name, "message": error.message,
+                "fields": error.fields}
     except (ValueError, TypeError) as error:
         return {"code": type(error).__name__, "message": str(error)}
     return None

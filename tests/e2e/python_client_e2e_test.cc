@@ -80,6 +80,8 @@ TEST(PythonClientE2eTest, GeneratesStreamsAndReportsErrorsThroughThePackage) {
   EXPECT_EQ(summary["bad_height"]["code"], "INVALID_ARGUMENT");
   EXPECT_THAT(summary["bad_height"]["message"].get<std::string>(),
               HasSubstr("height"));
+  // From the google.rpc.BadRequest in the status details.
+  EXPECT_EQ(summary["bad_height"]["fields"], nlohmann::json::array({"height"}));
   EXPECT_EQ(summary["unknown_field"]["code"], "ValueError");
   EXPECT_THAT(summary["unknown_field"]["message"].get<std::string>(),
               StartsWith("heigth: GenerateRequest has no such field"));
