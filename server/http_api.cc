@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -13,7 +14,9 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/config/field_error.h"
 #include "nlohmann/json.hpp"
+#include "server/http_refusal.h"
 #include "server/openai_images.h"
 #include "server/peer_socket.h"
 #include "server/status_conversion.h"
@@ -26,6 +29,20 @@ constexpr char kJson[] = "application/json";
 // A prompt is at most ServerOptions::max_prompt_bytes; anything far larger is
 // not a generation request.
 constexpr size_t kMaxBodyBytes = size_t{1} << 20;
+constexpr char kGenerationsPath[] = "/v1/images/generations";
+constexpr char kModelsPath[] = "/v1/models";
+constexpr char kModelPath[] = R"(/v1/models/([^/]+))";
+constexpr char kHealthPath[] = "/health";
+
+const std::vector<HttpRoute>& Routes() {
+  static const auto* routes = new std::vector<HttpRoute>{
+      {"POST", kGenerationsPath, absl::StrCat("POST ", kGenerationsPath)},
+      {"GET", kModelsPath, absl::StrCat("GET ", kModelsPath)},
+      {"GET", kModelPath, absl::StrCat("GET ", kModelsPath, "/{model}")},
+      {"GET", kHealthPath, absl::StrCat("GET ", kHealthPath)}};
+  return *routes;
+}
+
 // Handler threads beyond those that wait for generations.
 constexpr int kSpareThreads = 4;
 // How often a waiting handler checks that its client is still there.
@@ -98,8 +115,8 @@ int HttpApi::threads() const {
 
 void HttpApi::AddRoutes(httplib::Server& server) const {
   server.set_payload_max_length(kMaxBodyBytes);
-  server.Post("/v1/images/generations", [this](const httplib::Request& request,
-                                               httplib::Response& response) {
+  server.Post(kGenerationsPath, [this](const httplib::Request& request,
+                                       httplib::Response& response) {
     if (absl::Status allowed = Authorize(request, response, false);
         !allowed.ok()) {
       intake_->CountUnadmitted(allowed);
@@ -107,33 +124,30 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
     }
     GenerateImages(request, response);
   });
-  server.Get("/v1/models", [this](const httplib::Request& request,
-                                  httplib::Response& response) {
+  server.Get(kModelsPath, [this](const httplib::Request& request,
+                                 httplib::Response& response) {
     if (Authorize(request, response, false).ok()) ListModels(response);
   });
-  server.Get(R"(/v1/models/([^/]+))", [this](const httplib::Request& request,
-                                             httplib::Response& response) {
+  server.Get(kModelPath, [this](const httplib::Request& request,
+                                httplib::Response& response) {
     if (Authorize(request, response, false).ok()) GetModel(request, response);
   });
-  server.Get("/health", [this](const httplib::Request& request,
-                               httplib::Response& response) {
+  server.Get(kHealthPath, [this](const httplib::Request& request,
+                                 httplib::Response& response) {
     if (Authorize(request, response, true).ok()) Health(response);
   });
-  server.set_error_handler([](const httplib::Request& request,
-                              httplib::Response& response) {
+  server.set_error_handler([this](const httplib::Request& request,
+                                  httplib::Response& response) {
     if (!response.body.empty()) return;
-    const absl::Status status =
-        response.status == 404
-            ? absl::NotFoundError(absl::StrCat(
-                  "no route ", request.method, " ", request.path,
-                  "; this server offers POST /v1/images/generations, GET "
-                  "/v1/models and GET /health"))
-            : absl::InvalidArgumentError(absl::StrCat("HTTP ", response.status,
-                                                      " for ", request.method,
-                                                      " ", request.path));
-    const int http_status = response.status;
-    ReplyError(status, response);
-    response.status = http_status;
+    const HttpRefusal refusal =
+        ExplainHttpRefusal(Routes(), request, response.status, kMaxBodyBytes);
+    // A generation refused before its handler ran is still a refused request.
+    if (request.method == "POST" && request.path == kGenerationsPath) {
+      intake_->CountUnadmitted(refusal.status);
+    }
+    ReplyError(refusal.status, response);
+    response.status = refusal.http_status;
+    if (!refusal.allow.empty()) response.set_header("Allow", refusal.allow);
   });
 }
 
@@ -191,9 +205,12 @@ void HttpApi::GetModel(const httplib::Request& request,
   const std::string id = request.matches[1];
   const ServedModel& model = intake_->model();
   if (id != model.spec.defaults.name) {
-    ReplyError(absl::NotFoundError(absl::StrCat(
-                   "model \"", id, "\" is not served here; this server runs \"",
-                   model.spec.defaults.name, "\"")),
+    ReplyError(config::WithFields(absl::NotFoundError(absl::StrCat(
+                                      "model \"", id,
+                                      "\" is not served here; this server "
+                                      "runs \"",
+                                      model.spec.defaults.name, "\"")),
+                                  {"model"}),
                response);
     return;
   }

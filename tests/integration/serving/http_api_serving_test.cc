@@ -2,13 +2,20 @@
 // OpenAI's error bodies, health and model lists, and a client that hangs up
 // cancelling its run.
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -61,6 +68,45 @@ class HttpApiTest : public ::testing::Test {
   static ServingCluster* cluster_;
 };
 ServingCluster* HttpApiTest::cluster_ = nullptr;
+
+// Writes `request` as is to 127.0.0.1:`port` and reads the response's head
+// and the body its Content-Length gives.
+absl::StatusOr<std::string> SendRawHttp(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::InternalError("socket() failed");
+  absl::Cleanup close_fd = [fd] { ::close(fd); };
+  const timeval read_timeout{.tv_sec = 30, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &read_timeout,
+               sizeof(read_timeout));
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) != 0 ||
+      ::send(fd, request.data(), request.size(), 0) !=
+          static_cast<ssize_t>(request.size())) {
+    return absl::UnavailableError(absl::StrCat("cannot send to port ", port));
+  }
+  std::string response;
+  char buffer[4096];
+  for (;;) {
+    const size_t head_end = response.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      const std::string marker = "Content-Length: ";
+      const size_t at = response.find(marker);
+      if (at != std::string::npos && at < head_end &&
+          response.size() >=
+              head_end + 4 + std::stoul(response.substr(at + marker.size())))
+        return response;
+    }
+    const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("the response ended or stalled after: ", response));
+    }
+    response.append(buffer, n);
+  }
+}
 
 // SmallRequest's fields as an Images API body.
 nlohmann::json SmallBody(int n) {
@@ -162,6 +208,39 @@ TEST_F(HttpApiTest, HealthAndModels) {
   const httplib::Result other = Client()->Get("/v1/models/sd3-medium");
   ASSERT_TRUE(other);
   EXPECT_EQ(other->status, 404);
+  EXPECT_EQ(nlohmann::json::parse(other->body)["error"]["param"], "model");
+}
+
+// What a request that reaches no handler is told, and that refused
+// generations count as refused requests.
+TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
+  const double refused_before = Requests("invalid_argument");
+  const httplib::Result put =
+      Client()->Put("/v1/images/generations", SmallBody(1).dump(), kJson);
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  EXPECT_EQ(put->get_header_value("Allow"), "POST");
+  EXPECT_EQ(nlohmann::json::parse(put->body)["error"]["message"],
+            "PUT is not allowed on /v1/images/generations; it takes POST");
+
+  const httplib::Result too_large = Client()->Post(
+      "/v1/images/generations", std::string(size_t{2} << 20, ' '), kJson);
+  ASSERT_TRUE(too_large);
+  EXPECT_EQ(too_large->status, 413);
+  EXPECT_THAT(nlohmann::json::parse(too_large->body)["error"]["message"]
+                  .get<std::string>(),
+              HasSubstr("has 2097152 bytes; this API takes at most 1048576"));
+
+  // As `curl -X POST URL` sends it; the server gives up reading after its
+  // 5 s I/O timeout.
+  absl::StatusOr<std::string> unframed =
+      SendRawHttp(cluster_->http_port(),
+                  "POST /v1/images/generations HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  "Content-Type: application/json\r\n\r\n");
+  ASSERT_TRUE(unframed.ok()) << unframed.status();
+  EXPECT_THAT(*unframed, HasSubstr("HTTP/1.1 411"));
+  EXPECT_THAT(*unframed, HasSubstr("came without a Content-Length header"));
+  EXPECT_EQ(Requests("invalid_argument"), refused_before + 2);
 }
 
 // A 200-step 1024² run takes minutes (see serving_test.cc's LongRequest);

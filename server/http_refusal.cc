@@ -1,0 +1,76 @@
+#include "server/http_refusal.h"
+
+#include <httplib.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace ditserve::server {
+namespace {
+
+std::string Shown(const std::vector<HttpRoute>& routes) {
+  std::vector<std::string> shown;
+  for (const HttpRoute& route : routes) shown.push_back(route.shown);
+  return absl::StrJoin(shown, ", ");
+}
+
+HttpRefusal NoSuchRoute(const std::vector<HttpRoute>& routes,
+                        const httplib::Request& request) {
+  std::vector<std::string> allowed;
+  for (const HttpRoute& route : routes) {
+    if (std::regex_match(request.path, std::regex(route.pattern))) {
+      allowed.push_back(route.method);
+    }
+  }
+  if (allowed.empty()) {
+    return {absl::NotFoundError(
+                absl::StrCat("no route ", request.method, " ", request.path,
+                             "; this server offers ", Shown(routes))),
+            404};
+  }
+  const std::string allow = absl::StrJoin(allowed, ", ");
+  return {absl::InvalidArgumentError(
+              absl::StrCat(request.method, " is not allowed on ", request.path,
+                           "; it takes ", allow)),
+          405, allow};
+}
+
+}  // namespace
+
+HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,
+                               const httplib::Request& request, int http_status,
+                               size_t max_body_bytes) {
+  const std::string target = absl::StrCat(request.method, " ", request.path);
+  if (http_status == 404) return NoSuchRoute(routes, request);
+  if (http_status == 413) {
+    return {absl::InvalidArgumentError(absl::StrCat(
+                "the body of ", target, " has ",
+                request.get_header_value("Content-Length"),
+                " bytes; this API takes at most ", max_body_bytes)),
+            413};
+  }
+  // cpp-httplib reads a body without a length to the end of the connection,
+  // which a client waiting for its answer never closes: the read times out.
+  const bool unframed_body =
+      request.method == "POST" && !request.has_header("Content-Length") &&
+      !absl::EqualsIgnoreCase(request.get_header_value("Transfer-Encoding"),
+                              "chunked");
+  if (http_status == 400 && unframed_body) {
+    return {absl::InvalidArgumentError(absl::StrCat(
+                target,
+                " came without a Content-Length header or chunked transfer "
+                "encoding; send its JSON body with one of them")),
+            411};
+  }
+  return {absl::InvalidArgumentError(absl::StrCat(
+              "HTTP ", http_status, " for ", target,
+              ": the request line, headers or body could not be read")),
+          http_status};
+}
+
+}  // namespace ditserve::server

@@ -1,0 +1,45 @@
+#ifndef DITSERVE_SERVER_HTTP_REFUSAL_H_
+#define DITSERVE_SERVER_HTTP_REFUSAL_H_
+
+// What the HTTP API tells a request that no route handled: one for a path it
+// does not serve, one with a method the path does not take, or one that
+// cpp-httplib refused before any route saw it (a body too large, a POST with
+// no length). cpp-httplib leaves only a status code; this names the cause and
+// the fix.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace httplib {
+struct Request;
+}  // namespace httplib
+
+namespace ditserve::server {
+
+struct HttpRoute {
+  std::string method;
+  // The path as cpp-httplib matches it (an ECMAScript regex, whole path).
+  std::string pattern;
+  // How the refusals show it, e.g. "GET /v1/models/{model}".
+  std::string shown;
+};
+
+struct HttpRefusal {
+  absl::Status status;
+  int http_status = 0;
+  // The Allow header of a 405: the methods the path takes.
+  std::string allow;
+};
+
+// `http_status` is the code cpp-httplib set for `request`; `max_body_bytes`
+// the body limit it enforces.
+HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,
+                               const httplib::Request& request, int http_status,
+                               size_t max_body_bytes);
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_HTTP_REFUSAL_H_

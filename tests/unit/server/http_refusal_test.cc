@@ -1,0 +1,103 @@
+#include "server/http_refusal.h"
+
+#include <httplib.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ditserve::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr size_t kMaxBody = 1 << 20;
+
+const std::vector<HttpRoute>& TestRoutes() {
+  static const auto* routes = new std::vector<HttpRoute>{
+      {"POST", "/v1/images/generations", "POST /v1/images/generations"},
+      {"GET", "/v1/models", "GET /v1/models"},
+      {"GET", "/v1/models/([^/]+)", "GET /v1/models/{model}"},
+      {"DELETE", "/v1/models/([^/]+)", "DELETE /v1/models/{model}"}};
+  return *routes;
+}
+
+httplib::Request Request(const std::string& method, const std::string& path) {
+  httplib::Request request;
+  request.method = method;
+  request.path = path;
+  return request;
+}
+
+TEST(ExplainHttpRefusalTest, AnUnknownPathListsEveryRoute) {
+  const HttpRefusal refusal = ExplainHttpRefusal(
+      TestRoutes(), Request("GET", "/v1/images/edits"), 404, kMaxBody);
+  EXPECT_EQ(refusal.http_status, 404);
+  EXPECT_EQ(refusal.status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(refusal.status.message(),
+            "no route GET /v1/images/edits; this server offers POST "
+            "/v1/images/generations, GET /v1/models, GET /v1/models/{model}, "
+            "DELETE /v1/models/{model}");
+  EXPECT_EQ(refusal.allow, "");
+}
+
+TEST(ExplainHttpRefusalTest, AKnownPathWithAnotherMethodIs405WithTheMethods) {
+  const HttpRefusal put = ExplainHttpRefusal(
+      TestRoutes(), Request("PUT", "/v1/images/generations"), 404, kMaxBody);
+  EXPECT_EQ(put.http_status, 405);
+  EXPECT_EQ(put.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(put.status.message(),
+            "PUT is not allowed on /v1/images/generations; it takes POST");
+  EXPECT_EQ(put.allow, "POST");
+
+  // A pattern matches the whole path, not a prefix of it.
+  const HttpRefusal post = ExplainHttpRefusal(
+      TestRoutes(), Request("POST", "/v1/models/flux-dev"), 404, kMaxBody);
+  EXPECT_EQ(post.http_status, 405);
+  EXPECT_EQ(post.allow, "GET, DELETE");
+  EXPECT_EQ(ExplainHttpRefusal(TestRoutes(),
+                               Request("GET", "/v1/models/flux-dev/files"), 404,
+                               kMaxBody)
+                .http_status,
+            404);
+}
+
+TEST(ExplainHttpRefusalTest, ABodyOverTheLimitNamesItsLengthAndTheLimit) {
+  httplib::Request request = Request("POST", "/v1/images/generations");
+  request.set_header("Content-Length", "2000000");
+  const HttpRefusal refusal =
+      ExplainHttpRefusal(TestRoutes(), request, 413, kMaxBody);
+  EXPECT_EQ(refusal.http_status, 413);
+  EXPECT_EQ(refusal.status.message(),
+            "the body of POST /v1/images/generations has 2000000 bytes; this "
+            "API takes at most 1048576");
+}
+
+TEST(ExplainHttpRefusalTest, APostWithoutLengthOrChunksIs411) {
+  const HttpRefusal refusal = ExplainHttpRefusal(
+      TestRoutes(), Request("POST", "/v1/images/generations"), 400, kMaxBody);
+  EXPECT_EQ(refusal.http_status, 411);
+  EXPECT_THAT(refusal.status.message(),
+              HasSubstr("came without a Content-Length header or chunked "
+                        "transfer encoding"));
+
+  // Framed bodies that cpp-httplib could not read are another cause.
+  httplib::Request chunked = Request("POST", "/v1/images/generations");
+  chunked.set_header("Transfer-Encoding", "Chunked");
+  httplib::Request sized = Request("POST", "/v1/images/generations");
+  sized.set_header("Content-Length", "12");
+  for (const httplib::Request& framed : {chunked, sized}) {
+    const HttpRefusal unread =
+        ExplainHttpRefusal(TestRoutes(), framed, 400, kMaxBody);
+    EXPECT_EQ(unread.http_status, 400);
+    EXPECT_THAT(unread.status.message(),
+                HasSubstr("HTTP 400 for POST /v1/images/generations: the "
+                          "request line, headers or body could not be read"));
+  }
+}
+
+}  // namespace
+}  // namespace ditserve::server
