@@ -25,9 +25,16 @@ absl::StatusOr<int> AdmissionQueue::Push(
         absl::StrCat("queue is full (", capacity_,
                      " requests waiting, --max_queue); retry later"));
   }
-  jobs_.push_back(std::move(job));
+  // Behind every job of its priority or higher, ahead of the lower ones.
+  const int priority = job->config().priority();
+  const auto place =
+      std::find_if(jobs_.begin(), jobs_.end(),
+                   [priority](const std::shared_ptr<Job>& queued) {
+                     return queued->config().priority() < priority;
+                   });
+  const int position = static_cast<int>(place - jobs_.begin());
+  jobs_.insert(place, std::move(job));
   NotifyDepthLocked();
-  const int position = static_cast<int>(jobs_.size()) - 1;
   if (on_admitted) on_admitted(position);
   return position;
 }

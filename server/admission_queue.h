@@ -1,7 +1,8 @@
 #ifndef DITSERVE_SERVER_ADMISSION_QUEUE_H_
 #define DITSERVE_SERVER_ADMISSION_QUEUE_H_
 
-// Bounded FIFO between the RPC handlers and the scheduler thread.
+// Bounded queue between the RPC handlers and the scheduler thread: higher
+// InputConfig.priority first, arrival order among equal priorities.
 
 #include <deque>
 #include <functional>
@@ -21,7 +22,8 @@ class AdmissionQueue {
   // `on_depth_change` is called with the new depth after every change.
   AdmissionQueue(int capacity, std::function<void(int)> on_depth_change);
 
-  // Admits `job` and returns the number of jobs ahead of it.
+  // Admits `job` and returns the number of jobs ahead of it (jobs of a
+  // higher priority admitted later go ahead of it too).
   // RESOURCE_EXHAUSTED when `capacity` jobs wait; UNAVAILABLE when draining;
   // the Pause status while paused.
   // `on_admitted(position)` runs before the job can be popped, so whatever it
@@ -34,7 +36,7 @@ class AdmissionQueue {
   // finished or never admitted).
   bool Remove(const std::shared_ptr<Job>& job);
 
-  // The oldest job that still wants to run, waiting up to `timeout`; nullptr
+  // The first job that still wants to run, waiting up to `timeout`; nullptr
   // on timeout. Jobs cancelled or past their deadline while queued are
   // finished here (CANCELLED / DEADLINE_EXCEEDED) and skipped.
   std::shared_ptr<Job> Pop(absl::Duration timeout);

@@ -291,6 +291,7 @@ grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
   *info.mutable_defaults() = config::ToProto(defaults);
   info.set_vae_tile_height(model.spec.vae_tile_height);
   info.set_vae_tile_width(model.spec.vae_tile_width);
+  info.set_prompt_cache_bytes(model.prompt_cache_bytes);
   v1::RequestLimits* limits = info.mutable_limits();
   limits->set_max_batch(model.options.max_batch);
   limits->set_size_multiple(model.spec.size_multiple());

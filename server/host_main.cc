@@ -190,7 +190,8 @@ int RunHost() {
                            engine::BuildVersion(),
                            TORCH_VERSION,
                            setup->compute.device,
-                           setup->compute.dtype};
+                           setup->compute.dtype,
+                           setup->prompt_cache->capacity_bytes()};
   RequestIntake intake(&served, &queue, &metrics);
   GenerationService generation(&intake, &*auth);
   HttpApi http_api(&intake, &health, &*auth);

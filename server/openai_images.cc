@@ -48,7 +48,8 @@ const std::vector<std::string>& AllowedFields() {
                                    "use_dynamic_cfg",
                                    "use_resolution_binning",
                                    "vae_tiling",
-                                   "request_id"};
+                                   "request_id",
+                                   "priority"};
   return *fields;
 }
 
@@ -247,6 +248,10 @@ absl::Status ReadDitserveFields(const Json& body,
   if (has("vae_tiling")) {
     ASSIGN_OR_RETURN(const bool tiling, ReadBool(body, "vae_tiling"));
     request.set_vae_tiling(tiling);
+  }
+  if (has("priority")) {
+    ASSIGN_OR_RETURN(const int32_t priority, ReadInt32(body, "priority"));
+    request.set_priority(priority);
   }
   if (has("request_id")) {
     ASSIGN_OR_RETURN(*request.mutable_request_id(),

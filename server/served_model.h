@@ -1,6 +1,7 @@
 #ifndef DITSERVE_SERVER_SERVED_MODEL_H_
 #define DITSERVE_SERVER_SERVED_MODEL_H_
 
+#include <cstdint>
 #include <string>
 
 #include "core/config/model_spec.h"
@@ -20,6 +21,8 @@ struct ServedModel {
   std::string torch_version;
   std::string backend;
   std::string dtype;
+  // Each rank's prompt cache capacity (--prompt_cache_mb).
+  int64_t prompt_cache_bytes = 0;
 };
 
 }  // namespace ditserve::server

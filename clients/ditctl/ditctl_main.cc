@@ -63,6 +63,8 @@ ABSL_FLAG(std::string, o, "out.png",
 ABSL_FLAG(bool, validate_only, false,
           "print the frozen config without generating");
 ABSL_FLAG(std::string, request_id, "", "request id for the server's logs");
+ABSL_FLAG(int, priority, 0,
+          "queue priority: a larger one runs before queued smaller ones");
 ABSL_FLAG(std::string, service, "", "service name for `health`");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA certificates to verify the server by; set to use TLS");
@@ -234,6 +236,7 @@ int Generate(const std::vector<std::string>& prompts) {
   if (auto q = absl::GetFlag(FLAGS_quality)) request.set_output_quality(*q);
   request.set_validate_only(absl::GetFlag(FLAGS_validate_only));
   request.set_request_id(absl::GetFlag(FLAGS_request_id));
+  request.set_priority(absl::GetFlag(FLAGS_priority));
 
   auto stub = v1::Generation::NewStub(Connect());
   grpc::ClientContext context;

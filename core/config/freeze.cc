@@ -261,6 +261,7 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                             ? context.generated_request_id
                             : request.request_id());
   config.set_model(std::string(defaults.name));
+  config.set_priority(request.priority());
   *config.mutable_prompt() = request.prompt();
   if (defaults.uses_classifier_free_guidance) {
     for (int i = 0; i < request.prompt_size(); ++i) {

@@ -74,6 +74,8 @@ TEST_P(ServingWorldTest, GenerateReturnsPngsOfTheRequestedSize) {
   ASSERT_TRUE(info_status.ok()) << info_status.error_message();
   EXPECT_EQ(info.parallel().world_size(), GetParam());
   EXPECT_EQ(info.parallel().dp_degree(), GetParam());
+  EXPECT_EQ(info.prompt_cache_bytes(), int64_t{256} << 20)
+      << "--prompt_cache_mb's default";
   v1::GenerateRequest request = SmallRequest("a lighthouse at dusk");
   request.add_prompt("a fox in the snow");
   v1::GenerateResponse response;
@@ -753,6 +755,53 @@ TEST_F(ServingTest, MetricsCountEveryStageOfEveryRequest) {
               resident)
         << rank;
   }
+}
+
+// A higher priority admitted later runs before a lower one queued earlier:
+// while the high one (long) runs, the low one (short) still waits.
+TEST(ServingPriorityTest, AHigherPriorityAdmittedLaterRunsFirst) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 1, .host_flags = {"--max_queue=4"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  RunningStream blocker = StartAndWaitForFirstStep(**cluster, LongRequest());
+  const auto admit = [&](v1::GenerateRequest request, int priority,
+                         RunningStream& stream) {
+    request.set_priority(priority);
+    stream.context = ContextWithDeadline(kCallSeconds);
+    stream.reader =
+        (*cluster)->generation().GenerateStream(stream.context.get(), request);
+    v1::GenerateStreamResponse accepted;
+    EXPECT_TRUE(stream.reader->Read(&accepted) && accepted.has_accepted());
+    EXPECT_EQ(accepted.accepted().config().priority(), priority);
+    return accepted.accepted().queue_position();
+  };
+  RunningStream low, high;
+  EXPECT_EQ(admit(SmallRequest("low"), -1, low), 0);
+  EXPECT_EQ(admit(LongRequest(), 5, high), 0) << "ahead of the low one";
+
+  blocker.context->TryCancel();
+  v1::GenerateStreamResponse message;
+  while (blocker.reader->Read(&message)) {
+  }
+  bool high_runs = false;
+  while (!high_runs && high.reader->Read(&message)) {
+    high_runs = message.has_progress();
+  }
+  ASSERT_TRUE(high_runs);
+  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_queue_depth", {}), 1)
+      << "the low one waits while the high one runs";
+
+  high.context->TryCancel();
+  while (high.reader->Read(&message)) {
+  }
+  bool low_done = false;
+  while (low.reader->Read(&message)) {
+    low_done = low_done || message.has_result();
+  }
+  EXPECT_TRUE(low.reader->Finish().ok());
+  EXPECT_TRUE(low_done);
 }
 
 // A request cancelled while it shares a run leaves at the next step; the

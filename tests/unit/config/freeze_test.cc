@@ -131,6 +131,7 @@ TEST(FreezeTest, ExplicitFieldsOverrideDefaults) {
   request.set_max_sequence_length(256);
   request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
   request.set_request_id("client-7");
+  request.set_priority(-4);
   absl::StatusOr<v1::InputConfig> config = FreezeFor(request);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->height(), 512);
@@ -141,6 +142,7 @@ TEST(FreezeTest, ExplicitFieldsOverrideDefaults) {
   EXPECT_EQ(config->max_sequence_length(), 256);
   EXPECT_EQ(config->output_format(), v1::OUTPUT_FORMAT_LATENT_F32);
   EXPECT_EQ(config->request_id(), "client-7");
+  EXPECT_EQ(config->priority(), -4);
 }
 
 TEST(FreezeTest, ZeroIsAValueNotAnOmission) {

@@ -18,9 +18,11 @@ struct Outcome {
   std::optional<absl::Status> status;
 };
 
-std::shared_ptr<Job> MakeJob(Outcome* outcome, int64_t deadline_micros = 0) {
+std::shared_ptr<Job> MakeJob(Outcome* outcome, int64_t deadline_micros = 0,
+                             int priority = 0) {
   v1::InputConfig config;
   config.set_deadline_unix_micros(deadline_micros);
+  config.set_priority(priority);
   return std::make_shared<Job>(
       config, absl::Now(), absl::Now(), nullptr,
       [outcome](absl::StatusOr<v1::GenerateResponse> result) {
@@ -50,6 +52,28 @@ TEST(AdmissionQueueTest, PopsInArrivalOrder) {
   EXPECT_EQ(queue.Pop(absl::Seconds(1)), first);
   EXPECT_EQ(queue.Pop(absl::Seconds(1)), second);
   EXPECT_EQ(queue.depth(), 0);
+}
+
+TEST(AdmissionQueueTest, HigherPriorityGoesFirstAndEqualOnesKeepArrivalOrder) {
+  AdmissionQueue queue(8, nullptr);
+  Outcome outcome;
+  const std::shared_ptr<Job> normal_1 = MakeJob(&outcome);
+  const std::shared_ptr<Job> low = MakeJob(&outcome, 0, -3);
+  const std::shared_ptr<Job> normal_2 = MakeJob(&outcome);
+  const std::shared_ptr<Job> high_1 = MakeJob(&outcome, 0, 5);
+  const std::shared_ptr<Job> high_2 = MakeJob(&outcome, 0, 5);
+  const std::shared_ptr<Job> higher = MakeJob(&outcome, 0, 9);
+  // The position counts the jobs ahead when it is admitted.
+  EXPECT_EQ(*queue.Push(normal_1), 0);
+  EXPECT_EQ(*queue.Push(low), 1);
+  EXPECT_EQ(*queue.Push(normal_2), 1);
+  EXPECT_EQ(*queue.Push(high_1), 0);
+  EXPECT_EQ(*queue.Push(high_2), 1);
+  EXPECT_EQ(*queue.Push(higher), 0);
+  for (const std::shared_ptr<Job>& expected :
+       {higher, high_1, high_2, normal_1, normal_2, low}) {
+    EXPECT_EQ(queue.Pop(absl::Seconds(1)), expected);
+  }
 }
 
 TEST(AdmissionQueueTest, PopTimesOutWhenEmpty) {

@@ -57,7 +57,7 @@ TEST(ParseImagesRequestTest, DitserveFieldsKeepTheirGenerateRequestNames) {
           "seed": "18446744073709551615", "max_sequence_length": 64,
           "num_frames": 9, "fps": 12, "use_dynamic_cfg": true,
           "use_resolution_binning": false, "vae_tiling": true,
-          "request_id": "r-1",
+          "request_id": "r-1", "priority": -2,
           "output_format": "mp4", "size": "auto"})",
       kMaxBatch);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -74,6 +74,7 @@ TEST(ParseImagesRequestTest, DitserveFieldsKeepTheirGenerateRequestNames) {
   EXPECT_FALSE(request.use_resolution_binning());
   EXPECT_TRUE(request.vae_tiling());
   EXPECT_EQ(request.request_id(), "r-1");
+  EXPECT_EQ(request.priority(), -2);
   EXPECT_EQ(request.output_format(), v1::OUTPUT_FORMAT_MP4);
   EXPECT_FALSE(request.has_width()) << "\"auto\" leaves the model's size";
 }
@@ -174,6 +175,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadBody{"guidance_as_word",
                 R"({"prompt": "a", "guidance_scale": "high"})",
                 "guidance_scale", "must be a number"},
+        BadBody{"priority_as_fraction", R"({"prompt": "a", "priority": 1.5})",
+                "priority", "32-bit integer"},
         BadBody{"dynamic_cfg_as_number",
                 R"({"prompt": "a", "use_dynamic_cfg": 1})", "use_dynamic_cfg",
                 "true or false"}),

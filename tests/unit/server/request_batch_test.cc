@@ -60,6 +60,10 @@ TEST(RequestBatchTest, AnyOtherDifferenceKeepsRequestsApart) {
   v1::InputConfig guided = first;
   guided.set_guidance_scale(first.guidance_scale() + 1);
   EXPECT_FALSE(CanShareRun(first, guided));
+  // A lower priority must not ride along and slow a higher one.
+  v1::InputConfig urgent = first;
+  urgent.set_priority(first.priority() + 1);
+  EXPECT_FALSE(CanShareRun(first, urgent));
 }
 
 TEST(RequestBatchTest, MergedConfigEqualsOneRequestOfAllThePrompts) {
