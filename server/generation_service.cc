@@ -73,6 +73,14 @@ absl::StatusOr<v1::InputConfig> GenerationService::FreezeCall(
     const absl::StatusOr<v1::GenerateRequest>& request) const {
   RETURN_IF_ERROR(auth_->CheckCall(context));
   RETURN_IF_ERROR(request.status());
+  const auto header = context.client_metadata().find(kRequestIdHeader);
+  if (request->request_id().empty() &&
+      header != context.client_metadata().end()) {
+    v1::GenerateRequest named = *request;
+    named.set_request_id(
+        std::string(header->second.data(), header->second.size()));
+    return intake_->Freeze(named, Deadline(context));
+  }
   return intake_->Freeze(*request, Deadline(context));
 }
 

@@ -156,6 +156,9 @@ void HttpApi::GenerateImages(const httplib::Request& request,
   const absl::Time received = absl::Now();
   absl::StatusOr<ImagesRequest> parsed =
       ParseImagesRequest(request.body, intake_->model().options.max_batch);
+  if (parsed.ok() && parsed->request.request_id().empty()) {
+    parsed->request.set_request_id(request.get_header_value(kRequestIdHeader));
+  }
   absl::StatusOr<v1::InputConfig> config =
       parsed.ok() ? intake_->Freeze(parsed->request, absl::InfiniteFuture())
                   : parsed.status();
@@ -164,6 +167,7 @@ void HttpApi::GenerateImages(const httplib::Request& request,
     ReplyError(config.status(), response);
     return;
   }
+  response.set_header(kRequestIdHeader, config->request_id());
   if (!parsed->user.empty()) {
     spdlog::info("request {} is for user \"{}\"", config->request_id(),
                  parsed->user);

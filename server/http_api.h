@@ -7,7 +7,9 @@
 //   GET  /health                 200 while serving, 503 otherwise
 // Requests go through the same RequestIntake as gRPC: Freeze, admission,
 // metrics. A client that disconnects cancels its run. Bearer tokens come in
-// the Authorization header.
+// the Authorization header. A generation's request id (the body's
+// request_id, else the X-Request-Id header, else the host's) is returned in
+// the X-Request-Id header once the request is frozen.
 
 #include "absl/status/status.h"
 #include "server/bearer_auth.h"

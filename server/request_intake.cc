@@ -1,5 +1,6 @@
 #include "server/request_intake.h"
 
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +8,7 @@
 #include "core/config/freeze.h"
 #include "server/memory_admission.h"
 #include "server/status_conversion.h"
+#include "spdlog/spdlog.h"
 
 namespace ditserve::server {
 
@@ -35,6 +37,10 @@ absl::StatusOr<v1::InputConfig> RequestIntake::Freeze(
 
 void RequestIntake::CountUnadmitted(const absl::Status& status) {
   metrics_->CountRequest(StatusLabel(status.code()));
+  if (!status.ok()) {
+    spdlog::info("refused status={} before admission: {}",
+                 StatusLabel(status.code()), std::string(status.message()));
+  }
 }
 
 std::shared_ptr<Job> RequestIntake::NewJob(v1::InputConfig config,
@@ -55,7 +61,13 @@ void RequestIntake::Enqueue(
     const std::shared_ptr<Job>& job,
     const std::function<void(int position)>& on_admitted) {
   absl::StatusOr<int> position = queue_->Push(job, on_admitted);
-  if (!position.ok()) job->Finish(position.status());
+  if (!position.ok()) {
+    spdlog::info("request_id={} sequence={} refused status={}: {}",
+                 job->config().request_id(), job->config().sequence_number(),
+                 StatusLabel(position.status().code()),
+                 std::string(position.status().message()));
+    job->Finish(position.status());
+  }
 }
 
 void RequestIntake::Abandon(const std::shared_ptr<Job>& job) {

@@ -22,6 +22,11 @@
 
 namespace ditserve::server {
 
+// The header (HTTP) and metadata key (gRPC) whose value becomes a request's
+// request_id when the request itself names none, so that the id a proxy
+// such as Envoy gave the call is the one in ditserve's logs and response.
+inline constexpr char kRequestIdHeader[] = "x-request-id";
+
 class RequestIntake {
  public:
   RequestIntake(const ServedModel* model, AdmissionQueue* queue,
@@ -37,7 +42,7 @@ class RequestIntake {
                                          absl::Time deadline);
 
   // Counts a request answered without being admitted: refused by Freeze, or
-  // validate_only.
+  // validate_only; logs a refusal with its reason.
   void CountUnadmitted(const absl::Status& status);
 
   // A job for a frozen request whose outcome is counted and then passed to

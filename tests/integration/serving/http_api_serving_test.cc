@@ -147,6 +147,31 @@ TEST_F(HttpApiTest, ImagesAreTheSameBytesAsOverGrpc) {
   EXPECT_EQ(body["output_format"], "png");
 }
 
+TEST_F(HttpApiTest, TheRequestIdComesFromTheBodyElseTheHeaderAndReturns) {
+  const httplib::Headers traced = {{"X-Request-Id", "trace-5f3a"}};
+  const httplib::Result from_header = Client()->Post(
+      "/v1/images/generations", traced, SmallBody(1).dump(), kJson);
+  ASSERT_TRUE(from_header);
+  ASSERT_EQ(from_header->status, 200) << from_header->body;
+  EXPECT_EQ(nlohmann::json::parse(from_header->body)["request_id"],
+            "trace-5f3a");
+  EXPECT_EQ(from_header->get_header_value("X-Request-Id"), "trace-5f3a");
+
+  nlohmann::json named = SmallBody(1);
+  named["request_id"] = "from-body";
+  const httplib::Result from_body =
+      Client()->Post("/v1/images/generations", traced, named.dump(), kJson);
+  ASSERT_TRUE(from_body);
+  EXPECT_EQ(from_body->get_header_value("X-Request-Id"), "from-body");
+
+  const httplib::Result generated =
+      Client()->Post("/v1/images/generations", SmallBody(1).dump(), kJson);
+  ASSERT_TRUE(generated);
+  EXPECT_EQ(generated->get_header_value("X-Request-Id"),
+            nlohmann::json::parse(generated->body)["request_id"]);
+  EXPECT_THAT(generated->get_header_value("X-Request-Id"), HasSubstr("req-"));
+}
+
 TEST_F(HttpApiTest, BadBodiesGetOpenAiErrorsAndAreCounted) {
   const double refused_before = Requests("invalid_argument");
   nlohmann::json bad_size = SmallBody(1);

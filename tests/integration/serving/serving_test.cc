@@ -278,11 +278,36 @@ TEST_F(ServingTest, EveryBadRequestIsRefusedNamingTheFieldAndServingGoesOn) {
       EXPECT_THAT(status.error_message(), HasSubstr(field)) << bad.name;
     }
   }
+  // The host's log says why, for operators who see the refusals counted.
+  EXPECT_TRUE(cluster_->ranks().WaitForOutput(
+      0,
+      absl::StrCat("refused status=invalid_argument before admission: ",
+                   "height 70 is not a multiple of 16"),
+      std::chrono::seconds(5)));
   v1::GenerateResponse response;
   const grpc::Status status =
       Generate(*cluster_, SmallRequest("a good one after"), &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(response.images_size(), 1);
+}
+
+TEST_F(ServingTest, XRequestIdMetadataNamesARequestWithoutAnId) {
+  auto context = ContextWithDeadline(kCallSeconds);
+  context->AddMetadata("x-request-id", "trace-77");
+  v1::GenerateRequest request = SmallRequest("traced");
+  request.set_validate_only(true);
+  v1::GenerateResponse response;
+  ASSERT_TRUE(
+      cluster_->generation().Generate(context.get(), request, &response).ok());
+  EXPECT_EQ(response.config().request_id(), "trace-77");
+
+  auto named_context = ContextWithDeadline(kCallSeconds);
+  named_context->AddMetadata("x-request-id", "trace-78");
+  request.set_request_id("own-id");
+  ASSERT_TRUE(cluster_->generation()
+                  .Generate(named_context.get(), request, &response)
+                  .ok());
+  EXPECT_EQ(response.config().request_id(), "own-id");
 }
 
 TEST_F(ServingTest, LatentAndRgbOutputsHaveTheirDocumentedLayouts) {
@@ -510,6 +535,9 @@ TEST_F(ServingTest, FullQueueIsResourceExhausted) {
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
       << refused.error_message();
   EXPECT_THAT(refused.error_message(), HasSubstr("queue is full"));
+  EXPECT_TRUE(cluster_->ranks().WaitForOutput(
+      0, "refused status=resource_exhausted: queue is full",
+      std::chrono::seconds(5)));
   running.context->TryCancel();
   queued.join();
   EXPECT_TRUE(queued_status.ok()) << queued_status.error_message();
