@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,9 @@ const std::vector<HttpRoute>& Routes() {
 constexpr int kSpareThreads = 4;
 // How often a waiting handler checks that its client is still there.
 constexpr absl::Duration kPeerCheckInterval = absl::Milliseconds(100);
+// The longest a stream stays silent: well under the minute a proxy commonly
+// waits before closing an idle connection.
+constexpr absl::Duration kKeepAliveInterval = absl::Seconds(15);
 
 void ReplyError(const absl::Status& status, httplib::Response& response) {
   response.status = HttpStatusFor(status.code());
@@ -87,6 +91,59 @@ class Outcome {
   absl::Mutex mu_;
   std::optional<absl::StatusOr<v1::GenerateResponse>> outcome_
       ABSL_GUARDED_BY(mu_);
+};
+
+// The events of a streamed request, handed from the scheduler thread to the
+// handler thread that writes them.
+class EventStream {
+ public:
+  void Push(std::string event) {
+    absl::MutexLock lock(&mu_);
+    events_.push_back(std::move(event));
+  }
+  // The last events; an error also keeps `failure` for a refusal that
+  // comes before the stream starts.
+  void Finish(const absl::StatusOr<v1::GenerateResponse>& outcome) {
+    absl::MutexLock lock(&mu_);
+    if (outcome.ok()) {
+      for (std::string& event : CompletedEvents(*outcome, absl::Now())) {
+        events_.push_back(std::move(event));
+      }
+    } else {
+      failure_ = outcome.status();
+      events_.push_back(ErrorEvent(failure_));
+    }
+    finished_ = true;
+  }
+  // The next event, waiting up to `timeout`; nullopt when none came or the
+  // stream has ended (ended()).
+  std::optional<std::string> Next(absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(this, &EventStream::ReadyLocked),
+                         timeout);
+    if (events_.empty()) return std::nullopt;
+    std::string event = std::move(events_.front());
+    events_.pop_front();
+    return event;
+  }
+  bool ended() const {
+    absl::MutexLock lock(&mu_);
+    return finished_ && events_.empty();
+  }
+  absl::Status failure() const {
+    absl::MutexLock lock(&mu_);
+    return failure_;
+  }
+
+ private:
+  bool ReadyLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return finished_ || !events_.empty();
+  }
+
+  mutable absl::Mutex mu_;
+  std::deque<std::string> events_ ABSL_GUARDED_BY(mu_);
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -172,6 +229,10 @@ void HttpApi::GenerateImages(const httplib::Request& request,
     spdlog::info("request {} is for user \"{}\"", config->request_id(),
                  parsed->user);
   }
+  if (parsed->stream) {
+    StreamImages(request, *std::move(config), received, response);
+    return;
+  }
   auto outcome = std::make_shared<Outcome>();
   std::shared_ptr<Job> job =
       intake_->NewJob(*std::move(config), received, nullptr,
@@ -195,6 +256,55 @@ void HttpApi::GenerateImages(const httplib::Request& request,
     return;
   }
   response.set_content(ImagesResponseBody(*result, absl::Now()), kJson);
+}
+
+void HttpApi::StreamImages(const httplib::Request& request,
+                           v1::InputConfig config, absl::Time received,
+                           httplib::Response& response) const {
+  auto events = std::make_shared<EventStream>();
+  std::shared_ptr<Job> job = intake_->NewJob(
+      std::move(config), received,
+      [events](const v1::GenerateStreamResponse::Progress& progress) {
+        events->Push(ProgressEvent(progress));
+      },
+      [events](absl::StatusOr<v1::GenerateResponse> outcome) {
+        events->Finish(outcome);
+      });
+  bool admitted = false;
+  intake_->Enqueue(job, [&admitted](int) { admitted = true; });
+  // A refusal at admission (queue full, draining) keeps its HTTP status.
+  if (!admitted) {
+    ReplyError(events->failure(), response);
+    return;
+  }
+  std::optional<int> socket = FindPeerSocket(
+      request.remote_addr, request.remote_port, request.local_port);
+  response.set_header("Cache-Control", "no-cache");
+  response.set_chunked_content_provider(
+      "text/event-stream",
+      // Called again until it calls done() or returns false; each call waits
+      // at most kPeerCheckInterval, and the scheduler finishes every admitted
+      // job, so the stream ends.
+      [events, socket, last_write = absl::Now()](
+          size_t, httplib::DataSink& sink) mutable {
+        if (std::optional<std::string> event =
+                events->Next(kPeerCheckInterval)) {
+          last_write = absl::Now();
+          return sink.write(event->data(), event->size());
+        }
+        if (events->ended()) {
+          sink.done();
+          return true;
+        }
+        if (socket.has_value() && PeerHasClosed(*socket)) return false;
+        if (absl::Now() - last_write < kKeepAliveInterval) return true;
+        last_write = absl::Now();
+        return sink.write(kKeepAliveEvent, sizeof(kKeepAliveEvent) - 1);
+      },
+      // A client that left stops the run at its next step.
+      [intake = intake_, job](bool complete) {
+        if (!complete) intake->Abandon(job);
+      });
 }
 
 void HttpApi::ListModels(httplib::Response& response) const {

@@ -12,6 +12,8 @@
 // the X-Request-Id header once the request is frozen.
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "ditserve/v1/input_config.pb.h"
 #include "server/bearer_auth.h"
 #include "server/health_service.h"
 #include "server/request_intake.h"
@@ -40,6 +42,9 @@ class HttpApi {
  private:
   void GenerateImages(const httplib::Request& request,
                       httplib::Response& response) const;
+  // "stream": true: the admitted job's events as server-sent events.
+  void StreamImages(const httplib::Request& request, v1::InputConfig config,
+                    absl::Time received, httplib::Response& response) const;
   void ListModels(httplib::Response& response) const;
   void GetModel(const httplib::Request& request,
                 httplib::Response& response) const;

@@ -49,7 +49,9 @@ const std::vector<std::string>& AllowedFields() {
                                    "use_resolution_binning",
                                    "vae_tiling",
                                    "request_id",
-                                   "priority"};
+                                   "priority",
+                                   "stream",
+                                   "partial_images"};
   return *fields;
 }
 
@@ -323,6 +325,19 @@ absl::StatusOr<ImagesRequest> ParseImagesRequest(absl::string_view body_text,
   if (body.contains("user")) {
     ASSIGN_OR_RETURN(parsed.user, ReadString(body, "user"));
   }
+  if (body.contains("stream")) {
+    ASSIGN_OR_RETURN(parsed.stream, ReadBool(body, "stream"));
+  }
+  if (body.contains("partial_images")) {
+    ASSIGN_OR_RETURN(const int32_t partial, ReadInt32(body, "partial_images"));
+    if (partial != 0) {
+      return FieldError(
+          "partial_images",
+          absl::StrCat(partial,
+                       "; ditserve streams each step's progress but decodes "
+                       "no partial images: allowed 0"));
+    }
+  }
   if (body.contains("size")) RETURN_IF_ERROR(ReadSize(body, request));
   RETURN_IF_ERROR(ReadFormats(body, request));
   RETURN_IF_ERROR(ReadDitserveFields(body, request));
@@ -351,7 +366,9 @@ std::string ImagesResponseBody(const v1::GenerateResponse& response,
   return body.dump();
 }
 
-std::string ErrorBody(const absl::Status& status) {
+namespace {
+
+Json ErrorJson(const absl::Status& status) {
   Json error = {
       {"message", std::string(status.message())},
       {"type", HttpStatusFor(status.code()) < 500 ? "invalid_request_error"
@@ -365,7 +382,52 @@ std::string ErrorBody(const absl::Status& status) {
              !fields.empty()) {
     error["param"] = ParamFor(fields.front());
   }
-  return Json{{"error", std::move(error)}}.dump();
+  return Json{{"error", std::move(error)}};
+}
+
+std::string Event(absl::string_view type, const Json& data) {
+  return absl::StrCat("event: ", type, "\ndata: ", data.dump(), "\n\n");
+}
+
+}  // namespace
+
+std::string ErrorBody(const absl::Status& status) {
+  return ErrorJson(status).dump();
+}
+
+std::string ProgressEvent(
+    const v1::GenerateStreamResponse::Progress& progress) {
+  constexpr char kType[] = "ditserve.progress";
+  return Event(kType, {{"type", kType},
+                       {"step", progress.step()},
+                       {"total_steps", progress.total_steps()},
+                       {"elapsed_seconds", progress.elapsed_seconds()}});
+}
+
+std::vector<std::string> CompletedEvents(const v1::GenerateResponse& response,
+                                         absl::Time created) {
+  constexpr char kType[] = "image_generation.completed";
+  const v1::InputConfig& config = response.config();
+  std::vector<std::string> events;
+  for (int i = 0; i < response.images_size(); ++i) {
+    const v1::Image& image = response.images(i);
+    Json data = {{"type", kType},
+                 {"b64_json", absl::Base64Escape(image.data())},
+                 {"created_at", absl::ToUnixSeconds(created)},
+                 {"size", absl::StrCat(config.width(), "x", config.height())},
+                 {"output_format", OutputFormatName(image.mime_type())},
+                 {"index", i},
+                 {"request_id", config.request_id()}};
+    if (image.prompt_index() < config.seeds_size()) {
+      data["seed"] = absl::StrCat(config.seeds(image.prompt_index()));
+    }
+    events.push_back(Event(kType, data));
+  }
+  return events;
+}
+
+std::string ErrorEvent(const absl::Status& status) {
+  return Event("error", ErrorJson(status));
 }
 
 }  // namespace ditserve::server

@@ -12,10 +12,15 @@
 // ditserve's own fields keep their GenerateRequest names: negative_prompt,
 // num_inference_steps, guidance_scale, seed, max_sequence_length,
 // num_frames, fps, use_dynamic_cfg, use_resolution_binning, vae_tiling,
-// request_id.
+// request_id, priority.
+// "stream": true answers with server-sent events instead of one body, as
+// OpenAI streams images: "ditserve.progress" after each denoising step,
+// then "image_generation.completed" for each output; OpenAI's
+// "partial_images" must then be 0, since no partial images are decoded.
 // Ranges are checked by Freeze, as for gRPC.
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,6 +34,8 @@ struct ImagesRequest {
   v1::GenerateRequest request;
   // OpenAI's end-user id, for the request's log line only.
   std::string user;
+  // Answer with server-sent events (the *Event functions below).
+  bool stream = false;
 };
 
 // INVALID_ARGUMENT naming the field and what it allows for a body that is
@@ -45,6 +52,22 @@ std::string ImagesResponseBody(const v1::GenerateResponse& response,
 // with `param` the field a parse error names (null otherwise) and `code`
 // the gRPC code name ("invalid_argument", ...).
 std::string ErrorBody(const absl::Status& status);
+
+// One server-sent event of a streamed request, each "event: TYPE\ndata:
+// JSON\n\n", its JSON's "type" the event's type as OpenAI's are:
+// {"type": "ditserve.progress", "step", "total_steps", "elapsed_seconds"}.
+std::string ProgressEvent(const v1::GenerateStreamResponse::Progress& progress);
+// One per output, in the response's order: {"type":
+// "image_generation.completed", "b64_json", "created_at", "size",
+// "output_format", "index", "seed", "request_id"}.
+std::vector<std::string> CompletedEvents(const v1::GenerateResponse& response,
+                                         absl::Time created);
+// An "error" event whose data is ErrorBody, which OpenAI's SDKs raise as
+// the same APIError a refused request gets.
+std::string ErrorEvent(const absl::Status& status);
+// A comment line: keeps proxies from closing a connection that waits for a
+// long step, and finds a client that has gone.
+inline constexpr char kKeepAliveEvent[] = ": keep-alive\n\n";
 
 }  // namespace ditserve::server
 

@@ -90,6 +90,15 @@ TEST(OpenAiSdkE2eTest, ImagesGenerateReturnsTheGrpcImagesAndTypedErrors) {
   EXPECT_EQ(summary["seed"], "7");
   EXPECT_EQ(summary["models"], nlohmann::json::array({"flux-dev"}));
 
+  // The SDK's stream: one event per step, then the image, the bytes of the
+  // first above (the same prompt and seed).
+  const nlohmann::json& streamed = summary["streamed"];
+  ASSERT_EQ(streamed.size(), 3U) << streamed.dump();
+  EXPECT_EQ(streamed[0]["type"], "ditserve.progress");
+  EXPECT_EQ(streamed[1]["step"], 2);
+  EXPECT_EQ(streamed[2]["type"], "image_generation.completed");
+  EXPECT_EQ(streamed[2]["b64_json"], summary["images"][0]["b64_json"]);
+
   // output_compression is the quality gRPC's output_quality sets: the same
   // pixels encoded alike give the same bytes.
   request.clear_prompt();

@@ -65,6 +65,18 @@ async function main() {
     seed: 7,
     max_sequence_length: 32,
   });
+  // stream: true, as OpenAI streams images: the SDK yields each event's data.
+  const stream = await client.images.generate({
+    model,
+    prompt: 'a lighthouse at dusk',
+    size: '48x64',
+    stream: true,
+    num_inference_steps: 2,
+    seed: 7,
+    max_sequence_length: 32,
+  });
+  const streamed = [];
+  for await (const event of stream) streamed.push(event);
   const models = await client.models.list();
   const summary = {
     images: generated.data.map((image) => describePng(image.b64_json)),
@@ -72,6 +84,7 @@ async function main() {
       output_format: jpeg.output_format,
       b64_json: jpeg.data[0].b64_json,
     },
+    streamed,
     created: generated.created,
     seed: generated.seed,
     models: models.data.map((entry) => entry.id),

@@ -10,14 +10,20 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -291,6 +297,106 @@ TEST_F(HttpApiTest, ClientThatHangsUpCancelsItsRun) {
       Client()->Post("/v1/images/generations", SmallBody(1).dump(), kJson);
   ASSERT_TRUE(next);
   EXPECT_EQ(next->status, 200) << next->body;
+}
+
+// POSTs `body` and hands each chunk of the response body to `receive` as it
+// comes; `receive` returning false drops the connection.
+httplib::Result PostStreamed(
+    httplib::Client& client, const nlohmann::json& body,
+    std::function<bool(const std::string& chunk)> receive) {
+  httplib::Request request;
+  request.method = "POST";
+  request.path = "/v1/images/generations";
+  request.body = body.dump();
+  request.set_header("Content-Type", kJson);
+  request.content_receiver = [receive = std::move(receive)](
+                                 const char* data, size_t length, uint64_t,
+                                 uint64_t) {
+    return receive(std::string(data, length));
+  };
+  return client.send(request);
+}
+
+// Server-sent events as (event type, data JSON), in order.
+std::vector<std::pair<std::string, nlohmann::json>> ParseEvents(
+    const std::string& stream) {
+  std::vector<std::pair<std::string, nlohmann::json>> events;
+  for (absl::string_view block : absl::StrSplit(stream, "\n\n")) {
+    if (block.empty() || block[0] == ':') continue;
+    std::string type;
+    nlohmann::json data;
+    for (absl::string_view line : absl::StrSplit(block, '\n')) {
+      if (absl::ConsumePrefix(&line, "event: ")) type = std::string(line);
+      if (absl::ConsumePrefix(&line, "data: ")) {
+        data = nlohmann::json::parse(line);
+      }
+    }
+    events.emplace_back(type, data);
+  }
+  return events;
+}
+
+TEST_F(HttpApiTest, StreamSendsEachStepThenEachImageAsOpenAiEvents) {
+  nlohmann::json body = SmallBody(2);
+  body["stream"] = true;
+  std::string stream;
+  auto client = Client();
+  const httplib::Result streamed =
+      PostStreamed(*client, body, [&stream](const std::string& chunk) {
+        stream += chunk;
+        return true;
+      });
+  ASSERT_TRUE(streamed);
+  EXPECT_EQ(streamed->status, 200);
+  EXPECT_EQ(streamed->get_header_value("Content-Type"), "text/event-stream");
+  const std::vector<std::pair<std::string, nlohmann::json>> events =
+      ParseEvents(stream);
+  ASSERT_EQ(events.size(), 4U) << stream;
+  for (int step = 1; step <= 2; ++step) {
+    EXPECT_EQ(events[step - 1].first, "ditserve.progress");
+    EXPECT_EQ(events[step - 1].second["step"], step);
+    EXPECT_EQ(events[step - 1].second["total_steps"], 2);
+  }
+  // The same images as the same body answered at once.
+  const httplib::Result whole =
+      client->Post("/v1/images/generations", SmallBody(2).dump(), kJson);
+  ASSERT_TRUE(whole);
+  const nlohmann::json expected = nlohmann::json::parse(whole->body);
+  for (int i = 0; i < 2; ++i) {
+    const nlohmann::json& completed = events[2 + i].second;
+    EXPECT_EQ(events[2 + i].first, "image_generation.completed");
+    EXPECT_EQ(completed["type"], "image_generation.completed");
+    EXPECT_EQ(completed["index"], i);
+    EXPECT_EQ(completed["size"], "48x64");
+    EXPECT_EQ(completed["seed"], absl::StrCat(7 + i));
+    EXPECT_EQ(completed["request_id"],
+              streamed->get_header_value("X-Request-Id"));
+    EXPECT_EQ(completed["b64_json"], expected["data"][i]["b64_json"]) << i;
+  }
+}
+
+TEST_F(HttpApiTest, AStreamThatIsDroppedCancelsItsRun) {
+  const double cancelled_before = Requests("cancelled");
+  nlohmann::json long_body = SmallBody(1);
+  long_body["size"] = "1024x1024";
+  long_body["num_inference_steps"] = 200;
+  long_body["stream"] = true;
+  std::string seen;
+  auto client = Client();
+  const httplib::Result dropped =
+      PostStreamed(*client, long_body, [&seen](const std::string& chunk) {
+        seen += chunk;
+        return seen.find("ditserve.progress") == std::string::npos;
+      });
+  EXPECT_THAT(seen, HasSubstr("\"step\":1")) << "dropped after one step";
+
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Requests("cancelled") == cancelled_before &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(Requests("cancelled"), cancelled_before + 1);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -209,6 +210,88 @@ TEST(ImagesResponseBodyTest, EachImageIsBase64WithTheConfigsSizeAndSeed) {
   EXPECT_EQ(body["output_format"], "png");
   EXPECT_EQ(body["seed"], "9007199254740993") << "a string: exact in JS";
   EXPECT_EQ(body["request_id"], "req-7");
+}
+
+TEST(ParseImagesRequestTest, StreamIsReadAndPartialImagesMustBeZero) {
+  absl::StatusOr<ImagesRequest> streamed = ParseImagesRequest(
+      R"({"prompt": "a", "stream": true, "partial_images": 0})", kMaxBatch);
+  ASSERT_TRUE(streamed.ok()) << streamed.status();
+  EXPECT_TRUE(streamed->stream);
+  EXPECT_FALSE(ParseImagesRequest(R"({"prompt": "a"})", kMaxBatch)->stream);
+
+  const absl::Status partial =
+      ParseError(R"({"prompt": "a", "stream": true, "partial_images": 2})");
+  EXPECT_EQ(ParamOf(partial), "partial_images");
+  EXPECT_THAT(partial.message(), HasSubstr("allowed 0"));
+  EXPECT_EQ(ParamOf(ParseError(R"({"prompt": "a", "stream": "yes"})")),
+            "stream");
+}
+
+// "event: TYPE\ndata: JSON\n\n" as its type and parsed data.
+std::pair<std::string, nlohmann::json> ParseEvent(const std::string& event) {
+  constexpr char kEvent[] = "event: ";
+  constexpr char kData[] = "\ndata: ";
+  EXPECT_EQ(event.rfind(kEvent, 0), 0U) << event;
+  const size_t data = event.find(kData);
+  EXPECT_NE(data, std::string::npos) << event;
+  EXPECT_EQ(event.substr(event.size() - 2), "\n\n") << event;
+  const std::string json =
+      event.substr(data + 7, event.size() - 2 - (data + 7));
+  EXPECT_EQ(json.find('\n'), std::string::npos) << "one data line";
+  return {event.substr(7, data - 7), nlohmann::json::parse(json)};
+}
+
+TEST(ImageEventsTest, ProgressIsOneEventWithTheStep) {
+  v1::GenerateStreamResponse::Progress progress;
+  progress.set_step(3);
+  progress.set_total_steps(28);
+  progress.set_elapsed_seconds(1.5);
+  const auto [type, data] = ParseEvent(ProgressEvent(progress));
+  EXPECT_EQ(type, "ditserve.progress");
+  EXPECT_EQ(data, nlohmann::json({{"type", "ditserve.progress"},
+                                  {"step", 3},
+                                  {"total_steps", 28},
+                                  {"elapsed_seconds", 1.5}}));
+}
+
+TEST(ImageEventsTest, EachOutputCompletesWithItsOwnSeed) {
+  v1::GenerateResponse response;
+  for (int prompt = 0; prompt < 2; ++prompt) {
+    v1::Image* image = response.add_images();
+    image->set_data(absl::StrCat("\x89PNG ", prompt));
+    image->set_mime_type("image/png");
+    image->set_prompt_index(prompt);
+  }
+  v1::InputConfig& config = *response.mutable_config();
+  config.set_width(96);
+  config.set_height(64);
+  config.add_seeds(41);
+  config.add_seeds(42);
+  config.set_request_id("req-9");
+  const std::vector<std::string> events =
+      CompletedEvents(response, absl::FromUnixSeconds(1700000000));
+  ASSERT_EQ(events.size(), 2U);
+  const auto [type, data] = ParseEvent(events[1]);
+  EXPECT_EQ(type, "image_generation.completed");
+  EXPECT_EQ(data["type"], "image_generation.completed");
+  std::string decoded;
+  ASSERT_TRUE(
+      absl::Base64Unescape(data["b64_json"].get<std::string>(), &decoded));
+  EXPECT_EQ(decoded, "\x89PNG 1");
+  EXPECT_EQ(data["created_at"], 1700000000);
+  EXPECT_EQ(data["size"], "96x64");
+  EXPECT_EQ(data["output_format"], "png");
+  EXPECT_EQ(data["index"], 1);
+  EXPECT_EQ(data["seed"], "42");
+  EXPECT_EQ(data["request_id"], "req-9");
+}
+
+TEST(ImageEventsTest, AnErrorEventCarriesTheErrorBody) {
+  const absl::Status status = absl::DeadlineExceededError("deadline passed");
+  const auto [type, data] = ParseEvent(ErrorEvent(status));
+  EXPECT_EQ(type, "error");
+  EXPECT_EQ(data, nlohmann::json::parse(ErrorBody(status)));
+  EXPECT_EQ(data["error"]["code"], "deadline_exceeded");
 }
 
 TEST(ImagesResponseBodyTest, OutputFormatIsNamedAfterTheImagesMimeType) {
