@@ -71,6 +71,17 @@ class HttpApiTest : public ::testing::Test {
                        {absl::StrCat("status=\"", status, "\"")});
   }
 
+  // Waits up to a minute for ditserve_requests_total{status="cancelled"}.
+  static void ExpectCancelledCountToReach(double count) {
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (Requests("cancelled") < count &&
+           std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(Requests("cancelled"), count);
+  }
+
   static ServingCluster* cluster_;
 };
 ServingCluster* HttpApiTest::cluster_ = nullptr;
@@ -124,6 +135,14 @@ nlohmann::json SmallBody(int n) {
           {"num_inference_steps", 2},
           {"seed", 7},
           {"max_sequence_length", 32}};
+}
+
+// A 200-step 1024² run takes minutes (see serving_test.cc's LongRequest).
+nlohmann::json LongBody() {
+  nlohmann::json body = SmallBody(1);
+  body["size"] = "1024x1024";
+  body["num_inference_steps"] = 200;
+  return body;
 }
 
 TEST_F(HttpApiTest, ImagesAreTheSameBytesAsOverGrpc) {
@@ -274,25 +293,16 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   EXPECT_EQ(Requests("invalid_argument"), refused_before + 2);
 }
 
-// A 200-step 1024² run takes minutes (see serving_test.cc's LongRequest);
-// the client gives up after 2 s and closes its connection.
+// The client gives up after 2 s and closes its connection.
 TEST_F(HttpApiTest, ClientThatHangsUpCancelsItsRun) {
   const double cancelled_before = Requests("cancelled");
-  nlohmann::json long_body = SmallBody(1);
-  long_body["size"] = "1024x1024";
-  long_body["num_inference_steps"] = 200;
+  nlohmann::json long_body = LongBody();
   const httplib::Result abandoned =
       Client(/*read_timeout_s=*/2)
           ->Post("/v1/images/generations", long_body.dump(), kJson);
   EXPECT_FALSE(abandoned) << "the run should outlast the client's timeout";
 
-  const auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (Requests("cancelled") == cancelled_before &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_EQ(Requests("cancelled"), cancelled_before + 1);
+  ExpectCancelledCountToReach(cancelled_before + 1);
   const httplib::Result next =
       Client()->Post("/v1/images/generations", SmallBody(1).dump(), kJson);
   ASSERT_TRUE(next);
@@ -377,9 +387,7 @@ TEST_F(HttpApiTest, StreamSendsEachStepThenEachImageAsOpenAiEvents) {
 
 TEST_F(HttpApiTest, AStreamThatIsDroppedCancelsItsRun) {
   const double cancelled_before = Requests("cancelled");
-  nlohmann::json long_body = SmallBody(1);
-  long_body["size"] = "1024x1024";
-  long_body["num_inference_steps"] = 200;
+  nlohmann::json long_body = LongBody();
   long_body["stream"] = true;
   std::string seen;
   auto client = Client();
@@ -390,13 +398,7 @@ TEST_F(HttpApiTest, AStreamThatIsDroppedCancelsItsRun) {
       });
   EXPECT_THAT(seen, HasSubstr("\"step\":1")) << "dropped after one step";
 
-  const auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (Requests("cancelled") == cancelled_before &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_EQ(Requests("cancelled"), cancelled_before + 1);
+  ExpectCancelledCountToReach(cancelled_before + 1);
 }
 
 }  // namespace
