@@ -2,7 +2,6 @@
 
 #include <httplib.h>
 
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,57 +92,47 @@ class Outcome {
       ABSL_GUARDED_BY(mu_);
 };
 
-// The events of a streamed request, handed from the scheduler thread to the
-// handler thread that writes them.
-class EventStream {
+// What a streamed request's job reports, handed from the scheduler thread
+// to the handler thread, which turns it into events: the scheduler only
+// moves messages, so a large output's base64 does not hold up the next run.
+class JobReports {
  public:
-  void Push(std::string event) {
+  void AddProgress(const v1::GenerateStreamResponse::Progress& progress) {
     absl::MutexLock lock(&mu_);
-    events_.push_back(std::move(event));
+    progress_.push_back(progress);
   }
-  // The last events; an error also keeps `failure` for a refusal that
-  // comes before the stream starts.
-  void Finish(const absl::StatusOr<v1::GenerateResponse>& outcome) {
+  void Finish(absl::StatusOr<v1::GenerateResponse> outcome) {
     absl::MutexLock lock(&mu_);
-    if (outcome.ok()) {
-      for (std::string& event : CompletedEvents(*outcome, absl::Now())) {
-        events_.push_back(std::move(event));
-      }
-    } else {
-      failure_ = outcome.status();
-      events_.push_back(ErrorEvent(failure_));
-    }
-    finished_ = true;
+    outcome_ = std::move(outcome);
   }
-  // The next event, waiting up to `timeout`; nullopt when none came or the
-  // stream has ended (ended()).
-  std::optional<std::string> Next(absl::Duration timeout) {
+  // Waits up to `timeout` for a report; moves the progress reported so far
+  // into `progress`, and returns the outcome once the job has finished.
+  std::optional<absl::StatusOr<v1::GenerateResponse>> Take(
+      absl::Duration timeout,
+      std::vector<v1::GenerateStreamResponse::Progress>& progress) {
     absl::MutexLock lock(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(this, &EventStream::ReadyLocked),
+    mu_.AwaitWithTimeout(absl::Condition(this, &JobReports::ReadyLocked),
                          timeout);
-    if (events_.empty()) return std::nullopt;
-    std::string event = std::move(events_.front());
-    events_.pop_front();
-    return event;
+    progress.swap(progress_);
+    progress_.clear();
+    return std::exchange(outcome_, std::nullopt);
   }
-  bool ended() const {
+  // The refusal of a job that admission finished at once.
+  absl::Status Refusal() const {
     absl::MutexLock lock(&mu_);
-    return finished_ && events_.empty();
-  }
-  absl::Status failure() const {
-    absl::MutexLock lock(&mu_);
-    return failure_;
+    return outcome_.has_value() ? outcome_->status() : absl::OkStatus();
   }
 
  private:
   bool ReadyLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return finished_ || !events_.empty();
+    return outcome_.has_value() || !progress_.empty();
   }
 
   mutable absl::Mutex mu_;
-  std::deque<std::string> events_ ABSL_GUARDED_BY(mu_);
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::GenerateStreamResponse::Progress> progress_
+      ABSL_GUARDED_BY(mu_);
+  std::optional<absl::StatusOr<v1::GenerateResponse>> outcome_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -261,20 +250,20 @@ void HttpApi::GenerateImages(const httplib::Request& request,
 void HttpApi::StreamImages(const httplib::Request& request,
                            v1::InputConfig config, absl::Time received,
                            httplib::Response& response) const {
-  auto events = std::make_shared<EventStream>();
+  auto reports = std::make_shared<JobReports>();
   std::shared_ptr<Job> job = intake_->NewJob(
       std::move(config), received,
-      [events](const v1::GenerateStreamResponse::Progress& progress) {
-        events->Push(ProgressEvent(progress));
+      [reports](const v1::GenerateStreamResponse::Progress& progress) {
+        reports->AddProgress(progress);
       },
-      [events](absl::StatusOr<v1::GenerateResponse> outcome) {
-        events->Finish(outcome);
+      [reports](absl::StatusOr<v1::GenerateResponse> outcome) {
+        reports->Finish(std::move(outcome));
       });
   bool admitted = false;
   intake_->Enqueue(job, [&admitted](int) { admitted = true; });
   // A refusal at admission (queue full, draining) keeps its HTTP status.
   if (!admitted) {
-    ReplyError(events->failure(), response);
+    ReplyError(reports->Refusal(), response);
     return;
   }
   std::optional<int> socket = FindPeerSocket(
@@ -285,21 +274,32 @@ void HttpApi::StreamImages(const httplib::Request& request,
       // Called again until it calls done() or returns false; each call waits
       // at most kPeerCheckInterval, and the scheduler finishes every admitted
       // job, so the stream ends.
-      [events, socket, last_write = absl::Now()](
+      [reports, socket, last_write = absl::Now()](
           size_t, httplib::DataSink& sink) mutable {
-        if (std::optional<std::string> event =
-                events->Next(kPeerCheckInterval)) {
+        const auto send = [&sink, &last_write](const std::string& event) {
           last_write = absl::Now();
-          return sink.write(event->data(), event->size());
+          return sink.write(event.data(), event.size());
+        };
+        std::vector<v1::GenerateStreamResponse::Progress> progress;
+        std::optional<absl::StatusOr<v1::GenerateResponse>> outcome =
+            reports->Take(kPeerCheckInterval, progress);
+        for (const v1::GenerateStreamResponse::Progress& step : progress) {
+          if (!send(ProgressEvent(step))) return false;
         }
-        if (events->ended()) {
+        if (outcome.has_value()) {
+          const std::vector<std::string> last =
+              outcome->ok()
+                  ? CompletedEvents(**outcome, absl::Now())
+                  : std::vector<std::string>{ErrorEvent(outcome->status())};
+          for (const std::string& event : last) {
+            if (!send(event)) return false;
+          }
           sink.done();
           return true;
         }
         if (socket.has_value() && PeerHasClosed(*socket)) return false;
         if (absl::Now() - last_write < kKeepAliveInterval) return true;
-        last_write = absl::Now();
-        return sink.write(kKeepAliveEvent, sizeof(kKeepAliveEvent) - 1);
+        return send(kKeepAliveEvent);
       },
       // A client that left stops the run at its next step.
       [intake = intake_, job](bool complete) {
