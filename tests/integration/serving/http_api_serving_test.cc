@@ -401,5 +401,40 @@ TEST_F(HttpApiTest, AStreamThatIsDroppedCancelsItsRun) {
   ExpectCancelledCountToReach(cancelled_before + 1);
 }
 
+// A run that fails after its stream began ends the stream with an "error"
+// event carrying OpenAI's error body.
+TEST(HttpApiStreamFailureTest, ALostRankEndsTheStreamWithAnErrorEvent) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 2,
+           .rank_flags = {"--dp_degree=2", "--collective_timeout_s=10"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  nlohmann::json body = LongBody();
+  body["stream"] = true;
+  std::string stream;
+  bool killed = false;
+  httplib::Client client("127.0.0.1", (*cluster)->http_port());
+  client.set_read_timeout(120, 0);
+  const httplib::Result streamed =
+      PostStreamed(client, body, [&](const std::string& chunk) {
+        stream += chunk;
+        if (!killed && stream.find("ditserve.progress") != std::string::npos) {
+          (*cluster)->ranks().Kill(1);
+          killed = true;
+        }
+        return true;
+      });
+  ASSERT_TRUE(streamed);
+  EXPECT_EQ(streamed->status, 200) << "the stream had begun";
+  const std::vector<std::pair<std::string, nlohmann::json>> events =
+      ParseEvents(stream);
+  ASSERT_FALSE(events.empty());
+  const auto& [type, data] = events.back();
+  EXPECT_EQ(type, "error") << stream;
+  EXPECT_THAT(data["error"]["code"].get<std::string>(),
+              ::testing::AnyOf("unavailable", "internal"));
+  EXPECT_THAT(data["error"]["message"].get<std::string>(), HasSubstr("rank 1"));
+}
+
 }  // namespace
 }  // namespace ditserve::testing
