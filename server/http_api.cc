@@ -17,6 +17,7 @@
 #include "core/config/field_error.h"
 #include "nlohmann/json.hpp"
 #include "server/http_refusal.h"
+#include "server/log_text.h"
 #include "server/openai_images.h"
 #include "server/peer_socket.h"
 #include "server/status_conversion.h"
@@ -216,7 +217,7 @@ void HttpApi::GenerateImages(const httplib::Request& request,
   response.set_header(kRequestIdHeader, config->request_id());
   if (!parsed->user.empty()) {
     spdlog::info("request {} is for user \"{}\"", config->request_id(),
-                 parsed->user);
+                 LogText(parsed->user));
   }
   if (parsed->stream) {
     StreamImages(request, *std::move(config), received, response);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/config/freeze.h"
+#include "server/log_text.h"
 #include "server/memory_admission.h"
 #include "server/status_conversion.h"
 #include "spdlog/spdlog.h"
@@ -39,7 +40,7 @@ void RequestIntake::CountUnadmitted(const absl::Status& status) {
   metrics_->CountRequest(StatusLabel(status.code()));
   if (!status.ok()) {
     spdlog::info("refused status={} before admission: {}",
-                 StatusLabel(status.code()), std::string(status.message()));
+                 StatusLabel(status.code()), LogText(status.message()));
   }
 }
 
@@ -65,7 +66,7 @@ void RequestIntake::Enqueue(
     spdlog::info("request_id={} sequence={} refused status={}: {}",
                  job->config().request_id(), job->config().sequence_number(),
                  StatusLabel(position.status().code()),
-                 std::string(position.status().message()));
+                 LogText(position.status().message()));
     job->Finish(position.status());
   }
 }

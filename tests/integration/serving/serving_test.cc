@@ -213,6 +213,9 @@ std::vector<BadRequest> BadRequests() {
        StatusCode::INVALID_ARGUMENT, "prompt[1]"},
       {"unknown_model", [](auto& r) { r.set_model("sdxl"); },
        StatusCode::NOT_FOUND, "model \"sdxl\""},
+      {"model_name_with_a_newline",
+       [](auto& r) { r.set_model("sdxl\nFORGED line"); }, StatusCode::NOT_FOUND,
+       "model \"sdxl\nFORGED line\""},
       {"sequence_length_over_limit",
        [](auto& r) { r.set_max_sequence_length(513); },
        StatusCode::INVALID_ARGUMENT, "max_sequence_length 513"},
@@ -283,6 +286,10 @@ TEST_F(ServingTest, EveryBadRequestIsRefusedNamingTheFieldAndServingGoesOn) {
       0,
       absl::StrCat("refused status=invalid_argument before admission: ",
                    "height 70 is not a multiple of 16"),
+      std::chrono::seconds(5)));
+  // Client text in a refusal stays on its line, escaped.
+  EXPECT_TRUE(cluster_->ranks().WaitForOutput(
+      0, R"(model \"sdxl\nFORGED line\" is not served here)",
       std::chrono::seconds(5)));
   v1::GenerateResponse response;
   const grpc::Status status =
