@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/status_macros.h"
@@ -74,14 +75,11 @@ absl::StatusOr<v1::InputConfig> GenerationService::FreezeCall(
   RETURN_IF_ERROR(auth_->CheckCall(context));
   RETURN_IF_ERROR(request.status());
   const auto header = context.client_metadata().find(kRequestIdHeader);
-  if (request->request_id().empty() &&
-      header != context.client_metadata().end()) {
-    v1::GenerateRequest named = *request;
-    named.set_request_id(
-        std::string(header->second.data(), header->second.size()));
-    return intake_->Freeze(named, Deadline(context));
-  }
-  return intake_->Freeze(*request, Deadline(context));
+  return intake_->Freeze(
+      *request, Deadline(context),
+      header == context.client_metadata().end()
+          ? absl::string_view()
+          : absl::string_view(header->second.data(), header->second.size()));
 }
 
 // Generate: answers once, when the job finishes (or at once for bad input

@@ -203,11 +203,9 @@ void HttpApi::GenerateImages(const httplib::Request& request,
   const absl::Time received = absl::Now();
   absl::StatusOr<ImagesRequest> parsed =
       ParseImagesRequest(request.body, intake_->model().options.max_batch);
-  if (parsed.ok() && parsed->request.request_id().empty()) {
-    parsed->request.set_request_id(request.get_header_value(kRequestIdHeader));
-  }
   absl::StatusOr<v1::InputConfig> config =
-      parsed.ok() ? intake_->Freeze(parsed->request, absl::InfiniteFuture())
+      parsed.ok() ? intake_->Freeze(parsed->request, absl::InfiniteFuture(),
+                                    request.get_header_value(kRequestIdHeader))
                   : parsed.status();
   if (!config.ok()) {
     intake_->CountUnadmitted(config.status());

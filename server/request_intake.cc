@@ -18,7 +18,13 @@ RequestIntake::RequestIntake(const ServedModel* model, AdmissionQueue* queue,
     : model_(model), queue_(queue), metrics_(metrics) {}
 
 absl::StatusOr<v1::InputConfig> RequestIntake::Freeze(
-    const v1::GenerateRequest& request, absl::Time deadline) {
+    const v1::GenerateRequest& request, absl::Time deadline,
+    absl::string_view header_request_id) {
+  if (request.request_id().empty() && !header_request_id.empty()) {
+    v1::GenerateRequest named = request;
+    named.set_request_id(std::string(header_request_id));
+    return Freeze(named, deadline, {});
+  }
   config::FreezeContext context;
   context.sequence_number = next_sequence_.fetch_add(1);
   context.generated_request_id = absl::StrCat("req-", context.sequence_number);

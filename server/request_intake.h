@@ -11,6 +11,7 @@
 
 #include "absl/random/random.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "ditserve/v1/generation.pb.h"
@@ -34,12 +35,15 @@ class RequestIntake {
 
   const ServedModel& model() const { return *model_; }
 
-  // Freezes `request` with a fresh sequence number, request id and seed,
-  // and refuses it when its memory estimate is above the limit
-  // (memory_admission.h); `deadline` is absl::InfiniteFuture() when the
-  // client set none.
+  // Freezes `request` with a fresh sequence number and seed, and refuses it
+  // when its memory estimate is above the limit (memory_admission.h).
+  // `deadline` is absl::InfiniteFuture() when the client set none.
+  // `header_request_id` is the kRequestIdHeader value (empty when absent):
+  // the id of a request that names none, checked as if the request had
+  // named it; without either the request gets a fresh id.
   absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
-                                         absl::Time deadline);
+                                         absl::Time deadline,
+                                         absl::string_view header_request_id);
 
   // Counts a request answered without being admitted: refused by Freeze, or
   // validate_only; logs a refusal with its reason.
