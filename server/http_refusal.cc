@@ -23,9 +23,10 @@ HttpRefusal NoSuchRoute(const std::vector<HttpRoute>& routes,
                         const httplib::Request& request) {
   std::vector<std::string> allowed;
   for (const HttpRoute& route : routes) {
-    if (std::regex_match(request.path, std::regex(route.pattern))) {
-      allowed.push_back(route.method);
-    }
+    if (!std::regex_match(request.path, std::regex(route.pattern))) continue;
+    allowed.push_back(route.method);
+    // cpp-httplib answers HEAD with a GET route's handler, minus the body.
+    if (route.method == "GET") allowed.push_back("HEAD");
   }
   if (allowed.empty()) {
     return {absl::NotFoundError(

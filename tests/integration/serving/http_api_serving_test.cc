@@ -272,6 +272,15 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   EXPECT_EQ(put->get_header_value("Allow"), "POST");
   EXPECT_EQ(nlohmann::json::parse(put->body)["error"]["message"],
             "PUT is not allowed on /v1/images/generations; it takes POST");
+  // The Allow header of a GET route names HEAD, and HEAD is served there.
+  const httplib::Result post_models = Client()->Post("/v1/models", "{}", kJson);
+  ASSERT_TRUE(post_models);
+  EXPECT_EQ(post_models->status, 405);
+  EXPECT_EQ(post_models->get_header_value("Allow"), "GET, HEAD");
+  const httplib::Result head_models = Client()->Head("/v1/models");
+  ASSERT_TRUE(head_models);
+  EXPECT_EQ(head_models->status, 200);
+  EXPECT_TRUE(head_models->body.empty());
 
   const httplib::Result too_large = Client()->Post(
       "/v1/images/generations", std::string(size_t{2} << 20, ' '), kJson);

@@ -57,7 +57,10 @@ TEST(ExplainHttpRefusalTest, AKnownPathWithAnotherMethodIs405WithTheMethods) {
   const HttpRefusal post = ExplainHttpRefusal(
       TestRoutes(), Request("POST", "/v1/models/flux-dev"), 404, kMaxBody);
   EXPECT_EQ(post.http_status, 405);
-  EXPECT_EQ(post.allow, "GET, DELETE");
+  EXPECT_EQ(post.allow, "GET, HEAD, DELETE");
+  EXPECT_EQ(post.status.message(),
+            "POST is not allowed on /v1/models/flux-dev; it takes GET, HEAD, "
+            "DELETE");
   EXPECT_EQ(ExplainHttpRefusal(TestRoutes(),
                                Request("GET", "/v1/models/flux-dev/files"), 404,
                                kMaxBody)
