@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -24,10 +25,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tools/local_cluster/queue_depth.h"
 #include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
@@ -37,6 +41,7 @@ using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::WaitForQueueDepth;
 using ::testing::HasSubstr;
 
 constexpr char kJson[] = "application/json";
@@ -408,6 +413,55 @@ TEST_F(HttpApiTest, AStreamThatIsDroppedCancelsItsRun) {
   EXPECT_THAT(seen, HasSubstr("\"step\":1")) << "dropped after one step";
 
   ExpectCancelledCountToReach(cancelled_before + 1);
+}
+
+// A stream refused at admission is answered as any refused request is: its
+// HTTP status and OpenAI's error body, not an event stream.
+TEST(HttpApiQueueTest, AStreamRefusedAtAdmissionIsA429WithAnErrorBody) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 1, .host_flags = {"--max_queue=1"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const int port = (*cluster)->http_port();
+  // One stream holds the group until the refusal is seen, then drops.
+  absl::Notification running;
+  std::atomic<bool> release = false;
+  std::thread holder([&] {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(120, 0);
+    nlohmann::json body = LongBody();
+    body["stream"] = true;
+    PostStreamed(client, body, [&](const std::string&) {
+      if (!running.HasBeenNotified()) running.Notify();
+      return !release.load();
+    });
+  });
+  ASSERT_TRUE(running.WaitForNotificationWithTimeout(absl::Seconds(120)));
+  int queued_status = 0;
+  std::thread queued([&] {
+    httplib::Client client("127.0.0.1", port);
+    client.set_read_timeout(120, 0);
+    const httplib::Result result =
+        client.Post("/v1/images/generations", SmallBody(1).dump(), kJson);
+    queued_status = result ? result->status : -1;
+  });
+  EXPECT_TRUE(WaitForQueueDepth(**cluster, 1, std::chrono::seconds(30)));
+
+  nlohmann::json body = SmallBody(1);
+  body["stream"] = true;
+  const httplib::Result refused =
+      httplib::Client("127.0.0.1", port)
+          .Post("/v1/images/generations", body.dump(), kJson);
+  release = true;
+  holder.join();
+  queued.join();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_EQ(refused->get_header_value("Content-Type"), kJson);
+  EXPECT_EQ(refused->get_header_value("Retry-After"), "1");
+  EXPECT_THAT(nlohmann::json::parse(refused->body)["error"]["message"]
+                  .get<std::string>(),
+              HasSubstr("queue is full"));
+  EXPECT_EQ(queued_status, 200) << "the request that waited still ran";
 }
 
 // A run that fails after its stream began ends the stream with an "error"

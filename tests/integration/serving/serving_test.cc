@@ -22,6 +22,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/support/decoded_images.h"
+#include "tools/local_cluster/queue_depth.h"
 #include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
@@ -33,12 +34,15 @@ using ::ditserve::local_cluster::RankExit;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
 using ::ditserve::local_cluster::StartUpFailure;
+using ::ditserve::local_cluster::WaitForQueueDepth;
 
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using HealthStatus = grpc::health::v1::HealthCheckResponse;
 
 constexpr double kCallSeconds = 120;
+// How long a test waits for the requests it sent to be admitted.
+constexpr std::chrono::seconds kQueueWait(30);
 
 grpc::Status Generate(ServingCluster& cluster,
                       const v1::GenerateRequest& request,
@@ -535,7 +539,7 @@ TEST_F(ServingTest, FullQueueIsResourceExhausted) {
     v1::GenerateResponse response;
     queued_status = Generate(*cluster_, SmallRequest("queued"), &response);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_TRUE(WaitForQueueDepth(*cluster_, 1, kQueueWait));
   v1::GenerateResponse response;
   const grpc::Status refused =
       Generate(*cluster_, SmallRequest("one too many"), &response);
@@ -601,19 +605,6 @@ TEST_F(ServingTest, DeadlinePassingWhileRunningIsDeadlineExceeded) {
   EXPECT_EQ(count(*after, "cancelled"), count(*before, "cancelled"));
 }
 
-// Waits (up to 30 s) until `depth` requests wait in the host's queue.
-void WaitForQueueDepth(ServingCluster& cluster, int depth) {
-  for (int poll = 0; poll < 600; ++poll) {
-    absl::StatusOr<std::string> metrics = cluster.ScrapeMetrics();
-    if (metrics.ok() && MetricValue(*metrics, "ditserve_queue_depth", {}) ==
-                            static_cast<double>(depth)) {
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ADD_FAILURE() << "the queue never held " << depth << " requests";
-}
-
 struct QueuedOutcome {
   std::vector<grpc::Status> statuses;
   std::vector<v1::GenerateResponse> responses;
@@ -635,7 +626,8 @@ QueuedOutcome RunQueuedBehind(ServingCluster& cluster,
       outcome.statuses[i] = Generate(cluster, queued[i], &outcome.responses[i]);
     });
   }
-  WaitForQueueDepth(cluster, static_cast<int>(queued.size()));
+  EXPECT_TRUE(
+      WaitForQueueDepth(cluster, static_cast<int>(queued.size()), kQueueWait));
   running.context->TryCancel();
   v1::GenerateStreamResponse message;
   while (running.reader->Read(&message)) {
@@ -872,7 +864,7 @@ TEST(ServingBatchTest, CancelledRequestLeavesASharedRunThatGoesOn) {
   std::thread staying_client([&] {
     staying_status = Generate(**cluster, staying, &staying_response);
   });
-  WaitForQueueDepth(**cluster, 2);
+  EXPECT_TRUE(WaitForQueueDepth(**cluster, 2, kQueueWait));
   blocker.context->TryCancel();
   v1::GenerateStreamResponse message;
   while (blocker.reader->Read(&message)) {
