@@ -48,7 +48,7 @@ packages=(
   libsentencepiece-dev sentencepiece libpng-dev libre2-dev libicu-dev
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
   libturbojpeg0-dev libwebp-dev
-  libcpp-httplib-dev
+  libcpp-httplib-dev libssl-dev
   libgtest-dev libgmock-dev
   # end-to-end tests: a real Prometheus and a real gRPC reflection client (Node.js)
   prometheus curl

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "grpcpp/server_context.h"
 
 namespace ditserve::server {
@@ -31,14 +34,10 @@ absl::Status BadFile(const std::string& path, absl::string_view problem) {
       absl::StrCat("--auth_token_file ", path, ": ", problem));
 }
 
-}  // namespace
-
-absl::StatusOr<BearerAuth> BearerAuth::FromTokenFile(const std::string& path,
-                                                     bool guard_health) {
+absl::StatusOr<std::vector<std::string>> ReadTokens(const std::string& path) {
   std::ifstream file(path);
   if (!file) return BadFile(path, "cannot be read");
-  BearerAuth auth;
-  auth.guard_health_ = guard_health;
+  std::vector<std::string> tokens;
   std::string line;
   for (int number = 1; std::getline(file, line); ++number) {
     const absl::string_view token = absl::StripAsciiWhitespace(line);
@@ -53,10 +52,31 @@ absl::StatusOr<BearerAuth> BearerAuth::FromTokenFile(const std::string& path,
       return BadFile(path, absl::StrCat("the token on line ", number,
                                         " contains whitespace"));
     }
-    auth.tokens_.emplace_back(token);
+    tokens.emplace_back(token);
   }
-  if (auth.tokens_.empty()) return BadFile(path, "holds no token");
+  if (tokens.empty()) return BadFile(path, "holds no token");
+  return tokens;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BearerAuth>> BearerAuth::FromTokenFile(
+    const std::string& path, bool guard_health) {
+  auto auth = std::make_unique<BearerAuth>();
+  auth->path_ = path;
+  auth->guard_health_ = guard_health;
+  ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadTokens(path));
+  absl::MutexLock lock(&auth->mu_);
+  auth->tokens_ = std::move(tokens);
   return auth;
+}
+
+absl::StatusOr<bool> BearerAuth::Reload() {
+  ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadTokens(path_));
+  absl::MutexLock lock(&mu_);
+  if (tokens == tokens_) return false;
+  tokens_ = std::move(tokens);
+  return true;
 }
 
 absl::Status BearerAuth::Check(absl::string_view authorization) const {
@@ -68,6 +88,7 @@ absl::Status BearerAuth::Check(absl::string_view authorization) const {
   }
   const absl::string_view presented = authorization.substr(kScheme.size());
   bool known = false;
+  absl::ReaderMutexLock lock(&mu_);
   for (const std::string& token : tokens_) {
     known = EqualInConstantTime(presented, token) || known;
   }

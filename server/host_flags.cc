@@ -54,6 +54,10 @@ ABSL_FLAG(std::string, tls_client_ca, "",
 ABSL_FLAG(std::string, auth_token_file, "",
           "file of bearer tokens, one per line ('#' comments); when set, "
           "calls need 'authorization: Bearer <token>'");
+ABSL_FLAG(int, credential_refresh_s, 60,
+          "seconds between re-reads of --auth_token_file and the TLS files; "
+          "changed files that pass the start-up checks replace the current "
+          "credentials without a restart");
 ABSL_FLAG(bool, auth_health, false,
           "with --auth_token_file, health checks need a token too and "
           "server reflection is not offered");
@@ -102,6 +106,13 @@ absl::Status CheckConnectionFlags() {
     return absl::InvalidArgumentError(absl::StrCat(
         "--max_concurrent_streams ",
         absl::GetFlag(FLAGS_max_concurrent_streams), ": allowed 1 or more"));
+  }
+  constexpr int kMaxRefreshSeconds = 86400;
+  if (const int refresh = absl::GetFlag(FLAGS_credential_refresh_s);
+      refresh < 1 || refresh > kMaxRefreshSeconds) {
+    return absl::InvalidArgumentError(absl::StrCat("--credential_refresh_s ",
+                                                   refresh, ": allowed 1 to ",
+                                                   kMaxRefreshSeconds));
   }
   constexpr double kMaxSeconds = 2e6;
   for (const auto& [name, seconds] :

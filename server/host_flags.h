@@ -29,6 +29,7 @@ ABSL_DECLARE_FLAG(std::string, tls_cert);
 ABSL_DECLARE_FLAG(std::string, tls_key);
 ABSL_DECLARE_FLAG(std::string, tls_client_ca);
 ABSL_DECLARE_FLAG(std::string, auth_token_file);
+ABSL_DECLARE_FLAG(int, credential_refresh_s);
 ABSL_DECLARE_FLAG(bool, auth_health);
 
 namespace ditserve::server {
@@ -39,8 +40,9 @@ namespace ditserve::server {
 absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags();
 
 // INVALID_ARGUMENT naming the flag unless --max_concurrent_streams is at
-// least 1 and the connection timeouts are positive and below 24 days (gRPC
-// takes milliseconds as an int).
+// least 1, --credential_refresh_s is 1 to 86400, and the connection
+// timeouts are positive and below 24 days (gRPC takes milliseconds as an
+// int).
 absl::Status CheckConnectionFlags();
 
 }  // namespace ditserve::server

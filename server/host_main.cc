@@ -29,8 +29,10 @@
 #include "grpcpp/grpcpp.h"
 #include "server/admission_queue.h"
 #include "server/bearer_auth.h"
+#include "server/credential_reloader.h"
 #include "server/generation_service.h"
 #include "server/health_service.h"
+#include "server/host_credentials.h"
 #include "server/host_flags.h"
 #include "server/http_api.h"
 #include "server/http_server.h"
@@ -39,7 +41,6 @@
 #include "server/request_intake.h"
 #include "server/scheduler.h"
 #include "server/serving_generation.h"
-#include "server/tls_config.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::server {
@@ -124,19 +125,10 @@ int RunHost() {
       ServerOptionsFromFlags();
   if (!server_options.ok()) return Fail(server_options.status(), "limits");
   const config::ServerOptions& options = *server_options;
-  absl::StatusOr<std::optional<TlsConfig>> tls =
-      MakeTlsConfig(absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
-                    absl::GetFlag(FLAGS_tls_client_ca));
-  if (!tls.ok()) return Fail(tls.status(), "TLS flags");
-  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> grpc_credentials =
-      GrpcServerCredentials(*tls);
-  if (!grpc_credentials.ok()) return Fail(grpc_credentials.status(), "TLS");
-  absl::StatusOr<BearerAuth> auth = BearerAuth();
-  if (!absl::GetFlag(FLAGS_auth_token_file).empty()) {
-    auth = BearerAuth::FromTokenFile(absl::GetFlag(FLAGS_auth_token_file),
-                                     absl::GetFlag(FLAGS_auth_health));
-  }
-  if (!auth.ok()) return Fail(auth.status(), "auth flags");
+  absl::StatusOr<HostCredentials> credentials = CredentialsFromFlags();
+  if (!credentials.ok())
+    return Fail(credentials.status(), "TLS and auth flags");
+  const BearerAuth& auth = *credentials->auth;
 
   const std::string model_name(spec.defaults.name);
   spdlog::info(
@@ -182,7 +174,7 @@ int RunHost() {
     }
   }
   metrics.SetRanksAlive(env->world_size);
-  HealthService health(&*auth);
+  HealthService health(&auth);
   const ServedModel served{spec,
                            setup->model_dir,
                            setup->parallel,
@@ -193,27 +185,27 @@ int RunHost() {
                            setup->compute.dtype,
                            setup->prompt_cache->capacity_bytes()};
   RequestIntake intake(&served, &queue, &metrics);
-  GenerationService generation(&intake, &*auth);
-  HttpApi http_api(&intake, &health, &*auth);
+  GenerationService generation(&intake, &auth);
+  HttpApi http_api(&intake, &health, &auth);
   std::unique_ptr<HttpServer> http_server;
   if (absl::GetFlag(FLAGS_http_port) != 0) {
     absl::StatusOr<std::unique_ptr<HttpServer>> started = HttpServer::Start(
         listen, absl::GetFlag(FLAGS_http_port), http_api.threads(),
         [&http_api](httplib::Server& server) { http_api.AddRoutes(server); },
-        *tls);
+        credentials->tls.get());
     if (!started.ok()) return Fail(started.status(), "HTTP API");
     http_server = *std::move(started);
   }
 
   // The plugin registers itself with every ServerBuilder made after this.
-  if (!auth->guards_health()) {
+  if (!auth.guards_health()) {
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   }
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(
       absl::StrCat(listen, ":", absl::GetFlag(FLAGS_grpc_port)),
-      *grpc_credentials, &bound_port);
+      credentials->grpc, &bound_port);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   // gRPC 1.51 has no cap on the number of connections; these bound what
   // each one and each silent or idle one can hold.
@@ -235,16 +227,14 @@ int RunHost() {
         "gRPC");
   }
 
+  const CredentialReloader reloader(
+      credentials->Reloadable(),
+      absl::Seconds(absl::GetFlag(FLAGS_credential_refresh_s)), &metrics);
   health.SetServing(true);
   spdlog::info(
-      "serving gRPC on {}:{}, HTTP API on port {}, metrics on port {}; TLS "
-      "{}, bearer tokens {}",
+      "serving gRPC on {}:{}, HTTP API on port {}, metrics on port {}; {}",
       listen, bound_port, absl::GetFlag(FLAGS_http_port),
-      absl::GetFlag(FLAGS_metrics_port),
-      !tls->has_value()                ? "off"
-      : (*tls)->client_ca_path.empty() ? "on"
-                                       : "on, client certificates required",
-      auth->enabled() ? "required" : "off");
+      absl::GetFlag(FLAGS_metrics_port), credentials->Describe());
 
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);

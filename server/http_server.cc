@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/tls_identity.h"
 
 namespace ditserve::server {
 namespace {
@@ -21,16 +22,14 @@ constexpr int kIoTimeoutSeconds = 5;
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& host, int port, int threads, const AddRoutes& add_routes,
-    const std::optional<TlsConfig>& tls) {
+    const TlsIdentity* tls) {
   std::unique_ptr<httplib::Server> server;
-  if (tls.has_value()) {
+  if (tls != nullptr) {
     auto tls_server = std::make_unique<httplib::SSLServer>(
-        tls->cert_path.c_str(), tls->key_path.c_str(),
-        tls->client_ca_path.empty() ? nullptr : tls->client_ca_path.c_str());
+        [tls](SSL_CTX& context) { return tls->SetUpHttps(context); });
     if (!tls_server->is_valid()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "HTTPS on ", host, ":", port, ": the certificate ", tls->cert_path,
-          " and key ", tls->key_path, " do not load or do not match"));
+      return absl::InternalError(absl::StrCat("HTTPS on ", host, ":", port,
+                                              ": OpenSSL could not be set up"));
     }
     server = std::move(tls_server);
   } else {

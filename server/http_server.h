@@ -11,18 +11,18 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "server/tls_config.h"
 
 namespace httplib {
 class Server;
 }  // namespace httplib
 
 namespace ditserve::server {
+
+class TlsIdentity;
 
 class HttpServer {
  public:
@@ -31,12 +31,12 @@ class HttpServer {
   // Listens on `host`:`port` (port 0 picks a free one) with `threads`
   // handler threads; each connection holds one while it is open, so a
   // handler that waits for a generation needs one per admitted request.
-  // HTTPS with `tls`. UNAVAILABLE naming the address when it cannot be
-  // bound; INVALID_ARGUMENT when the TLS files do not load.
+  // HTTPS with `tls` (which must outlive the server), plain HTTP without.
+  // UNAVAILABLE naming the address when it cannot be bound; INTERNAL when
+  // OpenSSL cannot be set up.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
       const std::string& host, int port, int threads,
-      const AddRoutes& add_routes,
-      const std::optional<TlsConfig>& tls = std::nullopt);
+      const AddRoutes& add_routes, const TlsIdentity* tls = nullptr);
   // Stops accepting, then waits for the handlers that are running.
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;

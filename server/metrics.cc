@@ -102,7 +102,14 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
                        .Name(kRankMemoryMetric)
                        .Help("Resident memory of each rank after its last "
                              "request (kind: resident, peak_resident), bytes")
-                       .Register(*registry_)) {
+                       .Register(*registry_)),
+      credential_reloads_(prometheus::BuildCounter()
+                              .Name(kCredentialReloadsMetric)
+                              .Help("Credential files re-read while "
+                                    "serving: changed ones that now serve "
+                                    "(applied), re-reads that failed the "
+                                    "checks (rejected)")
+                              .Register(*registry_)) {
   // Every series exists from the start, so dashboards and alerts see zero
   // counts rather than missing series: rate() cannot see the increase to a
   // series' first sample, so a first error would never reach the error ratio.
@@ -116,6 +123,11 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
     requests_.Add(
         {{"model", model_},
          {"status", StatusLabel(static_cast<absl::StatusCode>(code))}});
+  }
+  for (const char* credential : {kAuthTokensCredential, kTlsCredential}) {
+    for (const bool applied : {true, false}) {
+      CredentialReloadSeries(credential, applied);
+    }
   }
   prometheus::BuildGauge()
       .Name(kWorldSizeMetric)
@@ -206,6 +218,18 @@ void Metrics::ObserveRunBatch(int requests) { run_batch_.Observe(requests); }
 
 void Metrics::CountRequest(const std::string& status) {
   requests_.Add({{"model", model_}, {"status", status}}).Increment();
+}
+
+prometheus::Counter& Metrics::CredentialReloadSeries(
+    const std::string& credential, bool applied) {
+  return credential_reloads_.Add(
+      {{"credential", credential},
+       {"result", applied ? "applied" : "rejected"}});
+}
+
+void Metrics::CountCredentialReload(const std::string& credential,
+                                    bool applied) {
+  CredentialReloadSeries(credential, applied).Increment();
 }
 
 void Metrics::SetQueueDepth(int depth) { queue_depth_.Set(depth); }

@@ -40,6 +40,11 @@ inline constexpr char kBuildInfoMetric[] = "ditserve_build_info";
 inline constexpr char kPromptCacheLookupsMetric[] =
     "ditserve_prompt_cache_lookups_total";
 inline constexpr char kPromptCacheBytesMetric[] = "ditserve_prompt_cache_bytes";
+inline constexpr char kCredentialReloadsMetric[] =
+    "ditserve_credential_reloads_total";
+// The credentials kCredentialReloadsMetric counts, as its label says them.
+inline constexpr char kAuthTokensCredential[] = "auth_tokens";
+inline constexpr char kTlsCredential[] = "tls";
 
 struct BuildInfo {
   std::string version;
@@ -78,11 +83,18 @@ class Metrics {
   void ExportPromptCache(
       std::shared_ptr<const engine::PromptEmbeddingCache> cache);
 
+  // A re-read of credential files while serving (credential_reloader.h),
+  // `credential` one of the k*Credential names: result="applied" when
+  // changed contents start to serve, "rejected" at each re-read whose files
+  // fail the checks (the current credentials still serve).
+  void CountCredentialReload(const std::string& credential, bool applied);
   prometheus::Registry& registry() { return *registry_; }
 
  private:
   prometheus::Histogram& StageSeries(const std::string& stage);
   prometheus::Histogram& RankStageSeries(int rank, const std::string& stage);
+  prometheus::Counter& CredentialReloadSeries(const std::string& credential,
+                                              bool applied);
 
   const std::string model_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -97,6 +109,7 @@ class Metrics {
   prometheus::Gauge& ranks_alive_;
   prometheus::Gauge& group_generation_;
   prometheus::Family<prometheus::Gauge>& rank_memory_;
+  prometheus::Family<prometheus::Counter>& credential_reloads_;
   // Shared with the scrape handler, which may outlive a scrape in progress.
   struct PromptCacheSeries;
   std::shared_ptr<PromptCacheSeries> prompt_cache_;

@@ -5,15 +5,10 @@
 // mutual TLS, --tls_client_ca). The metrics endpoint stays plaintext, as
 // Prometheus scrapes usually are inside the cluster network.
 
-#include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
-
-namespace grpc {
-class ServerCredentials;
-}  // namespace grpc
 
 namespace ditserve::server {
 
@@ -26,16 +21,11 @@ struct TlsConfig {
 };
 
 // nullopt when no TLS flag is set. INVALID_ARGUMENT naming the flag when
-// only one of cert and key is given, a client CA comes without them, or a
-// file cannot be read.
+// only one of cert and key is given, or a client CA comes without them. The
+// files are read and checked by ReadTlsMaterial (tls_material.h).
 absl::StatusOr<std::optional<TlsConfig>> MakeTlsConfig(
     const std::string& cert_path, const std::string& key_path,
     const std::string& client_ca_path);
-
-// Insecure credentials without TLS; with a client CA, clients must present
-// a certificate it signed.
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> GrpcServerCredentials(
-    const std::optional<TlsConfig>& tls);
 
 }  // namespace ditserve::server
 

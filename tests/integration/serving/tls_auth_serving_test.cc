@@ -4,11 +4,17 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -24,6 +30,7 @@ namespace {
 
 using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::MakeTestCertificates;
+using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
 using ::ditserve::local_cluster::StartUpFailure;
@@ -33,6 +40,7 @@ using ::testing::Not;
 
 constexpr char kToken[] = "s3cret-token-0123456789";
 constexpr char kWrongToken[] = "wrong-token-9876543210";
+constexpr char kRotatedToken[] = "rotated-token-0123456789";
 
 std::string ReadFile(const std::string& path) {
   std::ifstream file(path);
@@ -218,6 +226,163 @@ TEST_F(TlsAuthTest, TokensAppearInNoLog) {
   EXPECT_THAT(log, HasSubstr("bearer tokens required"));
   EXPECT_THAT(log, Not(HasSubstr(kToken)));
   EXPECT_THAT(log, Not(HasSubstr(kWrongToken)));
+}
+
+// Rotation as cert-manager or a Kubernetes secret update does it: new files
+// replace the old in place while the host serves.
+class CredentialRotationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::signal(SIGPIPE, SIG_IGN);
+    const std::string root = ::testing::TempDir() + "/ditserve-rotation-" +
+                             std::to_string(::getpid());
+    for (auto [set, name] :
+         {std::pair{&first_, "first"}, std::pair{&second_, "second"}}) {
+      absl::StatusOr<TestCertificates> made =
+          MakeTestCertificates(absl::StrCat(root, "/", name));
+      ASSERT_TRUE(made.ok()) << made.status();
+      *set = *made;
+    }
+    serving_ = root + "/serving";
+    std::filesystem::create_directories(serving_);
+    Install(first_);
+    Replace("tokens", kToken);
+  }
+
+  // Writes `contents` beside `name` and renames it over, so the host reads
+  // the old file or the new, never half of one.
+  void Replace(const std::string& name, const std::string& contents) const {
+    const std::string next = absl::StrCat(serving_, "/", name, ".next");
+    std::ofstream(next) << contents;
+    std::filesystem::rename(next, absl::StrCat(serving_, "/", name));
+  }
+  void Install(const TestCertificates& certs) const {
+    Replace("server.pem", ReadFile(certs.server_cert()));
+    Replace("server.key", ReadFile(certs.server_key()));
+    Replace("ca.pem", ReadFile(certs.ca()));
+  }
+  std::vector<std::string> HostFlags() const {
+    return {"--tls_cert=" + serving_ + "/server.pem",
+            "--tls_key=" + serving_ + "/server.key",
+            "--tls_client_ca=" + serving_ + "/ca.pem",
+            "--auth_token_file=" + serving_ + "/tokens",
+            "--credential_refresh_s=1"};
+  }
+
+  // GetServerInfo on a fresh channel (so a fresh handshake) of a client
+  // that trusts `certs`' CA and presents its client certificate.
+  static grpc::Status Call(const ServingCluster& cluster,
+                           const TestCertificates& certs,
+                           const std::string& token) {
+    auto context = ContextWithDeadline(10);
+    context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
+    v1::ServerInfo info;
+    grpc::ChannelArguments fresh;
+    fresh.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    return v1::Generation::NewStub(
+               grpc::CreateCustomChannel(cluster.address(),
+                                         ClientCredentials(certs, true), fresh))
+        ->GetServerInfo(context.get(), {}, &info);
+  }
+  // The HTTP status of GET /v1/models over HTTPS as such a client; 0 when
+  // the handshake fails.
+  static int HttpsModels(const ServingCluster& cluster,
+                         const TestCertificates& certs,
+                         const std::string& token) {
+    httplib::SSLClient client("127.0.0.1", cluster.http_port(),
+                              certs.client_cert(), certs.client_key());
+    client.set_ca_cert_path(certs.ca().c_str());
+    client.enable_server_certificate_verification(true);
+    client.set_read_timeout(10, 0);
+    const httplib::Result result = client.Get(
+        "/v1/models", {{"Authorization", absl::StrCat("Bearer ", token)}});
+    return result ? result->status : 0;
+  }
+
+  TestCertificates first_;
+  TestCertificates second_;
+  std::string serving_;
+};
+
+// Polls `done` for up to 30 s: the host re-reads every second, and gRPC's
+// own watcher re-reads what the host took within a second.
+bool Eventually(const std::function<bool()>& done) {
+  for (int poll = 0; poll < 300; ++poll) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+TEST_F(CredentialRotationTest, NewCertificatesAndTokensServeWithoutARestart) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 1,
+                             .host_flags = HostFlags(),
+                             .credentials = ClientCredentials(first_, true)});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ServingCluster& host = **cluster;
+  ASSERT_TRUE(Call(host, first_, kToken).ok());
+  ASSERT_EQ(HttpsModels(host, first_, kToken), 200);
+
+  Install(second_);
+  Replace("tokens", kRotatedToken);
+  EXPECT_TRUE(Eventually([&] {
+    return Call(host, second_, kRotatedToken).ok() &&
+           HttpsModels(host, second_, kRotatedToken) == 200;
+  })) << "the new certificate, client CA and token serve on gRPC and HTTPS";
+  EXPECT_EQ(Call(host, first_, kRotatedToken).error_code(),
+            grpc::StatusCode::UNAVAILABLE)
+      << "a client trusting only the old CA no longer connects";
+  EXPECT_EQ(HttpsModels(host, first_, kRotatedToken), 0);
+  EXPECT_EQ(Call(host, second_, kToken).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED)
+      << "the old token is revoked";
+  EXPECT_EQ(HttpsModels(host, second_, kToken), 401);
+
+  // Half a rotation (the old key beside the new certificate) and an empty
+  // token file are refused; what serves keeps serving.
+  Replace("server.key", ReadFile(first_.server_key()));
+  Replace("tokens", "# emptied\n");
+  EXPECT_TRUE(host.ranks().WaitForOutput(
+      0, "tls not reloaded, the current ones keep serving: --tls_key",
+      std::chrono::seconds(15)));
+  EXPECT_TRUE(host.ranks().WaitForOutput(
+      0, "auth_tokens not reloaded, the current ones keep serving",
+      std::chrono::seconds(15)));
+  // Past gRPC's own next re-read of the host's copies.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_TRUE(Call(host, second_, kRotatedToken).ok());
+  EXPECT_EQ(HttpsModels(host, second_, kRotatedToken), 200);
+  absl::StatusOr<std::string> metrics = host.ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  for (const std::string credential : {"tls", "auth_tokens"}) {
+    EXPECT_EQ(MetricValue(*metrics, "ditserve_credential_reloads_total",
+                          {absl::StrCat("credential=\"", credential, "\""),
+                           "result=\"applied\""}),
+              1)
+        << credential;
+    EXPECT_GE(MetricValue(*metrics, "ditserve_credential_reloads_total",
+                          {absl::StrCat("credential=\"", credential, "\""),
+                           "result=\"rejected\""}),
+              1)
+        << credential;
+  }
+}
+
+TEST(CredentialFlagsTest, AKeyThatIsNotTheCertificatesFailsStartUp) {
+  absl::StatusOr<TestCertificates> first =
+      MakeTestCertificates(::testing::TempDir() + "/ditserve-mismatch-" +
+                           std::to_string(::getpid()));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_THAT(
+      StartUpFailure({.world_size = 1,
+                      .host_flags = {"--tls_cert=" + first->server_cert(),
+                                     "--tls_key=" + first->client_key()}}),
+      HasSubstr("--tls_key " + first->client_key() +
+                " is not the key of the certificate in --tls_cert"));
+  EXPECT_THAT(StartUpFailure({.world_size = 1,
+                              .host_flags = {"--credential_refresh_s=0"}}),
+              HasSubstr("--credential_refresh_s 0: allowed 1 to 86400"));
 }
 
 TEST(TlsFlagsTest, CertificateWithoutKeyFailsStartUpNamingBothFlags) {

@@ -1,13 +1,12 @@
 #include "server/bearer_auth.h"
 
 #include <fstream>
-#include <optional>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/tls_config.h"
 
 namespace ditserve::server {
 namespace {
@@ -30,18 +29,18 @@ TEST(BearerAuthTest, WithoutTokensEveryCallIsLetIn) {
 }
 
 TEST(BearerAuthTest, OnlyAKnownTokenAfterBearerIsLetIn) {
-  absl::StatusOr<BearerAuth> auth = BearerAuth::FromTokenFile(
+  absl::StatusOr<std::unique_ptr<BearerAuth>> auth = BearerAuth::FromTokenFile(
       WriteFile("tokens", absl::StrCat("# comment\n\n  ", kToken,
                                        "  \nsecond-token-0123456789\n")),
       false);
   ASSERT_TRUE(auth.ok()) << auth.status();
-  EXPECT_TRUE(auth->Check(absl::StrCat("Bearer ", kToken)).ok());
-  EXPECT_TRUE(auth->Check("Bearer second-token-0123456789").ok());
+  EXPECT_TRUE((*auth)->Check(absl::StrCat("Bearer ", kToken)).ok());
+  EXPECT_TRUE((*auth)->Check("Bearer second-token-0123456789").ok());
   for (const std::string refused :
        {std::string(""), std::string(kToken), absl::StrCat("Basic ", kToken),
         absl::StrCat("Bearer ", kToken, "x"), std::string("Bearer # comment"),
         std::string("Bearer ")}) {
-    const absl::Status status = auth->Check(refused);
+    const absl::Status status = (*auth)->Check(refused);
     EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated) << refused;
     EXPECT_THAT(std::string(status.message()), Not(HasSubstr(kToken)))
         << "errors never carry a token";
@@ -50,8 +49,8 @@ TEST(BearerAuthTest, OnlyAKnownTokenAfterBearerIsLetIn) {
 
 TEST(BearerAuthTest, HealthIsGuardedOnlyWhenAsked) {
   const std::string path = WriteFile("health-tokens", kToken);
-  EXPECT_FALSE(BearerAuth::FromTokenFile(path, false)->guards_health());
-  EXPECT_TRUE(BearerAuth::FromTokenFile(path, true)->guards_health());
+  EXPECT_FALSE(BearerAuth::FromTokenFile(path, false).value()->guards_health());
+  EXPECT_TRUE(BearerAuth::FromTokenFile(path, true).value()->guards_health());
 }
 
 TEST(BearerAuthTest, BadTokenFilesAreRefusedNamingTheFlagAndLine) {
@@ -65,7 +64,7 @@ TEST(BearerAuthTest, BadTokenFilesAreRefusedNamingTheFlagAndLine) {
        "line 2 contains whitespace"},
   };
   for (const auto& bad : cases) {
-    absl::StatusOr<BearerAuth> auth =
+    absl::StatusOr<std::unique_ptr<BearerAuth>> auth =
         BearerAuth::FromTokenFile(WriteFile("bad-tokens", bad.contents), false);
     ASSERT_FALSE(auth.ok()) << bad.contents;
     EXPECT_THAT(std::string(auth.status().message()),
@@ -75,31 +74,26 @@ TEST(BearerAuthTest, BadTokenFilesAreRefusedNamingTheFlagAndLine) {
   EXPECT_FALSE(BearerAuth::FromTokenFile("/nonexistent/tokens", false).ok());
 }
 
-TEST(TlsConfigTest, NoFlagsIsPlaintext) {
-  absl::StatusOr<std::optional<TlsConfig>> tls = MakeTlsConfig("", "", "");
-  ASSERT_TRUE(tls.ok());
-  EXPECT_FALSE(tls->has_value());
-}
+TEST(BearerAuthTest, ReloadTakesAValidFileAndKeepsTheTokensOtherwise) {
+  const std::string path = WriteFile("rotated-tokens", kToken);
+  absl::StatusOr<std::unique_ptr<BearerAuth>> auth =
+      BearerAuth::FromTokenFile(path, false);
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  EXPECT_EQ((*auth)->Reload().value(), false) << "the file has not changed";
 
-TEST(TlsConfigTest, IncompleteOrUnreadableFlagsAreRefusedNamingTheFlag) {
-  const std::string pem = WriteFile(
-      "cert.pem", "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n");
-  const struct {
-    std::string cert, key, client_ca, message;
-  } cases[] = {
-      {pem, "", "", "only --tls_cert is set"},
-      {"", pem, "", "only --tls_key is set"},
-      {"", "", pem, "--tls_client_ca needs --tls_cert and --tls_key"},
-      {pem, "/nonexistent.key", "", "--tls_key /nonexistent.key"},
-      {pem, pem, WriteFile("not.pem", "plain text"), "--tls_client_ca"},
-  };
-  for (const auto& bad : cases) {
-    absl::StatusOr<std::optional<TlsConfig>> tls =
-        MakeTlsConfig(bad.cert, bad.key, bad.client_ca);
-    ASSERT_FALSE(tls.ok()) << bad.message;
-    EXPECT_EQ(tls.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(std::string(tls.status().message()), HasSubstr(bad.message));
-  }
+  constexpr char kNewToken[] = "rotated-token-0123456789";
+  WriteFile("rotated-tokens", kNewToken);
+  EXPECT_EQ((*auth)->Reload().value(), true);
+  EXPECT_FALSE((*auth)->Check(absl::StrCat("Bearer ", kToken)).ok());
+  EXPECT_TRUE((*auth)->Check(absl::StrCat("Bearer ", kNewToken)).ok());
+
+  WriteFile("rotated-tokens", "short\n");
+  const absl::StatusOr<bool> bad = (*auth)->Reload();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("line 1 is shorter than 16"));
+  EXPECT_TRUE((*auth)->Check(absl::StrCat("Bearer ", kNewToken)).ok())
+      << "a bad file leaves the tokens that were serving";
 }
 
 }  // namespace

@@ -1,0 +1,89 @@
+#include "server/credential_reloader.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "prometheus/metric_family.h"
+#include "server/bearer_auth.h"
+#include "server/metrics.h"
+
+namespace ditserve::server {
+namespace {
+
+constexpr char kOldToken[] = "old-token-0123456789";
+constexpr char kNewToken[] = "new-token-0123456789";
+
+// As a Kubernetes secret update or `mv` does it: readers see the old file or
+// the new one, never half of one.
+void ReplaceFile(const std::string& path, const std::string& contents) {
+  const std::string next = path + ".next";
+  std::ofstream(next) << contents;
+  ASSERT_EQ(std::rename(next.c_str(), path.c_str()), 0);
+}
+
+double Reloads(Metrics& metrics, const std::string& result) {
+  for (const prometheus::MetricFamily& family : metrics.registry().Collect()) {
+    if (family.name != kCredentialReloadsMetric) continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      bool matches = true;
+      for (const prometheus::ClientMetric::Label& label : metric.label) {
+        if (label.name == "credential") {
+          matches = matches && label.value == kAuthTokensCredential;
+        }
+        if (label.name == "result") matches = matches && label.value == result;
+      }
+      if (matches) return metric.counter.value;
+    }
+  }
+  return -1;
+}
+
+// Polls `done` for up to 10 s.
+bool Eventually(const std::function<bool()>& done) {
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+TEST(CredentialReloaderTest, RotatedTokensServeAndABadFileKeepsTheCurrent) {
+  const std::string path = ::testing::TempDir() + "/reloaded-tokens";
+  ReplaceFile(path, kOldToken);
+  absl::StatusOr<std::unique_ptr<BearerAuth>> auth =
+      BearerAuth::FromTokenFile(path, false);
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  BearerAuth& tokens = **auth;
+  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
+  const auto accepts = [&tokens](const char* token) {
+    return tokens.Check(absl::StrCat("Bearer ", token)).ok();
+  };
+
+  const CredentialReloader reloader(
+      {{kAuthTokensCredential, [&tokens] { return tokens.Reload(); }}},
+      absl::Milliseconds(20), &metrics);
+  EXPECT_EQ(Reloads(metrics, "applied"), 0) << "an unchanged file is no news";
+  ReplaceFile(path, kNewToken);
+  ASSERT_TRUE(Eventually([&] { return accepts(kNewToken); }));
+  EXPECT_FALSE(accepts(kOldToken)) << "the old token is revoked";
+  EXPECT_EQ(Reloads(metrics, "applied"), 1);
+
+  ReplaceFile(path, "# emptied by mistake\n");
+  // Each re-read of a bad file counts, so an alert on the count fires for as
+  // long as the file stays bad.
+  ASSERT_TRUE(Eventually([&] { return Reloads(metrics, "rejected") >= 2; }));
+  EXPECT_TRUE(accepts(kNewToken));
+  EXPECT_EQ(Reloads(metrics, "applied"), 1);
+}
+
+}  // namespace
+}  // namespace ditserve::server
