@@ -1,5 +1,6 @@
 #include "server/credential_reloader.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "server/log_text.h"
@@ -7,14 +8,30 @@
 
 namespace ditserve::server {
 
+namespace {
+
+// How often the thread asks whether a reload was requested.
+constexpr absl::Duration kRequestPoll = absl::Milliseconds(200);
+
+}  // namespace
+
 CredentialReloader::CredentialReloader(
     std::vector<ReloadedCredential> credentials, absl::Duration interval,
-    Metrics* metrics)
+    std::function<bool()> requested, Metrics* metrics)
     : credentials_(std::move(credentials)),
+      requested_(std::move(requested)),
       last_errors_(credentials_.size()),
       metrics_(metrics) {
   thread_ = std::thread([this, interval] {
-    while (!stop_.WaitForNotificationWithTimeout(interval)) ReloadEach();
+    absl::Time next = absl::Now() + interval;
+    while (!stop_.WaitForNotificationWithTimeout(
+        std::min(kRequestPoll, interval))) {
+      const bool asked = requested_();
+      if (!asked && absl::Now() < next) continue;
+      if (asked) spdlog::info("re-reading the credential files on request");
+      ReloadEach();
+      next = absl::Now() + interval;
+    }
   });
 }
 

@@ -2,7 +2,8 @@
 #define DITSERVE_SERVER_CREDENTIAL_RELOADER_H_
 
 // Re-reads the credential files (--auth_token_file, the TLS files) every
-// --credential_refresh_s while the host serves, so that a leaked token is
+// --credential_refresh_s, and at once on SIGHUP (`systemctl reload`), while
+// the host serves, so that a leaked token is
 // revoked, or a certificate renewed by cert-manager or a Kubernetes secret
 // update serves, without a restart that would drop the queue. A file that
 // fails the start-up checks is not taken: the current credentials keep
@@ -32,9 +33,12 @@ struct ReloadedCredential {
 
 class CredentialReloader {
  public:
-  // Starts a thread that reloads each of `credentials` every `interval`.
+  // Starts a thread that reloads each of `credentials` every `interval`,
+  // and sooner when `requested` (polled a few times a second; it reads and
+  // clears a flag a signal handler sets) returns true.
   CredentialReloader(std::vector<ReloadedCredential> credentials,
-                     absl::Duration interval, Metrics* metrics);
+                     absl::Duration interval, std::function<bool()> requested,
+                     Metrics* metrics);
   // Stops the thread; a reload in progress finishes first.
   ~CredentialReloader();
   CredentialReloader(const CredentialReloader&) = delete;
@@ -44,6 +48,7 @@ class CredentialReloader {
   void ReloadEach();
 
   const std::vector<ReloadedCredential> credentials_;
+  const std::function<bool()> requested_;
   // The error each credential's last reload logged ("" when it passed), so
   // that a file that stays bad is logged once, not at every interval.
   std::vector<std::string> last_errors_;

@@ -52,6 +52,8 @@ constexpr int kMaxMessageBytes = 256 << 20;
 // handler may do nothing else safely.
 volatile std::sig_atomic_t stop_requested = 0;
 void RequestStop(int /*signal*/) { stop_requested = 1; }
+volatile std::sig_atomic_t reload_requested = 0;
+void RequestReload(int /*signal*/) { reload_requested = 1; }
 
 int Fail(const absl::Status& status, const char* what) {
   spdlog::error("{}: {}", what, status.ToString());
@@ -227,9 +229,16 @@ int RunHost() {
         "gRPC");
   }
 
+  std::signal(SIGHUP, RequestReload);
   const CredentialReloader reloader(
       credentials->Reloadable(),
-      absl::Seconds(absl::GetFlag(FLAGS_credential_refresh_s)), &metrics);
+      absl::Seconds(absl::GetFlag(FLAGS_credential_refresh_s)),
+      [] {
+        const bool requested = reload_requested != 0;
+        reload_requested = 0;
+        return requested;
+      },
+      &metrics);
   health.SetServing(true);
   spdlog::info(
       "serving gRPC on {}:{}, HTTP API on port {}, metrics on port {}; {}",

@@ -261,12 +261,12 @@ class CredentialRotationTest : public ::testing::Test {
     Replace("server.key", ReadFile(certs.server_key()));
     Replace("ca.pem", ReadFile(certs.ca()));
   }
-  std::vector<std::string> HostFlags() const {
+  std::vector<std::string> HostFlags(int refresh_seconds) const {
     return {"--tls_cert=" + serving_ + "/server.pem",
             "--tls_key=" + serving_ + "/server.key",
             "--tls_client_ca=" + serving_ + "/ca.pem",
             "--auth_token_file=" + serving_ + "/tokens",
-            "--credential_refresh_s=1"};
+            absl::StrCat("--credential_refresh_s=", refresh_seconds)};
   }
 
   // GetServerInfo on a fresh channel (so a fresh handshake) of a client
@@ -317,7 +317,7 @@ bool Eventually(const std::function<bool()>& done) {
 TEST_F(CredentialRotationTest, NewCertificatesAndTokensServeWithoutARestart) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start({.world_size = 1,
-                             .host_flags = HostFlags(),
+                             .host_flags = HostFlags(1),
                              .credentials = ClientCredentials(first_, true)});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   ServingCluster& host = **cluster;
@@ -367,6 +367,28 @@ TEST_F(CredentialRotationTest, NewCertificatesAndTokensServeWithoutARestart) {
               1)
         << credential;
   }
+}
+
+// `systemctl reload` (ExecReload sends SIGHUP) re-reads them at once.
+TEST_F(CredentialRotationTest, SighupReloadsAtOnce) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 1,
+                             .host_flags = HostFlags(3600),
+                             .credentials = ClientCredentials(first_, true)});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ServingCluster& host = **cluster;
+  Install(second_);
+  Replace("tokens", kRotatedToken);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_TRUE(Call(host, first_, kToken).ok()) << "the hour is not up";
+  host.ranks().Signal(0, SIGHUP);
+  EXPECT_TRUE(Eventually([&] {
+    return Call(host, second_, kRotatedToken).ok() &&
+           HttpsModels(host, second_, kRotatedToken) == 200;
+  }));
+  EXPECT_TRUE(host.ranks().WaitForOutput(
+      0, "re-reading the credential files on request",
+      std::chrono::seconds(5)));
 }
 
 TEST(CredentialFlagsTest, AKeyThatIsNotTheCertificatesFailsStartUp) {

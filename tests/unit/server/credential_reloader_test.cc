@@ -1,5 +1,6 @@
 #include "server/credential_reloader.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -70,7 +71,7 @@ TEST(CredentialReloaderTest, RotatedTokensServeAndABadFileKeepsTheCurrent) {
 
   const CredentialReloader reloader(
       {{kAuthTokensCredential, [&tokens] { return tokens.Reload(); }}},
-      absl::Milliseconds(20), &metrics);
+      absl::Milliseconds(20), [] { return false; }, &metrics);
   EXPECT_EQ(Reloads(metrics, "applied"), 0) << "an unchanged file is no news";
   ReplaceFile(path, kNewToken);
   ASSERT_TRUE(Eventually([&] { return accepts(kNewToken); }));
@@ -83,6 +84,28 @@ TEST(CredentialReloaderTest, RotatedTokensServeAndABadFileKeepsTheCurrent) {
   ASSERT_TRUE(Eventually([&] { return Reloads(metrics, "rejected") >= 2; }));
   EXPECT_TRUE(accepts(kNewToken));
   EXPECT_EQ(Reloads(metrics, "applied"), 1);
+}
+
+TEST(CredentialReloaderTest, ARequestReloadsAtOnce) {
+  const std::string path = ::testing::TempDir() + "/requested-tokens";
+  ReplaceFile(path, kOldToken);
+  absl::StatusOr<std::unique_ptr<BearerAuth>> auth =
+      BearerAuth::FromTokenFile(path, false);
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  BearerAuth& tokens = **auth;
+  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
+  std::atomic<bool> requested = false;
+  const CredentialReloader reloader(
+      {{kAuthTokensCredential, [&tokens] { return tokens.Reload(); }}},
+      absl::Hours(1), [&requested] { return requested.exchange(false); },
+      &metrics);
+  ReplaceFile(path, kNewToken);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(tokens.Check(absl::StrCat("Bearer ", kNewToken)).ok())
+      << "not before the hour is up or a reload is asked for";
+  requested = true;
+  EXPECT_TRUE(Eventually(
+      [&] { return tokens.Check(absl::StrCat("Bearer ", kNewToken)).ok(); }));
 }
 
 }  // namespace
