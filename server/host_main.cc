@@ -35,6 +35,7 @@
 #include "server/host_credentials.h"
 #include "server/host_flags.h"
 #include "server/http_api.h"
+#include "server/http_cors.h"
 #include "server/http_server.h"
 #include "server/image_output.h"
 #include "server/metrics.h"
@@ -131,6 +132,9 @@ int RunHost() {
   if (!credentials.ok())
     return Fail(credentials.status(), "TLS and auth flags");
   const BearerAuth& auth = *credentials->auth;
+  absl::StatusOr<CorsPolicy> cors =
+      CorsPolicy::FromFlag(absl::GetFlag(FLAGS_http_cors_origins));
+  if (!cors.ok()) return Fail(cors.status(), "HTTP API flags");
 
   const std::string model_name(spec.defaults.name);
   spdlog::info(
@@ -188,7 +192,7 @@ int RunHost() {
                            setup->prompt_cache->capacity_bytes()};
   RequestIntake intake(&served, &queue, &metrics);
   GenerationService generation(&intake, &auth);
-  HttpApi http_api(&intake, &health, &auth);
+  HttpApi http_api(&intake, &health, &auth, &*cors);
   std::unique_ptr<HttpServer> http_server;
   if (absl::GetFlag(FLAGS_http_port) != 0) {
     absl::StatusOr<std::unique_ptr<HttpServer>> started = HttpServer::Start(
@@ -241,8 +245,9 @@ int RunHost() {
       &metrics);
   health.SetServing(true);
   spdlog::info(
-      "serving gRPC on {}:{}, HTTP API on port {}, metrics on port {}; {}",
-      listen, bound_port, absl::GetFlag(FLAGS_http_port),
+      "serving gRPC on {}:{}, HTTP API on port {} (cross-origin calls: {}), "
+      "metrics on port {}; {}",
+      listen, bound_port, absl::GetFlag(FLAGS_http_port), cors->Describe(),
       absl::GetFlag(FLAGS_metrics_port), credentials->Describe());
 
   std::signal(SIGTERM, RequestStop);

@@ -139,8 +139,8 @@ class JobReports {
 }  // namespace
 
 HttpApi::HttpApi(RequestIntake* intake, const HealthService* health,
-                 const BearerAuth* auth)
-    : intake_(intake), health_(health), auth_(auth) {}
+                 const BearerAuth* auth, const CorsPolicy* cors)
+    : intake_(intake), health_(health), auth_(auth), cors_(cors) {}
 
 absl::Status HttpApi::Authorize(const httplib::Request& request,
                                 httplib::Response& response,
@@ -162,6 +162,12 @@ int HttpApi::threads() const {
 
 void HttpApi::AddRoutes(httplib::Server& server) const {
   server.set_payload_max_length(kMaxBodyBytes);
+  server.set_pre_routing_handler(
+      [this](const httplib::Request& request, httplib::Response& response) {
+        return cors_->Handle(Routes(), request, response)
+                   ? httplib::Server::HandlerResponse::Handled
+                   : httplib::Server::HandlerResponse::Unhandled;
+      });
   server.Post(kGenerationsPath, [this](const httplib::Request& request,
                                        httplib::Response& response) {
     if (absl::Status allowed = Authorize(request, response, false);

@@ -9,13 +9,15 @@
 // metrics. A client that disconnects cancels its run. Bearer tokens come in
 // the Authorization header. A generation's request id (the body's
 // request_id, else the X-Request-Id header, else the host's) is returned in
-// the X-Request-Id header once the request is frozen.
+// the X-Request-Id header once the request is frozen. Web pages of the
+// origins --http_cors_origins names may call it from browsers.
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "ditserve/v1/input_config.pb.h"
 #include "server/bearer_auth.h"
 #include "server/health_service.h"
+#include "server/http_cors.h"
 #include "server/request_intake.h"
 
 namespace httplib {
@@ -29,9 +31,9 @@ namespace ditserve::server {
 class HttpApi {
  public:
   // Every route but /health needs a token when `auth` is enabled; /health
-  // too when it guards health.
+  // too when it guards health. `cors` says which web origins may call it.
   HttpApi(RequestIntake* intake, const HealthService* health,
-          const BearerAuth* auth);
+          const BearerAuth* auth, const CorsPolicy* cors);
 
   // Handler threads the API's HttpServer needs: one per request that can be
   // running or queued, plus a few for health checks and model lists.
@@ -57,6 +59,7 @@ class HttpApi {
   RequestIntake* const intake_;
   const HealthService* const health_;
   const BearerAuth* const auth_;
+  const CorsPolicy* const cors_;
 };
 
 }  // namespace ditserve::server

@@ -21,13 +21,8 @@ std::string Shown(const std::vector<HttpRoute>& routes) {
 
 HttpRefusal NoSuchRoute(const std::vector<HttpRoute>& routes,
                         const httplib::Request& request) {
-  std::vector<std::string> allowed;
-  for (const HttpRoute& route : routes) {
-    if (!std::regex_match(request.path, std::regex(route.pattern))) continue;
-    allowed.push_back(route.method);
-    // cpp-httplib answers HEAD with a GET route's handler, minus the body.
-    if (route.method == "GET") allowed.push_back("HEAD");
-  }
+  const std::vector<std::string> allowed =
+      MethodsAllowedOn(routes, request.path);
   if (allowed.empty()) {
     return {absl::NotFoundError(
                 absl::StrCat("no route ", request.method, " ", request.path,
@@ -42,6 +37,17 @@ HttpRefusal NoSuchRoute(const std::vector<HttpRoute>& routes,
 }
 
 }  // namespace
+
+std::vector<std::string> MethodsAllowedOn(const std::vector<HttpRoute>& routes,
+                                          const std::string& path) {
+  std::vector<std::string> allowed;
+  for (const HttpRoute& route : routes) {
+    if (!std::regex_match(path, std::regex(route.pattern))) continue;
+    allowed.push_back(route.method);
+    if (route.method == "GET") allowed.push_back("HEAD");
+  }
+  return allowed;
+}
 
 HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,
                                const httplib::Request& request, int http_status,

@@ -34,6 +34,12 @@ struct HttpRefusal {
   std::string allow;
 };
 
+// The methods whose routes match all of `path`, HEAD after GET (cpp-httplib
+// answers HEAD with a GET route's handler, minus the body); empty when no
+// route does.
+std::vector<std::string> MethodsAllowedOn(const std::vector<HttpRoute>& routes,
+                                          const std::string& path);
+
 // `http_status` is the code cpp-httplib set for `request`; `max_body_bytes`
 // the body limit it enforces.
 HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,

@@ -41,6 +41,7 @@ using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::StartUpFailure;
 using ::ditserve::local_cluster::WaitForQueueDepth;
 using ::testing::HasSubstr;
 
@@ -462,6 +463,74 @@ TEST(HttpApiQueueTest, AStreamRefusedAtAdmissionIsA429WithAnErrorBody) {
                   .get<std::string>(),
               HasSubstr("queue is full"));
   EXPECT_EQ(queued_status, 200) << "the request that waited still ran";
+}
+
+// A page of an allowed origin calls the API from a browser: the preflight
+// a browser sends first, then the call, each answered with the CORS headers
+// that let the page read the response; other origins get none.
+TEST(HttpApiCorsTest, AnAllowedOriginsPreflightAndCallsGetCorsHeaders) {
+  constexpr char kOrigin[] = "http://localhost:3000";
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1,
+           .host_flags = {absl::StrCat("--http_cors_origins=", kOrigin)}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  httplib::Client client("127.0.0.1", (*cluster)->http_port());
+  client.set_read_timeout(120, 0);
+
+  const httplib::Result preflight = client.Options(
+      "/v1/images/generations",
+      {{"Origin", kOrigin},
+       {"Access-Control-Request-Method", "POST"},
+       {"Access-Control-Request-Headers", "content-type,x-stainless-os"}});
+  ASSERT_TRUE(preflight);
+  EXPECT_EQ(preflight->status, 204);
+  EXPECT_EQ(preflight->get_header_value("Access-Control-Allow-Origin"),
+            kOrigin);
+  EXPECT_EQ(preflight->get_header_value("Access-Control-Allow-Methods"),
+            "POST");
+  EXPECT_EQ(preflight->get_header_value("Access-Control-Allow-Headers"),
+            "content-type,x-stainless-os");
+
+  nlohmann::json body = SmallBody(1);
+  body["stream"] = true;
+  for (const bool stream : {false, true}) {
+    body["stream"] = stream;
+    const httplib::Result called = client.Post(
+        "/v1/images/generations", {{"Origin", kOrigin}}, body.dump(), kJson);
+    ASSERT_TRUE(called);
+    EXPECT_EQ(called->status, 200) << called->body;
+    EXPECT_EQ(called->get_header_value("Access-Control-Allow-Origin"), kOrigin)
+        << "stream " << stream;
+    EXPECT_THAT(called->get_header_value("Access-Control-Expose-Headers"),
+                HasSubstr("X-Request-Id"));
+  }
+  const httplib::Result refused =
+      client.Post("/v1/images/generations", {{"Origin", kOrigin}}, "{}", kJson);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 400);
+  EXPECT_EQ(refused->get_header_value("Access-Control-Allow-Origin"), kOrigin)
+      << "the page reads the error too";
+
+  const httplib::Result other =
+      client.Get("/v1/models", {{"Origin", "http://evil.example"}});
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 200);
+  EXPECT_FALSE(other->has_header("Access-Control-Allow-Origin"));
+  const httplib::Result other_preflight =
+      client.Options("/v1/models", {{"Origin", "http://evil.example"},
+                                    {"Access-Control-Request-Method", "GET"}});
+  ASSERT_TRUE(other_preflight);
+  EXPECT_EQ(other_preflight->status, 403);
+  EXPECT_EQ(nlohmann::json::parse(other_preflight->body)["error"]["message"],
+            "origin http://evil.example is not in --http_cors_origins");
+}
+
+TEST(HttpApiCorsTest, AnOriginThatIsNotOneFailsStartUp) {
+  EXPECT_THAT(StartUpFailure(
+                  {.world_size = 1,
+                   .host_flags = {"--http_cors_origins=https://a.example/"}}),
+              HasSubstr("--http_cors_origins entry \"https://a.example/\""));
 }
 
 // A run that fails after its stream began ends the stream with an "error"
