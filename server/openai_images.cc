@@ -71,9 +71,16 @@ absl::Status FieldError(absl::string_view field, absl::string_view problem) {
   return status;
 }
 
+// The JSON text of `value`. Its strings may hold client bytes that are not
+// UTF-8 (a URL path quoted in an error, a value cut short below), which
+// nlohmann::json's dump() would throw on; they are written as U+FFFD.
+std::string JsonText(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 // A value as the client wrote it, cut short for an error message.
 std::string Shown(const Json& value) {
-  std::string text = value.dump();
+  std::string text = JsonText(value);
   constexpr size_t kMaxShown = 64;
   if (text.size() > kMaxShown)
     text = absl::StrCat(text.substr(0, kMaxShown), "...");
@@ -363,7 +370,7 @@ std::string ImagesResponseBody(const v1::GenerateResponse& response,
   if (config.seeds_size() > 0) {
     body["seed"] = absl::StrCat(config.seeds(0));
   }
-  return body.dump();
+  return JsonText(body);
 }
 
 namespace {
@@ -386,13 +393,13 @@ Json ErrorJson(const absl::Status& status) {
 }
 
 std::string Event(absl::string_view type, const Json& data) {
-  return absl::StrCat("event: ", type, "\ndata: ", data.dump(), "\n\n");
+  return absl::StrCat("event: ", type, "\ndata: ", JsonText(data), "\n\n");
 }
 
 }  // namespace
 
 std::string ErrorBody(const absl::Status& status) {
-  return ErrorJson(status).dump();
+  return JsonText(ErrorJson(status));
 }
 
 std::string ProgressEvent(

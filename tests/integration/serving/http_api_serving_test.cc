@@ -308,6 +308,22 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   EXPECT_EQ(Requests("invalid_argument"), refused_before + 2);
 }
 
+// Paths are client bytes, which need not be UTF-8; JSON bodies must be.
+TEST_F(HttpApiTest, PathsThatAreNotUtf8AreRefusedAndServingGoesOn) {
+  for (const std::string path : {"/%FF%FE", "/v1/models/%FFx"}) {
+    const httplib::Result refused = Client()->Get(path);
+    ASSERT_TRUE(refused) << path;
+    EXPECT_EQ(refused->status, 404) << path << ": " << refused->body;
+    EXPECT_TRUE(nlohmann::json::accept(refused->body)) << refused->body;
+  }
+  const httplib::Result put = Client()->Put("/v1/models/%FF", "", kJson);
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  const httplib::Result health = Client()->Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
 // The client gives up after 2 s and closes its connection.
 TEST_F(HttpApiTest, ClientThatHangsUpCancelsItsRun) {
   const double cancelled_before = Requests("cancelled");

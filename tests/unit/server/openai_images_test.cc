@@ -337,6 +337,21 @@ TEST(ErrorBodyTest, AFreezeRefusalNamesTheParameterThatHoldsItsField) {
   EXPECT_TRUE(param(absl::InvalidArgumentError("no field")).is_null());
 }
 
+// Errors quote client bytes: a URL path that is not UTF-8, a value cut
+// short in the middle of a character. The body stays JSON.
+TEST(ErrorBodyTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  const nlohmann::json body = nlohmann::json::parse(
+      ErrorBody(absl::NotFoundError("no route GET /\xff\xfe")));
+  EXPECT_EQ(body["error"]["message"], "no route GET /\uFFFD\uFFFD");
+
+  std::string accents;
+  for (int i = 0; i < 40; ++i) accents += "\u00e9";
+  const absl::Status cut =
+      ParseError(nlohmann::json{{"prompt", "x"}, {"n", accents}}.dump());
+  ASSERT_TRUE(nlohmann::json::accept(ErrorBody(cut))) << cut;
+  EXPECT_EQ(ParamOf(cut), "n");
+}
+
 TEST(HttpStatusForTest, MapsTheCodesAnHttpClientActsOn) {
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kOk), 200);
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInvalidArgument), 400);
