@@ -13,8 +13,8 @@ encode() {  # encode MESSAGE OUT < text proto
     ditserve/v1/generation.proto ditserve/v1/control.proto >"$2"
 }
 
-rm -rf "$here"/{freeze,control_frame,safetensors,checkpoint_index,t5_tokenizer,clip_tokenizer}
-mkdir -p "$here"/{freeze,control_frame,safetensors,checkpoint_index,t5_tokenizer,clip_tokenizer}
+rm -rf "$here"/{freeze,control_frame,safetensors,checkpoint_index,t5_tokenizer,clip_tokenizer,openai_images}
+mkdir -p "$here"/{freeze,control_frame,safetensors,checkpoint_index,t5_tokenizer,clip_tokenizer,openai_images}
 
 # freeze: GenerateRequest bytes.
 encode GenerateRequest "$here/freeze/flux_dev_minimal" <<'EOF'
@@ -165,3 +165,14 @@ printf '%s' '<|startoftext|>A DOG<|endoftext|> running, 3.5 times!!' \
 printf '%s' 'Café  naïve   Ünïcödé &amp; don'"'"'t we'"'"'ll' \
   >"$here/clip_tokenizer/accents_contractions"
 printf '%s' '東京の夜景、ネオン 🌃 ١٢٣' >"$here/clip_tokenizer/cjk_emoji"
+
+# openai_images: HTTP API bodies, as the SDKs and curl send them.
+printf '%s' '{"prompt": "a lighthouse at dusk"}' >"$here/openai_images/minimal"
+printf '%s' '{"model": "flux-dev", "prompt": "a fox", "n": 2, "size": "256x256",
+ "response_format": "b64_json", "output_format": "jpeg",
+ "output_compression": 80, "user": "u-1", "num_inference_steps": 4,
+ "guidance_scale": 3.5, "seed": "42", "max_sequence_length": 64,
+ "request_id": "r-1", "priority": 3, "stream": true, "partial_images": 0}' \
+  >"$here/openai_images/full"
+printf '%s' '{"prompt": "a fox", "size": "70x64", "n": 9, "quality": "hd"}' \
+  >"$here/openai_images/refused"

@@ -22,7 +22,7 @@ cmake --build "$build_dir" -j "$(nproc)"
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=(freeze control_frame safetensors checkpoint_index t5_tokenizer
-    clip_tokenizer)
+    clip_tokenizer openai_images)
 fi
 failed=()
 for target in "${targets[@]}"; do
