@@ -116,6 +116,9 @@ int RunHost() {
   // OpenSSL writes to an HTTPS client that has gone away with write(), which
   // raises SIGPIPE; a client leaving must never end the host.
   std::signal(SIGPIPE, SIG_IGN);
+  // From the start, so that a reload asked for while the model loads (whose
+  // default action would end the host) waits for the reloader.
+  std::signal(SIGHUP, RequestReload);
 
   absl::StatusOr<engine::RankSetup> setup = engine::RankSetupFromFlags(*env);
   if (!setup.ok()) return Fail(setup.status(), "start-up");
@@ -233,7 +236,6 @@ int RunHost() {
         "gRPC");
   }
 
-  std::signal(SIGHUP, RequestReload);
   const CredentialReloader reloader(
       credentials->Reloadable(),
       absl::Seconds(absl::GetFlag(FLAGS_credential_refresh_s)),
