@@ -97,6 +97,30 @@ std::vector<std::shared_ptr<Job>> AdmissionQueue::TakeMatching(
   return taken;
 }
 
+int AdmissionQueue::ExpireWaiting(absl::Duration limit, absl::Time now) {
+  std::vector<std::shared_ptr<Job>> expired;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+      if (now - (*it)->enqueued() > limit) {
+        expired.push_back(std::move(*it));
+        it = jobs_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!expired.empty()) NotifyDepthLocked();
+  }
+  for (const std::shared_ptr<Job>& job : expired) {
+    job->Finish(absl::ResourceExhaustedError(
+        absl::StrCat("waited ", absl::FormatDuration(now - job->enqueued()),
+                     " in the queue, longer than --max_queue_wait_s ",
+                     absl::ToDoubleSeconds(limit),
+                     "; the server is overloaded, retry later or elsewhere")));
+  }
+  return static_cast<int>(expired.size());
+}
+
 void AdmissionQueue::StartDraining() {
   absl::MutexLock lock(&mu_);
   draining_ = true;

@@ -47,6 +47,12 @@ class AdmissionQueue {
   std::vector<std::shared_ptr<Job>> TakeMatching(
       const std::function<bool(const Job&)>& joins);
 
+  // Takes out the jobs that have waited longer than `limit` at `now` and
+  // finishes them RESOURCE_EXHAUSTED naming --max_queue_wait_s: an
+  // overloaded host answers at once what it could only answer late, and the
+  // client may retry elsewhere. Returns how many.
+  int ExpireWaiting(absl::Duration limit, absl::Time now);
+
   // Refuses new jobs from now on; queued jobs still run.
   void StartDraining();
   // Refuses new jobs with `why` until Resume (the rank group re-forms).

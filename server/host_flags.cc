@@ -38,6 +38,9 @@ ABSL_FLAG(int64_t, max_request_bytes, kDefaults.max_request_bytes,
           "most memory one request may add to rank 0, by its model family's "
           "estimate from the request's shapes; larger requests get "
           "RESOURCE_EXHAUSTED naming the estimate; 0 = no limit");
+ABSL_FLAG(double, max_queue_wait_s, 0,
+          "requests queued longer than this are answered RESOURCE_EXHAUSTED "
+          "(HTTP 429) so that clients can retry elsewhere; 0 = no limit");
 ABSL_FLAG(double, drain_timeout_s, 120,
           "on SIGTERM, longest wait for admitted requests to finish");
 ABSL_FLAG(int, max_concurrent_streams, 64,
@@ -91,6 +94,13 @@ absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags() {
                                                      limit.value, ": allowed ",
                                                      limit.least, " or more"));
     }
+  }
+  constexpr double kMaxQueueWaitSeconds = 2e6;
+  if (const double wait = absl::GetFlag(FLAGS_max_queue_wait_s);
+      !(wait >= 0 && wait < kMaxQueueWaitSeconds)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_queue_wait_s ", wait, ": allowed 0 (no limit) or more, below ",
+        kMaxQueueWaitSeconds));
   }
   config::ServerOptions options;
   options.max_queue = absl::GetFlag(FLAGS_max_queue);

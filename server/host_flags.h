@@ -22,6 +22,7 @@ ABSL_DECLARE_FLAG(int, max_batch);
 ABSL_DECLARE_FLAG(int, max_side_pixels);
 ABSL_DECLARE_FLAG(int, max_inference_steps);
 ABSL_DECLARE_FLAG(int64_t, max_request_bytes);
+ABSL_DECLARE_FLAG(double, max_queue_wait_s);
 ABSL_DECLARE_FLAG(double, drain_timeout_s);
 ABSL_DECLARE_FLAG(int, max_concurrent_streams);
 ABSL_DECLARE_FLAG(double, max_connection_idle_s);
@@ -36,8 +37,8 @@ ABSL_DECLARE_FLAG(bool, auth_health);
 namespace ditserve::server {
 
 // The admission limits, INVALID_ARGUMENT naming the flag and its allowed
-// values when one is out of range (checked before the rendezvous, so that a
-// bad flag fails in seconds).
+// values when one (or --max_queue_wait_s) is out of range (checked before the
+// rendezvous, so that a bad flag fails in seconds).
 absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags();
 
 // INVALID_ARGUMENT naming the flag unless --max_concurrent_streams is at

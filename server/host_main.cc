@@ -255,7 +255,18 @@ int RunHost() {
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);
   absl::Status group_status;
+  const absl::Duration max_queue_wait =
+      absl::Seconds(absl::GetFlag(FLAGS_max_queue_wait_s));
   while (!stop_requested) {
+    if (max_queue_wait > absl::ZeroDuration()) {
+      if (const int shed = queue.ExpireWaiting(max_queue_wait, absl::Now());
+          shed > 0) {
+        spdlog::warn(
+            "refused {} queued requests that waited longer than "
+            "--max_queue_wait_s {}",
+            shed, absl::ToDoubleSeconds(max_queue_wait));
+      }
+    }
     if (!(*serving)->scheduler().WaitForBrokenGroup(absl::Milliseconds(200))) {
       continue;
     }

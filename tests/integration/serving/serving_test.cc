@@ -554,6 +554,38 @@ TEST_F(ServingTest, FullQueueIsResourceExhausted) {
   EXPECT_TRUE(queued_status.ok()) << queued_status.error_message();
 }
 
+// Under --max_queue_wait_s a request that cannot start in time is answered
+// at the limit, while the run ahead of it goes on, not when that run ends.
+TEST(ServingQueueWaitTest, ARequestQueuedPastTheLimitIsRefusedDuringTheRun) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--max_queue_wait_s=1"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  RunningStream running = StartAndWaitForFirstStep(**cluster, LongRequest());
+  v1::GenerateResponse response;
+  const grpc::Status refused =
+      Generate(**cluster, SmallRequest("waits too long"), &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << refused.error_message();
+  EXPECT_THAT(refused.error_message(),
+              HasSubstr("longer than --max_queue_wait_s 1; the server is "
+                        "overloaded, retry later or elsewhere"));
+  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_requests_running", {}), 1)
+      << "refused while the long run still ran";
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_queue_depth", {}), 0);
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(
+      0,
+      "refused 1 queued requests that waited longer than --max_queue_wait_s "
+      "1",
+      std::chrono::seconds(5)));
+  running.context->TryCancel();
+  v1::GenerateStreamResponse message;
+  while (running.reader->Read(&message)) {
+  }
+}
+
 TEST_F(ServingTest, CancelMidRunStopsTheRunAndTheGroupServesTheNextRequest) {
   absl::StatusOr<std::string> before = cluster_->ScrapeMetrics();
   ASSERT_TRUE(before.ok());

@@ -139,6 +139,34 @@ TEST(AdmissionQueueTest, CancelAtTheDeadlineCountsAsDeadlineExceeded) {
   EXPECT_EQ(early.status->code(), absl::StatusCode::kCancelled);
 }
 
+TEST(AdmissionQueueTest, JobsThatWaitedPastTheLimitAreRefusedTheRestStay) {
+  int last_depth = -1;
+  AdmissionQueue queue(4, [&](int depth) { last_depth = depth; });
+  Outcome early, late;
+  std::shared_ptr<Job> early_job = MakeJob(&early);
+  ASSERT_TRUE(queue.Push(early_job).ok());
+  const absl::Time later = early_job->enqueued() + absl::Seconds(20);
+  std::shared_ptr<Job> late_job = std::make_shared<Job>(
+      v1::InputConfig(), later, later, nullptr,
+      [&late](absl::StatusOr<v1::GenerateResponse> result) {
+        late.status = result.status();
+      });
+  ASSERT_TRUE(queue.Push(late_job).ok());
+
+  EXPECT_EQ(queue.ExpireWaiting(absl::Seconds(30), later), 0);
+  EXPECT_EQ(queue.ExpireWaiting(absl::Seconds(30),
+                                early_job->enqueued() + absl::Seconds(31)),
+            1);
+  ASSERT_TRUE(early.status.has_value());
+  EXPECT_EQ(early.status->code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(early.status->message(),
+            "waited 31s in the queue, longer than --max_queue_wait_s 30; the "
+            "server is overloaded, retry later or elsewhere");
+  EXPECT_FALSE(late.status.has_value());
+  EXPECT_EQ(last_depth, 1);
+  EXPECT_EQ(queue.Pop(absl::ZeroDuration()), late_job);
+}
+
 TEST(AdmissionQueueTest, DrainingRefusesNewJobsButKeepsQueuedOnes) {
   AdmissionQueue queue(4, nullptr);
   Outcome a, b;
