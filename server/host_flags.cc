@@ -17,6 +17,10 @@ ABSL_FLAG(int, metrics_port, 9400, "Prometheus /metrics port; 0 = off");
 ABSL_FLAG(int, http_port, 0,
           "OpenAI-compatible HTTP API port (POST /v1/images/generations, GET "
           "/v1/models, GET /health); 0 = off");
+ABSL_FLAG(bool, http_access_log, true,
+          "log a line per HTTP API request (client, method and path, status, "
+          "size, time taken, request id); successful health checks are left "
+          "out");
 ABSL_FLAG(std::string, http_cors_origins, "",
           "web origins whose pages may call the HTTP API from browsers "
           "(CORS): comma-separated, e.g. https://app.example.com, or * for "

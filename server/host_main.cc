@@ -195,7 +195,8 @@ int RunHost() {
                            setup->prompt_cache->capacity_bytes()};
   RequestIntake intake(&served, &queue, &metrics);
   GenerationService generation(&intake, &auth);
-  HttpApi http_api(&intake, &health, &auth, &*cors);
+  HttpApi http_api(&intake, &health, &auth, &*cors,
+                   absl::GetFlag(FLAGS_http_access_log));
   std::unique_ptr<HttpServer> http_server;
   if (absl::GetFlag(FLAGS_http_port) != 0) {
     absl::StatusOr<std::unique_ptr<HttpServer>> started = HttpServer::Start(

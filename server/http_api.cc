@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "core/config/field_error.h"
 #include "nlohmann/json.hpp"
+#include "server/http_access_log.h"
 #include "server/http_refusal.h"
 #include "server/log_text.h"
 #include "server/openai_images.h"
@@ -139,8 +140,13 @@ class JobReports {
 }  // namespace
 
 HttpApi::HttpApi(RequestIntake* intake, const HealthService* health,
-                 const BearerAuth* auth, const CorsPolicy* cors)
-    : intake_(intake), health_(health), auth_(auth), cors_(cors) {}
+                 const BearerAuth* auth, const CorsPolicy* cors,
+                 bool access_log)
+    : intake_(intake),
+      health_(health),
+      auth_(auth),
+      cors_(cors),
+      access_log_(access_log) {}
 
 absl::Status HttpApi::Authorize(const httplib::Request& request,
                                 httplib::Response& response,
@@ -162,8 +168,10 @@ int HttpApi::threads() const {
 
 void HttpApi::AddRoutes(httplib::Server& server) const {
   server.set_payload_max_length(kMaxBodyBytes);
+  if (access_log_) server.set_logger(LogHttpAccess);
   server.set_pre_routing_handler(
       [this](const httplib::Request& request, httplib::Response& response) {
+        if (access_log_) StartHttpAccessTimer();
         return cors_->Handle(Routes(), request, response)
                    ? httplib::Server::HandlerResponse::Handled
                    : httplib::Server::HandlerResponse::Unhandled;

@@ -31,9 +31,10 @@ namespace ditserve::server {
 class HttpApi {
  public:
   // Every route but /health needs a token when `auth` is enabled; /health
-  // too when it guards health. `cors` says which web origins may call it.
+  // too when it guards health. `cors` says which web origins may call it;
+  // `access_log` logs each request (http_access_log.h).
   HttpApi(RequestIntake* intake, const HealthService* health,
-          const BearerAuth* auth, const CorsPolicy* cors);
+          const BearerAuth* auth, const CorsPolicy* cors, bool access_log);
 
   // Handler threads the API's HttpServer needs: one per request that can be
   // running or queued, plus a few for health checks and model lists.
@@ -60,6 +61,7 @@ class HttpApi {
   const HealthService* const health_;
   const BearerAuth* const auth_;
   const CorsPolicy* const cors_;
+  const bool access_log_;
 };
 
 }  // namespace ditserve::server

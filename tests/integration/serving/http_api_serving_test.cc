@@ -308,6 +308,36 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   EXPECT_EQ(Requests("invalid_argument"), refused_before + 2);
 }
 
+// The host logs a line per request, as web servers do, but for successful
+// health checks (probes would fill the log).
+TEST_F(HttpApiTest, EachRequestIsAnAccessLogLine) {
+  ASSERT_TRUE(Client()->Get("/v1/models"));
+  EXPECT_TRUE(cluster_->ranks().WaitForOutput(0, "\"GET /v1/models\" 200 ",
+                                              std::chrono::seconds(5)));
+  // Client bytes stay on their line.
+  ASSERT_TRUE(Client()->Get("/v1/nothing%0Ahere"));
+  EXPECT_TRUE(cluster_->ranks().WaitForOutput(
+      0, R"("GET /v1/nothing\nhere" 404 )", std::chrono::seconds(5)));
+  const httplib::Result generated =
+      Client()->Post("/v1/images/generations", {{"X-Request-Id", "access-1"}},
+                     SmallBody(1).dump(), kJson);
+  ASSERT_TRUE(generated);
+  EXPECT_EQ(generated->status, 200);
+  EXPECT_TRUE(cluster_->ranks().WaitForOutput(
+      0,
+      absl::StrCat("\"POST /v1/images/generations\" 200 ",
+                   generated->body.size(), " bytes in "),
+      std::chrono::seconds(5)));
+  EXPECT_TRUE(cluster_->ranks().WaitForOutput(0, " request_id=access-1",
+                                              std::chrono::seconds(5)));
+  ASSERT_TRUE(Client()->Get("/health"));
+  ASSERT_TRUE(Client()->Get("/v1/models/flux-dev"));
+  EXPECT_TRUE(cluster_->ranks().WaitForOutput(
+      0, "\"GET /v1/models/flux-dev\" 200 ", std::chrono::seconds(5)));
+  EXPECT_THAT(cluster_->ranks().Output(0),
+              ::testing::Not(HasSubstr("\"GET /health\"")));
+}
+
 // Paths are client bytes, which need not be UTF-8; JSON bodies must be.
 TEST_F(HttpApiTest, PathsThatAreNotUtf8AreRefusedAndServingGoesOn) {
   for (const std::string path : {"/%FF%FE", "/v1/models/%FFx"}) {

@@ -1,0 +1,48 @@
+#include "server/http_access_log.h"
+
+#include <httplib.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/log_text.h"
+#include "spdlog/spdlog.h"
+
+namespace ditserve::server {
+namespace {
+
+// cpp-httplib handles a request on one thread from routing to logging.
+thread_local std::optional<absl::Time> request_start;
+
+}  // namespace
+
+void StartHttpAccessTimer() { request_start = absl::Now(); }
+
+void LogHttpAccess(const httplib::Request& request,
+                   const httplib::Response& response) {
+  const std::optional<absl::Time> start = std::exchange(request_start, {});
+  const bool success = response.status >= 200 && response.status < 300;
+  if (success && request.path == "/health") return;
+  // A request cpp-httplib refused before routing has no start.
+  const std::string took =
+      start.has_value()
+          ? absl::StrCat(" in ", absl::FormatDuration(absl::Now() - *start))
+          : "";
+  const std::string size =
+      absl::StrContains(response.get_header_value("Content-Type"),
+                        "event-stream")
+          ? "streamed"
+          : absl::StrCat(response.body.size(), " bytes");
+  const std::string request_id = response.get_header_value("X-Request-Id");
+  spdlog::info(
+      "http {}:{} \"{} {}\" {} {}{}{}", request.remote_addr,
+      request.remote_port, LogText(request.method), LogText(request.path),
+      response.status, size, took,
+      request_id.empty() ? "" : absl::StrCat(" request_id=", request_id));
+}
+
+}  // namespace ditserve::server
