@@ -28,7 +28,12 @@ CredentialReloader::CredentialReloader(
         std::min(kRequestPoll, interval))) {
       const bool asked = requested_();
       if (!asked && absl::Now() < next) continue;
-      if (asked) spdlog::info("re-reading the credential files on request");
+      if (asked) {
+        spdlog::info(credentials_.empty()
+                         ? "asked to re-read the credential files, but none "
+                           "is set (--auth_token_file, --tls_cert)"
+                         : "re-reading the credential files on request");
+      }
       ReloadEach();
       next = absl::Now() + interval;
     }
