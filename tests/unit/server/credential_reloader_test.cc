@@ -57,55 +57,58 @@ bool Eventually(const std::function<bool()>& done) {
   return true;
 }
 
-TEST(CredentialReloaderTest, RotatedTokensServeAndABadFileKeepsTheCurrent) {
-  const std::string path = ::testing::TempDir() + "/reloaded-tokens";
-  ReplaceFile(path, kOldToken);
-  absl::StatusOr<std::unique_ptr<BearerAuth>> auth =
-      BearerAuth::FromTokenFile(path, false);
-  ASSERT_TRUE(auth.ok()) << auth.status();
-  BearerAuth& tokens = **auth;
-  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
-  const auto accepts = [&tokens](const char* token) {
-    return tokens.Check(absl::StrCat("Bearer ", token)).ok();
-  };
+// A token file holding kOldToken, the BearerAuth read from it, and the
+// metrics the reloader counts in.
+class CredentialReloaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ReplaceFile(path_, kOldToken);
+    absl::StatusOr<std::unique_ptr<BearerAuth>> auth =
+        BearerAuth::FromTokenFile(path_, false);
+    ASSERT_TRUE(auth.ok()) << auth.status();
+    tokens_ = *std::move(auth);
+  }
 
+  bool Accepts(const char* token) const {
+    return tokens_->Check(absl::StrCat("Bearer ", token)).ok();
+  }
+  ReloadedCredential Tokens() {
+    return {kAuthTokensCredential, [this] { return tokens_->Reload(); }};
+  }
+
+  const std::string path_ = ::testing::TempDir() + "/reloaded-tokens";
+  std::unique_ptr<BearerAuth> tokens_;
+  Metrics metrics_{"flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"}};
+};
+
+TEST_F(CredentialReloaderTest, RotatedTokensServeAndABadFileKeepsTheCurrent) {
   const CredentialReloader reloader(
-      {{kAuthTokensCredential, [&tokens] { return tokens.Reload(); }}},
-      absl::Milliseconds(20), [] { return false; }, &metrics);
-  EXPECT_EQ(Reloads(metrics, "applied"), 0) << "an unchanged file is no news";
-  ReplaceFile(path, kNewToken);
-  ASSERT_TRUE(Eventually([&] { return accepts(kNewToken); }));
-  EXPECT_FALSE(accepts(kOldToken)) << "the old token is revoked";
-  EXPECT_EQ(Reloads(metrics, "applied"), 1);
+      {Tokens()}, absl::Milliseconds(20), [] { return false; }, &metrics_);
+  EXPECT_EQ(Reloads(metrics_, "applied"), 0) << "an unchanged file is no news";
+  ReplaceFile(path_, kNewToken);
+  ASSERT_TRUE(Eventually([&] { return Accepts(kNewToken); }));
+  EXPECT_FALSE(Accepts(kOldToken)) << "the old token is revoked";
+  EXPECT_EQ(Reloads(metrics_, "applied"), 1);
 
-  ReplaceFile(path, "# emptied by mistake\n");
+  ReplaceFile(path_, "# emptied by mistake\n");
   // Each re-read of a bad file counts, so an alert on the count fires for as
   // long as the file stays bad.
-  ASSERT_TRUE(Eventually([&] { return Reloads(metrics, "rejected") >= 2; }));
-  EXPECT_TRUE(accepts(kNewToken));
-  EXPECT_EQ(Reloads(metrics, "applied"), 1);
+  ASSERT_TRUE(Eventually([&] { return Reloads(metrics_, "rejected") >= 2; }));
+  EXPECT_TRUE(Accepts(kNewToken));
+  EXPECT_EQ(Reloads(metrics_, "applied"), 1);
 }
 
-TEST(CredentialReloaderTest, ARequestReloadsAtOnce) {
-  const std::string path = ::testing::TempDir() + "/requested-tokens";
-  ReplaceFile(path, kOldToken);
-  absl::StatusOr<std::unique_ptr<BearerAuth>> auth =
-      BearerAuth::FromTokenFile(path, false);
-  ASSERT_TRUE(auth.ok()) << auth.status();
-  BearerAuth& tokens = **auth;
-  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
+TEST_F(CredentialReloaderTest, ARequestReloadsAtOnce) {
   std::atomic<bool> requested = false;
   const CredentialReloader reloader(
-      {{kAuthTokensCredential, [&tokens] { return tokens.Reload(); }}},
-      absl::Hours(1), [&requested] { return requested.exchange(false); },
-      &metrics);
-  ReplaceFile(path, kNewToken);
+      {Tokens()}, absl::Hours(1),
+      [&requested] { return requested.exchange(false); }, &metrics_);
+  ReplaceFile(path_, kNewToken);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  EXPECT_FALSE(tokens.Check(absl::StrCat("Bearer ", kNewToken)).ok())
+  EXPECT_FALSE(Accepts(kNewToken))
       << "not before the hour is up or a reload is asked for";
   requested = true;
-  EXPECT_TRUE(Eventually(
-      [&] { return tokens.Check(absl::StrCat("Bearer ", kNewToken)).ok(); }));
+  EXPECT_TRUE(Eventually([&] { return Accepts(kNewToken); }));
 }
 
 }  // namespace
