@@ -11,8 +11,9 @@
 # This machine runs no systemd (the tests run in containers), so verify gets
 # a scratch root (--root): systemd's own units copied from this machine (the
 # targets ours are ordered against), ours under /etc/systemd/system, and
-# stand-in executables at /opt/ditserve/bin, since verify only checks that
-# ExecStart names an executable file in that root. verify exits 0 on unknown
+# stand-in executables at /opt/ditserve/bin and for the system commands the
+# units run, since verify only checks that each Exec line names an
+# executable file in that root. verify exits 0 on unknown
 # keys and unparsable values, only printing them, so any output fails.
 set -euo pipefail
 
@@ -33,6 +34,17 @@ verify_tree() {
   for binary in ditserve-host ditserve-worker; do
     printf '#!/bin/sh\n' >"${tree}/opt/ditserve/bin/${binary}"
     chmod +x "${tree}/opt/ditserve/bin/${binary}"
+  done
+  # The system commands the units run (ExecReload's kill), as stand-ins in
+  # the root where this machine has them, so a misspelt one still fails.
+  local command
+  for command in $(sed -n 's/^Exec[A-Za-z]*=[-@+!:]*\(\/[^ ]*\).*/\1/p' \
+    "$2"/*.service | grep -v '^/opt/ditserve/' | sort -u); do
+    if [[ -x "${command}" ]]; then
+      mkdir -p "${tree}$(dirname "${command}")"
+      printf '#!/bin/sh\n' >"${tree}${command}"
+      chmod +x "${tree}${command}"
+    fi
   done
   local out
   out=$(systemd-analyze verify --root="${tree}" ditserve-host.service \
@@ -66,6 +78,8 @@ break_and_verify() {
   fi
 }
 break_and_verify exec-path 's#bin/ditserve-host #bin/ditserve-hots #' \
+  ditserve-host.service
+break_and_verify reload-path 's#=/bin/kill #=/bin/kil #' \
   ditserve-host.service
 break_and_verify restart-value 's#^Restart=on-failure#Restart=on-falure#' \
   ditserve-worker@.service
