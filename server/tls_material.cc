@@ -63,7 +63,6 @@ absl::StatusOr<TlsMaterial> ReadTlsMaterial(const TlsConfig& config) {
     ASSIGN_OR_RETURN(material.client_ca,
                      ReadFile("tls_client_ca", config.client_ca_path));
   }
-  RETURN_IF_ERROR(ParseTlsMaterial(material, config).status());
   return material;
 }
 

@@ -53,12 +53,13 @@ struct ParsedTls {
   std::unique_ptr<STACK_OF(X509_NAME), Free> client_ca_names;
 };
 
-// INVALID_ARGUMENT naming the flag and the file when a file cannot be read,
-// holds no PEM object of its kind, or the key is not the certificate's.
+// The files' contents, unchecked: a re-read of unchanged files parses
+// nothing. INVALID_ARGUMENT naming the flag and the file when one cannot be
+// read.
 absl::StatusOr<TlsMaterial> ReadTlsMaterial(const TlsConfig& config);
 
-// The same checks on contents already read; `config` names the files in
-// the errors.
+// INVALID_ARGUMENT naming the flag and the file when a file holds no PEM
+// object of its kind, or the key is not the certificate's.
 absl::StatusOr<ParsedTls> ParseTlsMaterial(const TlsMaterial& material,
                                            const TlsConfig& config);
 

@@ -122,10 +122,13 @@ TEST_F(TlsFilesTest, EachBadFileIsNamedWithItsFlagAndProblem) {
        "--tls_client_ca " + not_pem + " holds no PEM certificate"},
   };
   for (const auto& bad : cases) {
-    absl::StatusOr<TlsMaterial> material = ReadTlsMaterial(bad.config);
-    ASSERT_FALSE(material.ok()) << bad.message;
-    EXPECT_EQ(material.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_EQ(material.status().message(), bad.message);
+    const absl::StatusOr<TlsMaterial> material = ReadTlsMaterial(bad.config);
+    const absl::Status checked =
+        material.ok() ? ParseTlsMaterial(*material, bad.config).status()
+                      : material.status();
+    ASSERT_FALSE(checked.ok()) << bad.message;
+    EXPECT_EQ(checked.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(checked.message(), bad.message);
   }
 }
 
