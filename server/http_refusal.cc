@@ -4,6 +4,7 @@
 
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -38,11 +39,17 @@ HttpRefusal NoSuchRoute(const std::vector<HttpRoute>& routes,
 
 }  // namespace
 
+HttpRoute::HttpRoute(std::string method, const std::string& pattern,
+                     std::string shown)
+    : method(std::move(method)),
+      path(pattern, std::regex::ECMAScript),
+      shown(std::move(shown)) {}
+
 std::vector<std::string> MethodsAllowedOn(const std::vector<HttpRoute>& routes,
                                           const std::string& path) {
   std::vector<std::string> allowed;
   for (const HttpRoute& route : routes) {
-    if (!std::regex_match(path, std::regex(route.pattern))) continue;
+    if (!std::regex_match(path, route.path)) continue;
     allowed.push_back(route.method);
     if (route.method == "GET") allowed.push_back("HEAD");
   }

@@ -8,6 +8,7 @@
 // the fix.
 
 #include <cstddef>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,15 @@ struct Request;
 namespace ditserve::server {
 
 struct HttpRoute {
+  // `pattern` is the path as cpp-httplib matches it (an ECMAScript regex,
+  // whole path); `shown` how the refusals show the route, e.g.
+  // "GET /v1/models/{model}".
+  HttpRoute(std::string method, const std::string& pattern, std::string shown);
+
   std::string method;
-  // The path as cpp-httplib matches it (an ECMAScript regex, whole path).
-  std::string pattern;
-  // How the refusals show it, e.g. "GET /v1/models/{model}".
+  // Compiled once: every refusal and preflight matches the path against
+  // every route.
+  std::regex path;
   std::string shown;
 };
 
