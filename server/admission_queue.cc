@@ -8,9 +8,11 @@
 
 namespace ditserve::server {
 
-AdmissionQueue::AdmissionQueue(int capacity,
+AdmissionQueue::AdmissionQueue(int capacity, int max_queued_per_client,
                                std::function<void(int)> on_depth_change)
-    : capacity_(capacity), on_depth_change_(std::move(on_depth_change)) {}
+    : capacity_(capacity),
+      max_queued_per_client_(max_queued_per_client),
+      on_depth_change_(std::move(on_depth_change)) {}
 
 absl::StatusOr<int> AdmissionQueue::Push(
     std::shared_ptr<Job> job, const std::function<void(int)>& on_admitted) {
@@ -24,6 +26,17 @@ absl::StatusOr<int> AdmissionQueue::Push(
     return absl::ResourceExhaustedError(
         absl::StrCat("queue is full (", capacity_,
                      " requests waiting, --max_queue); retry later"));
+  }
+  if (max_queued_per_client_ > 0 &&
+      std::count_if(jobs_.begin(), jobs_.end(),
+                    [&job](const std::shared_ptr<Job>& queued) {
+                      return queued->client() == job->client();
+                    }) >= max_queued_per_client_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        job->client().empty() ? "requests without a named token have "
+                              : absl::StrCat("client ", job->client(), " has "),
+        max_queued_per_client_,
+        " waiting (--max_queued_per_client); retry when one has run"));
   }
   // Behind every job of its priority or higher, ahead of the lower ones.
   const int priority = job->config().priority();

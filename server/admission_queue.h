@@ -19,13 +19,19 @@ namespace ditserve::server {
 
 class AdmissionQueue {
  public:
-  // `on_depth_change` is called with the new depth after every change.
-  AdmissionQueue(int capacity, std::function<void(int)> on_depth_change);
+  // `max_queued_per_client` bounds the jobs one client (Job::client; every
+  // job without a named token counts as one client) may have waiting, so
+  // that a client that floods the queue does not fill it for the others;
+  // 0: no bound. `on_depth_change` is called with the new depth after every
+  // change.
+  AdmissionQueue(int capacity, int max_queued_per_client,
+                 std::function<void(int)> on_depth_change);
 
   // Admits `job` and returns the number of jobs ahead of it (jobs of a
   // higher priority admitted later go ahead of it too).
-  // RESOURCE_EXHAUSTED when `capacity` jobs wait; UNAVAILABLE when draining;
-  // the Pause status while paused.
+  // RESOURCE_EXHAUSTED when `capacity` jobs wait, or `max_queued_per_client`
+  // of its client's; UNAVAILABLE when draining; the Pause status while
+  // paused.
   // `on_admitted(position)` runs before the job can be popped, so whatever it
   // sends the client precedes the job's progress.
   absl::StatusOr<int> Push(
@@ -65,6 +71,7 @@ class AdmissionQueue {
   void NotifyDepthLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int capacity_;
+  const int max_queued_per_client_;
   const std::function<void(int)> on_depth_change_;
   mutable absl::Mutex mu_;
   std::deque<std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);

@@ -6,9 +6,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
 #include "grpcpp/server_context.h"
 
@@ -16,6 +18,7 @@ namespace ditserve::server {
 namespace {
 
 constexpr size_t kMinTokenLength = 16;
+constexpr size_t kMaxClientNameLength = 64;
 constexpr absl::string_view kScheme = "Bearer ";
 
 // Compares in time that depends on the lengths only, so the time a refusal
@@ -34,75 +37,105 @@ absl::Status BadFile(const std::string& path, absl::string_view problem) {
       absl::StrCat("--auth_token_file ", path, ": ", problem));
 }
 
-absl::StatusOr<std::vector<std::string>> ReadTokens(const std::string& path) {
+// Names go into log lines and error messages as they are.
+bool IsClientName(absl::string_view name) {
+  return !name.empty() && name.size() <= kMaxClientNameLength &&
+         std::all_of(name.begin(), name.end(), [](char c) {
+           return absl::ascii_isalnum(c) || c == '.' || c == '_' || c == '-';
+         });
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<BearerAuth::Token>> BearerAuth::ReadTokens(
+    const std::string& path) {
   std::ifstream file(path);
   if (!file) return BadFile(path, "cannot be read");
-  std::vector<std::string> tokens;
+  std::vector<Token> tokens;
+  // A token's line, so that a token given twice (perhaps to two clients) is
+  // refused rather than counted for one of them.
+  absl::flat_hash_map<std::string, int> line_of;
   std::string line;
   for (int number = 1; std::getline(file, line); ++number) {
-    const absl::string_view token = absl::StripAsciiWhitespace(line);
-    if (token.empty() || absl::StartsWith(token, "#")) continue;
-    if (token.size() < kMinTokenLength) {
+    const absl::string_view content = absl::StripAsciiWhitespace(line);
+    if (content.empty() || absl::StartsWith(content, "#")) continue;
+    const std::vector<absl::string_view> fields = absl::StrSplit(
+        content, absl::ByAnyChar(" \t\r\v\f"), absl::SkipEmpty());
+    if (fields.size() > 2) {
+      return BadFile(path, absl::StrCat("line ", number, " has ", fields.size(),
+                                        " fields; write a token, or a client "
+                                        "name and its token"));
+    }
+    Token token{std::string(fields.back()),
+                fields.size() == 2 ? std::string(fields.front()) : ""};
+    if (token.secret.size() < kMinTokenLength) {
       return BadFile(
           path, absl::StrCat("the token on line ", number, " is shorter than ",
                              kMinTokenLength, " characters"));
     }
-    if (std::find_if(token.begin(), token.end(), absl::ascii_isspace) !=
-        token.end()) {
-      return BadFile(path, absl::StrCat("the token on line ", number,
-                                        " contains whitespace"));
+    if (fields.size() == 2 && !IsClientName(token.client)) {
+      return BadFile(path, absl::StrCat("the client name on line ", number,
+                                        " is not 1 to ", kMaxClientNameLength,
+                                        " letters, digits, '.', '_' or '-'"));
     }
-    tokens.emplace_back(token);
+    if (const auto [earlier, added] = line_of.emplace(token.secret, number);
+        !added) {
+      return BadFile(
+          path, absl::StrCat("the token on line ", number,
+                             " repeats the one on line ", earlier->second));
+    }
+    tokens.push_back(std::move(token));
   }
   if (tokens.empty()) return BadFile(path, "holds no token");
   return tokens;
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<BearerAuth>> BearerAuth::FromTokenFile(
     const std::string& path, bool guard_health) {
   auto auth = std::make_unique<BearerAuth>();
   auth->path_ = path;
   auth->guard_health_ = guard_health;
-  ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadTokens(path));
+  ASSIGN_OR_RETURN(std::vector<Token> tokens, ReadTokens(path));
   absl::MutexLock lock(&auth->mu_);
   auth->tokens_ = std::move(tokens);
   return auth;
 }
 
 absl::StatusOr<bool> BearerAuth::Reload() {
-  ASSIGN_OR_RETURN(std::vector<std::string> tokens, ReadTokens(path_));
+  ASSIGN_OR_RETURN(std::vector<Token> tokens, ReadTokens(path_));
   absl::MutexLock lock(&mu_);
   if (tokens == tokens_) return false;
   tokens_ = std::move(tokens);
   return true;
 }
 
-absl::Status BearerAuth::Check(absl::string_view authorization) const {
-  if (!enabled()) return absl::OkStatus();
+absl::StatusOr<std::string> BearerAuth::Authenticate(
+    absl::string_view authorization) const {
+  if (!enabled()) return std::string();
   if (!absl::StartsWith(authorization, kScheme)) {
     return absl::UnauthenticatedError(
         "send \"authorization: Bearer <token>\" (gRPC metadata or HTTP "
         "header); this server requires a token");
   }
   const absl::string_view presented = authorization.substr(kScheme.size());
-  bool known = false;
+  const Token* known = nullptr;
   absl::ReaderMutexLock lock(&mu_);
-  for (const std::string& token : tokens_) {
-    known = EqualInConstantTime(presented, token) || known;
+  // Every token is compared, so the time taken does not say which matched.
+  for (const Token& token : tokens_) {
+    if (EqualInConstantTime(presented, token.secret)) known = &token;
   }
-  if (!known)
+  if (known == nullptr) {
     return absl::UnauthenticatedError("the bearer token is not valid");
-  return absl::OkStatus();
+  }
+  return known->client;
 }
 
-absl::Status BearerAuth::CheckCall(
+absl::StatusOr<std::string> BearerAuth::AuthenticateCall(
     const grpc::ServerContextBase& context) const {
-  if (!enabled()) return absl::OkStatus();
+  if (!enabled()) return std::string();
   const auto& metadata = context.client_metadata();
   const auto found = metadata.find("authorization");
-  return Check(
+  return Authenticate(
       found == metadata.end()
           ? absl::string_view()
           : absl::string_view(found->second.data(), found->second.size()));

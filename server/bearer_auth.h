@@ -3,7 +3,9 @@
 
 // Bearer tokens (--auth_token_file) for the gRPC services and the HTTP API:
 // clients send `authorization: Bearer <token>` as gRPC metadata or an HTTP
-// header. Errors never contain a token, so none reaches a log or a client.
+// header. A token may carry the name of its client, which the host's logs
+// show and per-client limits count by. Errors never contain a token, so none
+// reaches a log or a client.
 
 #include <memory>
 #include <string>
@@ -28,10 +30,13 @@ class BearerAuth {
   BearerAuth(const BearerAuth&) = delete;
   BearerAuth& operator=(const BearerAuth&) = delete;
 
-  // One token per line of `path`; blank lines and lines starting with '#'
-  // are skipped. INVALID_ARGUMENT naming the flag and the path when the file
-  // cannot be read, holds no token, or a token is shorter than 16
-  // characters or contains whitespace.
+  // One token per line of `path`, alone or after its client's name and
+  // whitespace ("alice 8c3f…"); blank lines and lines starting with '#' are
+  // skipped. Several tokens may name one client (its old and new token
+  // during a rotation). INVALID_ARGUMENT naming the flag, the path and the
+  // line when the file cannot be read, holds no token, a token is shorter
+  // than 16 characters or given twice, a name is not 1 to 64 of
+  // [A-Za-z0-9._-], or a line has more than two fields.
   static absl::StatusOr<std::unique_ptr<BearerAuth>> FromTokenFile(
       const std::string& path, bool guard_health);
 
@@ -46,17 +51,30 @@ class BearerAuth {
   // says why.
   absl::StatusOr<bool> Reload();
 
-  // OK when auth is off or `authorization` is "Bearer <a known token>";
-  // UNAUTHENTICATED otherwise.
-  absl::Status Check(absl::string_view authorization) const;
-  // Check() of the call's `authorization` metadata.
-  absl::Status CheckCall(const grpc::ServerContextBase& context) const;
+  // The name of the client whose token `authorization` ("Bearer <token>")
+  // carries: empty when auth is off or the token has no name.
+  // UNAUTHENTICATED for a missing or unknown token.
+  absl::StatusOr<std::string> Authenticate(
+      absl::string_view authorization) const;
+  // Authenticate() of the call's `authorization` metadata.
+  absl::StatusOr<std::string> AuthenticateCall(
+      const grpc::ServerContextBase& context) const;
 
  private:
   std::string path_;
   bool guard_health_ = false;
   mutable absl::Mutex mu_;
-  std::vector<std::string> tokens_ ABSL_GUARDED_BY(mu_);
+  struct Token {
+    std::string secret;
+    // Empty when the file names no client.
+    std::string client;
+    bool operator==(const Token& other) const {
+      return secret == other.secret && client == other.client;
+    }
+  };
+  static absl::StatusOr<std::vector<Token>> ReadTokens(const std::string& path);
+
+  std::vector<Token> tokens_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace ditserve::server

@@ -67,12 +67,11 @@ absl::StatusOr<v1::GenerateRequest> DecodeGenerateRequest(
 
 }  // namespace
 
-// The config `request` freezes to, or why it does not: the call's
-// credentials first, then the bytes, then the fields.
 absl::StatusOr<v1::InputConfig> GenerationService::FreezeCall(
     const grpc::CallbackServerContext& context,
+    const absl::StatusOr<std::string>& client,
     const absl::StatusOr<v1::GenerateRequest>& request) const {
-  RETURN_IF_ERROR(auth_->CheckCall(context));
+  RETURN_IF_ERROR(client.status());
   RETURN_IF_ERROR(request.status());
   const auto header = context.client_metadata().find(kRequestIdHeader);
   return intake_->Freeze(
@@ -214,9 +213,11 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
   call->ownership().Bind(call);
   absl::StatusOr<v1::GenerateRequest> request =
       DecodeGenerateRequest(*request_bytes);
-  absl::StatusOr<v1::InputConfig> config = FreezeCall(*context, request);
+  const absl::StatusOr<std::string> client = auth_->AuthenticateCall(*context);
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeCall(*context, client, request);
   if (!config.ok() || request->validate_only()) {
-    intake_->CountUnadmitted(config.status());
+    intake_->CountUnadmitted(config.status(), client.value_or(""));
     v1::GenerateResponse response;
     if (config.ok()) *response.mutable_config() = *config;
     call->Complete(
@@ -225,7 +226,7 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
     return call.get();
   }
   std::shared_ptr<Job> job =
-      intake_->NewJob(*std::move(config), received, nullptr,
+      intake_->NewJob(*std::move(config), *client, received, nullptr,
                       [call](absl::StatusOr<v1::GenerateResponse> outcome) {
                         call->Complete(std::move(outcome));
                       });
@@ -242,9 +243,11 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
   call->ownership().Bind(call);
   absl::StatusOr<v1::GenerateRequest> request =
       DecodeGenerateRequest(*request_bytes);
-  absl::StatusOr<v1::InputConfig> config = FreezeCall(*context, request);
+  const absl::StatusOr<std::string> client = auth_->AuthenticateCall(*context);
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeCall(*context, client, request);
   if (!config.ok() || request->validate_only()) {
-    intake_->CountUnadmitted(config.status());
+    intake_->CountUnadmitted(config.status(), client.value_or(""));
     if (config.ok()) {
       v1::GenerateResponse response;
       *response.mutable_config() = *config;
@@ -254,9 +257,8 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
     }
     return call.get();
   }
-  const v1::InputConfig frozen = *config;
   std::shared_ptr<Job> job = intake_->NewJob(
-      *std::move(config), received,
+      *std::move(config), *client, received,
       [call](const v1::GenerateStreamResponse::Progress& progress) {
         v1::GenerateStreamResponse message;
         *message.mutable_progress() = progress;
@@ -266,10 +268,10 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
         call->Complete(std::move(outcome));
       });
   call->ownership().SetJob(job);
-  intake_->Enqueue(job, [&call, &frozen](int queue_position) {
+  intake_->Enqueue(job, [&call, &job](int queue_position) {
     v1::GenerateStreamResponse accepted;
     accepted.mutable_accepted()->set_queue_position(queue_position);
-    *accepted.mutable_accepted()->mutable_config() = frozen;
+    *accepted.mutable_accepted()->mutable_config() = job->config();
     call->Send(std::move(accepted));
   });
   return call.get();
@@ -280,7 +282,7 @@ grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
     grpc::ByteBuffer* response_bytes) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   v1::GetServerInfoRequest request;
-  absl::Status allowed = auth_->CheckCall(*context);
+  absl::Status allowed = auth_->AuthenticateCall(*context).status();
   if (allowed.ok())
     allowed = config::ParseRequest(Bytes(*request_bytes), request);
   if (!allowed.ok()) {

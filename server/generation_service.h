@@ -8,6 +8,7 @@
 // naming what failed rather than gRPC's bare UNIMPLEMENTED.
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "ditserve/v1/generation.grpc.pb.h"
@@ -47,8 +48,12 @@ class GenerationService final
   class UnaryCall;
   class StreamCall;
 
+  // The config `request` freezes to, or why it does not: the call's
+  // credentials first (`client`, BearerAuth::AuthenticateCall), then the
+  // bytes, then the fields.
   absl::StatusOr<v1::InputConfig> FreezeCall(
       const grpc::CallbackServerContext& context,
+      const absl::StatusOr<std::string>& client,
       const absl::StatusOr<v1::GenerateRequest>& request) const;
 
   RequestIntake* const intake_;

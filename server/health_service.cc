@@ -85,7 +85,7 @@ HealthService::HealthService(const BearerAuth* auth)
 absl::Status HealthService::Authorize(
     const grpc::CallbackServerContext& context) const {
   if (auth_ == nullptr || !auth_->guards_health()) return absl::OkStatus();
-  return auth_->CheckCall(context);
+  return auth_->AuthenticateCall(context).status();
 }
 
 HealthService::~HealthService() { Shutdown(); }

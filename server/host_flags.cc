@@ -27,6 +27,10 @@ ABSL_FLAG(std::string, http_cors_origins, "",
           "any; empty = none");
 ABSL_FLAG(int, max_queue, kDefaults.max_queue,
           "requests waiting to run before RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_queued_per_client, 0,
+          "requests one client may have waiting before RESOURCE_EXHAUSTED "
+          "(HTTP 429); clients are the names in --auth_token_file, and "
+          "requests without a named token count as one client; 0 = no limit");
 ABSL_FLAG(int, max_batch, kDefaults.max_batch,
           "images (prompts) per request; queued requests that differ only in "
           "prompts and seeds run together up to this many images");
@@ -83,6 +87,9 @@ absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags() {
   };
   for (const Limit& limit : {
            Limit{"max_queue", absl::GetFlag(FLAGS_max_queue), 0},
+           // 0: no limit.
+           Limit{"max_queued_per_client",
+                 absl::GetFlag(FLAGS_max_queued_per_client), 0},
            Limit{"max_batch", absl::GetFlag(FLAGS_max_batch), 1},
            Limit{"max_side_pixels", absl::GetFlag(FLAGS_max_side_pixels), 1},
            Limit{"max_inference_steps",

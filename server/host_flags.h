@@ -19,6 +19,7 @@ ABSL_DECLARE_FLAG(int, http_port);
 ABSL_DECLARE_FLAG(bool, http_access_log);
 ABSL_DECLARE_FLAG(std::string, http_cors_origins);
 ABSL_DECLARE_FLAG(int, max_queue);
+ABSL_DECLARE_FLAG(int, max_queued_per_client);
 ABSL_DECLARE_FLAG(int, max_batch);
 ABSL_DECLARE_FLAG(int, max_side_pixels);
 ABSL_DECLARE_FLAG(int, max_inference_steps);

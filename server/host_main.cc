@@ -155,6 +155,7 @@ int RunHost() {
                    setup->compute.dtype});
   metrics.ExportPromptCache(setup->prompt_cache);
   AdmissionQueue queue(options.max_queue,
+                       absl::GetFlag(FLAGS_max_queued_per_client),
                        [&metrics](int depth) { metrics.SetQueueDepth(depth); });
   const ServingGeneration::Shared shared{
       .queue = &queue,

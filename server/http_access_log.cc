@@ -15,16 +15,26 @@
 namespace ditserve::server {
 namespace {
 
-// cpp-httplib handles a request on one thread from routing to logging.
-thread_local std::optional<absl::Time> request_start;
+// What the handler learnt of the request this thread handles: cpp-httplib
+// handles a request on one thread from routing to logging.
+struct AccessRecord {
+  std::optional<absl::Time> start;
+  std::string client;
+};
+thread_local AccessRecord current_request;
 
 }  // namespace
 
-void StartHttpAccessTimer() { request_start = absl::Now(); }
+void StartHttpAccessTimer() { current_request = {absl::Now(), ""}; }
+
+void SetHttpAccessClient(const std::string& client) {
+  current_request.client = client;
+}
 
 void LogHttpAccess(const httplib::Request& request,
                    const httplib::Response& response) {
-  const std::optional<absl::Time> start = std::exchange(request_start, {});
+  const AccessRecord record = std::exchange(current_request, {});
+  const std::optional<absl::Time>& start = record.start;
   const bool success = response.status >= 200 && response.status < 300;
   if (success && request.path == "/health") return;
   // A request cpp-httplib refused before routing has no start.
@@ -38,11 +48,13 @@ void LogHttpAccess(const httplib::Request& request,
           ? "streamed"
           : absl::StrCat(response.body.size(), " bytes");
   const std::string request_id = response.get_header_value("X-Request-Id");
+  // Client names are [A-Za-z0-9._-] (bearer_auth.h): logged as they are.
   spdlog::info(
-      "http {}:{} \"{} {}\" {} {}{}{}", request.remote_addr,
+      "http {}:{} \"{} {}\" {} {}{}{}{}", request.remote_addr,
       request.remote_port, LogText(request.method), LogText(request.path),
       response.status, size, took,
-      request_id.empty() ? "" : absl::StrCat(" request_id=", request_id));
+      request_id.empty() ? "" : absl::StrCat(" request_id=", request_id),
+      record.client.empty() ? "" : absl::StrCat(" client=", record.client));
 }
 
 }  // namespace ditserve::server

@@ -6,6 +6,8 @@
 // long it took, and the request id that joins it to the run's own lines.
 // Successful health checks are left out: probes would fill the log.
 
+#include <string>
+
 #include "absl/time/time.h"
 
 namespace httplib {
@@ -18,6 +20,10 @@ namespace ditserve::server {
 // Marks the start of the request this thread now handles; called before
 // routing, so that the line can say how long the answer took.
 void StartHttpAccessTimer();
+
+// The client name of the request this thread handles (bearer_auth.h), once
+// its token is known; the line names it.
+void SetHttpAccessClient(const std::string& client);
 
 // Logs `request` and its `response` once the response has been written.
 void LogHttpAccess(const httplib::Request& request,

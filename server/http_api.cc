@@ -148,17 +148,19 @@ HttpApi::HttpApi(RequestIntake* intake, const HealthService* health,
       cors_(cors),
       access_log_(access_log) {}
 
-absl::Status HttpApi::Authorize(const httplib::Request& request,
-                                httplib::Response& response,
-                                bool is_health) const {
-  if (is_health && !auth_->guards_health()) return absl::OkStatus();
-  absl::Status allowed =
-      auth_->Check(request.get_header_value("Authorization"));
-  if (!allowed.ok()) {
-    ReplyError(allowed, response);
+absl::StatusOr<std::string> HttpApi::Authorize(const httplib::Request& request,
+                                               httplib::Response& response,
+                                               bool is_health) const {
+  if (is_health && !auth_->guards_health()) return std::string();
+  absl::StatusOr<std::string> client =
+      auth_->Authenticate(request.get_header_value("Authorization"));
+  if (!client.ok()) {
+    ReplyError(client.status(), response);
     response.set_header("WWW-Authenticate", "Bearer");
+  } else if (access_log_) {
+    SetHttpAccessClient(*client);
   }
-  return allowed;
+  return client;
 }
 
 int HttpApi::threads() const {
@@ -178,12 +180,13 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
       });
   server.Post(kGenerationsPath, [this](const httplib::Request& request,
                                        httplib::Response& response) {
-    if (absl::Status allowed = Authorize(request, response, false);
-        !allowed.ok()) {
-      intake_->CountUnadmitted(allowed);
+    const absl::StatusOr<std::string> client =
+        Authorize(request, response, false);
+    if (!client.ok()) {
+      intake_->CountUnadmitted(client.status(), "");
       return;
     }
-    GenerateImages(request, response);
+    GenerateImages(request, *client, response);
   });
   server.Get(kModelsPath, [this](const httplib::Request& request,
                                  httplib::Response& response) {
@@ -204,7 +207,7 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
         ExplainHttpRefusal(Routes(), request, response.status, kMaxBodyBytes);
     // A generation refused before its handler ran is still a refused request.
     if (request.method == "POST" && request.path == kGenerationsPath) {
-      intake_->CountUnadmitted(refusal.status);
+      intake_->CountUnadmitted(refusal.status, "");
     }
     ReplyError(refusal.status, response);
     response.status = refusal.http_status;
@@ -213,6 +216,7 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
 }
 
 void HttpApi::GenerateImages(const httplib::Request& request,
+                             const std::string& client,
                              httplib::Response& response) const {
   const absl::Time received = absl::Now();
   absl::StatusOr<ImagesRequest> parsed =
@@ -222,7 +226,7 @@ void HttpApi::GenerateImages(const httplib::Request& request,
                                     request.get_header_value(kRequestIdHeader))
                   : parsed.status();
   if (!config.ok()) {
-    intake_->CountUnadmitted(config.status());
+    intake_->CountUnadmitted(config.status(), client);
     ReplyError(config.status(), response);
     return;
   }
@@ -232,12 +236,12 @@ void HttpApi::GenerateImages(const httplib::Request& request,
                  LogText(parsed->user));
   }
   if (parsed->stream) {
-    StreamImages(request, *std::move(config), received, response);
+    StreamImages(request, *std::move(config), client, received, response);
     return;
   }
   auto outcome = std::make_shared<Outcome>();
   std::shared_ptr<Job> job =
-      intake_->NewJob(*std::move(config), received, nullptr,
+      intake_->NewJob(*std::move(config), client, received, nullptr,
                       [outcome](absl::StatusOr<v1::GenerateResponse> result) {
                         outcome->Set(std::move(result));
                       });
@@ -261,11 +265,12 @@ void HttpApi::GenerateImages(const httplib::Request& request,
 }
 
 void HttpApi::StreamImages(const httplib::Request& request,
-                           v1::InputConfig config, absl::Time received,
+                           v1::InputConfig config, const std::string& client,
+                           absl::Time received,
                            httplib::Response& response) const {
   auto reports = std::make_shared<JobReports>();
   std::shared_ptr<Job> job = intake_->NewJob(
-      std::move(config), received,
+      std::move(config), client, received,
       [reports](const v1::GenerateStreamResponse::Progress& progress) {
         reports->AddProgress(progress);
       },

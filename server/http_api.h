@@ -13,6 +13,7 @@
 // origins --http_cors_origins names may call it from browsers.
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "ditserve/v1/input_config.pb.h"
 #include "server/bearer_auth.h"
@@ -43,19 +44,24 @@ class HttpApi {
   void AddRoutes(httplib::Server& server) const;
 
  private:
+  // `client`: the name of the caller's bearer token (bearer_auth.h).
   void GenerateImages(const httplib::Request& request,
+                      const std::string& client,
                       httplib::Response& response) const;
   // "stream": true: the admitted job's events as server-sent events.
   void StreamImages(const httplib::Request& request, v1::InputConfig config,
-                    absl::Time received, httplib::Response& response) const;
+                    const std::string& client, absl::Time received,
+                    httplib::Response& response) const;
   void ListModels(httplib::Response& response) const;
   void GetModel(const httplib::Request& request,
                 httplib::Response& response) const;
   void Health(httplib::Response& response) const;
 
-  // OK, or an error already written to `response`.
-  absl::Status Authorize(const httplib::Request& request,
-                         httplib::Response& response, bool is_health) const;
+  // The caller's client name (BearerAuth::Authenticate), or an error
+  // already written to `response`.
+  absl::StatusOr<std::string> Authorize(const httplib::Request& request,
+                                        httplib::Response& response,
+                                        bool is_health) const;
 
   RequestIntake* const intake_;
   const HealthService* const health_;

@@ -4,9 +4,10 @@
 
 namespace ditserve::server {
 
-Job::Job(v1::InputConfig config, absl::Time received, absl::Time enqueued,
-         ProgressFn on_progress, DoneFn on_done)
+Job::Job(v1::InputConfig config, std::string client, absl::Time received,
+         absl::Time enqueued, ProgressFn on_progress, DoneFn on_done)
     : config_(std::move(config)),
+      client_(std::move(client)),
       received_(received),
       enqueued_(enqueued),
       on_progress_(std::move(on_progress)),

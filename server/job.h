@@ -9,6 +9,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -25,12 +26,14 @@ class Job {
       std::function<void(const v1::GenerateStreamResponse::Progress&)>;
   using DoneFn = std::function<void(absl::StatusOr<v1::GenerateResponse>)>;
 
-  // `received`: when the RPC arrived; `enqueued`: when it was frozen and
-  // admitted.
-  Job(v1::InputConfig config, absl::Time received, absl::Time enqueued,
-      ProgressFn on_progress, DoneFn on_done);
+  // `client`: the name of the caller's bearer token, empty for none
+  // (bearer_auth.h); `received`: when the RPC arrived; `enqueued`: when it
+  // was frozen and admitted.
+  Job(v1::InputConfig config, std::string client, absl::Time received,
+      absl::Time enqueued, ProgressFn on_progress, DoneFn on_done);
 
   const v1::InputConfig& config() const { return config_; }
+  const std::string& client() const { return client_; }
   absl::Time received() const { return received_; }
   absl::Time enqueued() const { return enqueued_; }
   // absl::InfiniteFuture() when the request has no deadline.
@@ -54,6 +57,7 @@ class Job {
 
  private:
   const v1::InputConfig config_;
+  const std::string client_;
   const absl::Time received_;
   const absl::Time enqueued_;
   const ProgressFn on_progress_;

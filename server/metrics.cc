@@ -216,8 +216,10 @@ void Metrics::ObserveDenoiseStep(double seconds) {
 
 void Metrics::ObserveRunBatch(int requests) { run_batch_.Observe(requests); }
 
-void Metrics::CountRequest(const std::string& status) {
-  requests_.Add({{"model", model_}, {"status", status}}).Increment();
+void Metrics::CountRequest(const std::string& status,
+                           const std::string& client) {
+  requests_.Add({{"model", model_}, {"status", status}, {"client", client}})
+      .Increment();
 }
 
 prometheus::Counter& Metrics::CredentialReloadSeries(

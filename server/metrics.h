@@ -1,8 +1,9 @@
 #ifndef DITSERVE_SERVER_METRICS_H_
 #define DITSERVE_SERVER_METRICS_H_
 
-// The host's Prometheus metrics (names and labels as in DESIGN.md). Labels are
-// bounded: model, stage, status and rank, never a prompt or request id.
+// The host's Prometheus metrics (names and labels as in DESIGN.md, plus the
+// requests' client). Labels are bounded: model, stage, status, rank and the
+// clients named in the token file, never a prompt or request id.
 
 #include <cstdint>
 #include <memory>
@@ -69,8 +70,10 @@ class Metrics {
   void ObserveDenoiseStep(double seconds);
   // Requests that shared one run of the rank group (scheduler.h).
   void ObserveRunBatch(int requests);
-  // `status` is the lower-case gRPC code name ("ok", "invalid_argument", ...).
-  void CountRequest(const std::string& status);
+  // `status` is the lower-case gRPC code name ("ok", "invalid_argument",
+  // ...); `client` the name of the request's bearer token, empty for none
+  // (bearer_auth.h: the operator's token file bounds the names).
+  void CountRequest(const std::string& status, const std::string& client);
   void SetQueueDepth(int depth);
   void SetRequestsRunning(int running);
   void SetRanksAlive(int alive);

@@ -42,24 +42,39 @@ absl::StatusOr<v1::InputConfig> RequestIntake::Freeze(
   return config;
 }
 
-void RequestIntake::CountUnadmitted(const absl::Status& status) {
-  metrics_->CountRequest(StatusLabel(status.code()));
+namespace {
+
+// Client names are [A-Za-z0-9._-] (bearer_auth.h): logged as they are.
+std::string ClientField(const std::string& client) {
+  return client.empty() ? "" : absl::StrCat(" client=", client);
+}
+
+}  // namespace
+
+void RequestIntake::CountUnadmitted(const absl::Status& status,
+                                    const std::string& client) {
+  metrics_->CountRequest(StatusLabel(status.code()), client);
   if (!status.ok()) {
-    spdlog::info("refused status={} before admission: {}",
-                 StatusLabel(status.code()), LogText(status.message()));
+    spdlog::info("refused{} status={} before admission: {}",
+                 ClientField(client), StatusLabel(status.code()),
+                 LogText(status.message()));
   }
 }
 
 std::shared_ptr<Job> RequestIntake::NewJob(v1::InputConfig config,
+                                           std::string client,
                                            absl::Time received,
                                            Job::ProgressFn on_progress,
                                            Job::DoneFn on_done) {
   Metrics* metrics = metrics_;
+  const std::string counted_client = client;
   return std::make_shared<Job>(
-      std::move(config), received, absl::Now(), std::move(on_progress),
-      [metrics, on_done = std::move(on_done)](
+      std::move(config), std::move(client), received, absl::Now(),
+      std::move(on_progress),
+      [metrics, counted_client, on_done = std::move(on_done)](
           absl::StatusOr<v1::GenerateResponse> outcome) {
-        metrics->CountRequest(StatusLabel(outcome.status().code()));
+        metrics->CountRequest(StatusLabel(outcome.status().code()),
+                              counted_client);
         on_done(std::move(outcome));
       });
 }
@@ -68,13 +83,18 @@ void RequestIntake::Enqueue(
     const std::shared_ptr<Job>& job,
     const std::function<void(int position)>& on_admitted) {
   absl::StatusOr<int> position = queue_->Push(job, on_admitted);
+  const std::string client = ClientField(job->client());
   if (!position.ok()) {
-    spdlog::info("request_id={} sequence={} refused status={}: {}",
+    spdlog::info("request_id={} sequence={}{} refused status={}: {}",
                  job->config().request_id(), job->config().sequence_number(),
-                 StatusLabel(position.status().code()),
+                 client, StatusLabel(position.status().code()),
                  LogText(position.status().message()));
     job->Finish(position.status());
+    return;
   }
+  spdlog::info("request_id={} sequence={}{} queued at position {}",
+               job->config().request_id(), job->config().sequence_number(),
+               client, *position);
 }
 
 void RequestIntake::Abandon(const std::shared_ptr<Job>& job) {

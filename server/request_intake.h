@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/random/random.h"
 #include "absl/status/statusor.h"
@@ -45,15 +46,17 @@ class RequestIntake {
                                          absl::Time deadline,
                                          absl::string_view header_request_id);
 
-  // Counts a request answered without being admitted: refused by Freeze, or
+  // Counts a request of `client` (Job::client; empty before or without
+  // authentication) answered without being admitted: refused by Freeze, or
   // validate_only; logs a refusal with its reason.
-  void CountUnadmitted(const absl::Status& status);
+  void CountUnadmitted(const absl::Status& status, const std::string& client);
 
-  // A job for a frozen request whose outcome is counted and then passed to
-  // `on_done`. Hand it to whatever may cancel it before Enqueue, so that a
-  // client leaving in between is not missed.
-  std::shared_ptr<Job> NewJob(v1::InputConfig config, absl::Time received,
-                              Job::ProgressFn on_progress, Job::DoneFn on_done);
+  // A job for a frozen request of `client` (Job::client) whose outcome is
+  // counted and then passed to `on_done`. Hand it to whatever may cancel it
+  // before Enqueue, so that a client leaving in between is not missed.
+  std::shared_ptr<Job> NewJob(v1::InputConfig config, std::string client,
+                              absl::Time received, Job::ProgressFn on_progress,
+                              Job::DoneFn on_done);
 
   // Admits `job`; `on_admitted(position)` runs before it can start. A
   // refused job (queue full, draining) is finished at once.

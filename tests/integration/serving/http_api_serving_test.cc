@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -509,6 +510,95 @@ TEST(HttpApiQueueTest, AStreamRefusedAtAdmissionIsA429WithAnErrorBody) {
                   .get<std::string>(),
               HasSubstr("queue is full"));
   EXPECT_EQ(queued_status, 200) << "the request that waited still ran";
+}
+
+// Under --max_queued_per_client one client's flood of requests is refused
+// past its share of the queue, while another client's request still gets
+// in: the clients are the names in the token file.
+TEST(HttpApiQueueTest, AClientPastItsQueueShareIsRefusedAndOthersGetIn) {
+  constexpr char kBatchToken[] = "batch-token-0123456789";
+  constexpr char kWebToken[] = "web-token-0123456789";
+  const std::string tokens = ::testing::TempDir() + "/ditserve-client-tokens-" +
+                             std::to_string(::getpid());
+  std::ofstream(tokens) << "batch " << kBatchToken << "\nweb-app " << kWebToken
+                        << "\n";
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 1,
+                             .host_flags = {"--auth_token_file=" + tokens,
+                                            "--max_queued_per_client=1"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const int port = (*cluster)->http_port();
+  const auto client_of = [port](const char* token) {
+    auto client = std::make_unique<httplib::Client>("127.0.0.1", port);
+    client->set_read_timeout(120, 0);
+    client->set_bearer_token_auth(token);
+    return client;
+  };
+  // The batch client's stream holds the group; it runs, so it is not
+  // waiting and does not count.
+  absl::Notification running;
+  std::atomic<bool> release = false;
+  std::thread holder([&] {
+    nlohmann::json body = LongBody();
+    body["stream"] = true;
+    PostStreamed(*client_of(kBatchToken), body, [&](const std::string&) {
+      if (!running.HasBeenNotified()) running.Notify();
+      return !release.load();
+    });
+  });
+  ASSERT_TRUE(running.WaitForNotificationWithTimeout(absl::Seconds(120)));
+  const auto post_in_background = [&](const char* token, int* status) {
+    return std::thread([&client_of, token, status] {
+      const httplib::Result result = client_of(token)->Post(
+          "/v1/images/generations", SmallBody(1).dump(), kJson);
+      *status = result ? result->status : -1;
+    });
+  };
+  int batch_queued = 0;
+  std::thread batch = post_in_background(kBatchToken, &batch_queued);
+  EXPECT_TRUE(WaitForQueueDepth(**cluster, 1, std::chrono::seconds(30)));
+
+  const httplib::Result refused =
+      client_of(kBatchToken)
+          ->Post("/v1/images/generations", SmallBody(1).dump(), kJson);
+  int web_queued = 0;
+  std::thread web = post_in_background(kWebToken, &web_queued);
+  EXPECT_TRUE(WaitForQueueDepth(**cluster, 2, std::chrono::seconds(30)))
+      << "another client's request is admitted";
+  release = true;
+  holder.join();
+  batch.join();
+  web.join();
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_EQ(refused->get_header_value("Retry-After"), "1");
+  EXPECT_EQ(nlohmann::json::parse(refused->body)["error"]["message"],
+            "client batch has 1 waiting (--max_queued_per_client); retry "
+            "when one has run");
+  EXPECT_EQ(batch_queued, 200);
+  EXPECT_EQ(web_queued, 200);
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(
+      0, "client=batch refused status=resource_exhausted: client batch has 1",
+      std::chrono::seconds(5)));
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(
+      0, "client=web-app queued at position 1", std::chrono::seconds(5)));
+  // The access log line of the refusal.
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(
+      0,
+      absl::StrCat("request_id=", refused->get_header_value("X-Request-Id"),
+                   " client=batch"),
+      std::chrono::seconds(5)));
+  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  const auto count = [&metrics](const char* client, const char* status) {
+    return MetricValue(*metrics, "ditserve_requests_total",
+                       {absl::StrCat("client=\"", client, "\""),
+                        absl::StrCat("status=\"", status, "\"")});
+  };
+  EXPECT_EQ(count("batch", "resource_exhausted"), 1);
+  EXPECT_EQ(count("batch", "ok"), 1) << "the queued request";
+  EXPECT_EQ(count("web-app", "ok"), 1);
+  EXPECT_EQ(count("web-app", "resource_exhausted"), 0);
 }
 
 // A page of an allowed origin calls the API from a browser: the preflight

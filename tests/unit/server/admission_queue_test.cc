@@ -2,7 +2,9 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -19,12 +21,12 @@ struct Outcome {
 };
 
 std::shared_ptr<Job> MakeJob(Outcome* outcome, int64_t deadline_micros = 0,
-                             int priority = 0) {
+                             int priority = 0, std::string client = "") {
   v1::InputConfig config;
   config.set_deadline_unix_micros(deadline_micros);
   config.set_priority(priority);
   return std::make_shared<Job>(
-      config, absl::Now(), absl::Now(), nullptr,
+      config, std::move(client), absl::Now(), absl::Now(), nullptr,
       [outcome](absl::StatusOr<v1::GenerateResponse> result) {
         outcome->status = result.status();
       });
@@ -32,7 +34,7 @@ std::shared_ptr<Job> MakeJob(Outcome* outcome, int64_t deadline_micros = 0,
 
 TEST(AdmissionQueueTest, ReportsPositionAndRefusesWhenFull) {
   int last_depth = -1;
-  AdmissionQueue queue(2, [&](int depth) { last_depth = depth; });
+  AdmissionQueue queue(2, 0, [&](int depth) { last_depth = depth; });
   Outcome a, b, c;
   EXPECT_EQ(*queue.Push(MakeJob(&a)), 0);
   EXPECT_EQ(*queue.Push(MakeJob(&b)), 1);
@@ -42,8 +44,33 @@ TEST(AdmissionQueueTest, ReportsPositionAndRefusesWhenFull) {
   EXPECT_THAT(full.status().message(), HasSubstr("--max_queue"));
 }
 
+TEST(AdmissionQueueTest, EachClientMayHaveItsShareWaitingAndNoMore) {
+  AdmissionQueue queue(8, 2, nullptr);
+  Outcome outcome;
+  const auto push = [&](const std::string& client) {
+    return queue.Push(MakeJob(&outcome, 0, 0, client));
+  };
+  ASSERT_TRUE(push("batch").ok());
+  ASSERT_TRUE(push("batch").ok());
+  const absl::StatusOr<int> third = push("batch");
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(third.status().message(),
+            "client batch has 2 waiting (--max_queued_per_client); retry when "
+            "one has run");
+  EXPECT_EQ(*push("web"), 2) << "another client still gets in";
+  ASSERT_TRUE(push("").ok());
+  ASSERT_TRUE(push("").ok());
+  EXPECT_EQ(push("").status().message(),
+            "requests without a named token have 2 waiting "
+            "(--max_queued_per_client); retry when one has run");
+
+  ASSERT_NE(queue.Pop(absl::Seconds(1)), nullptr);
+  EXPECT_TRUE(push("batch").ok()) << "a job that left the queue frees a place";
+  EXPECT_EQ(queue.depth(), 5);
+}
+
 TEST(AdmissionQueueTest, PopsInArrivalOrder) {
-  AdmissionQueue queue(4, nullptr);
+  AdmissionQueue queue(4, 0, nullptr);
   Outcome a, b;
   std::shared_ptr<Job> first = MakeJob(&a);
   std::shared_ptr<Job> second = MakeJob(&b);
@@ -55,7 +82,7 @@ TEST(AdmissionQueueTest, PopsInArrivalOrder) {
 }
 
 TEST(AdmissionQueueTest, HigherPriorityGoesFirstAndEqualOnesKeepArrivalOrder) {
-  AdmissionQueue queue(8, nullptr);
+  AdmissionQueue queue(8, 0, nullptr);
   Outcome outcome;
   const std::shared_ptr<Job> normal_1 = MakeJob(&outcome);
   const std::shared_ptr<Job> low = MakeJob(&outcome, 0, -3);
@@ -77,14 +104,14 @@ TEST(AdmissionQueueTest, HigherPriorityGoesFirstAndEqualOnesKeepArrivalOrder) {
 }
 
 TEST(AdmissionQueueTest, PopTimesOutWhenEmpty) {
-  AdmissionQueue queue(1, nullptr);
+  AdmissionQueue queue(1, 0, nullptr);
   const absl::Time start = absl::Now();
   EXPECT_EQ(queue.Pop(absl::Milliseconds(50)), nullptr);
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(45));
 }
 
 TEST(AdmissionQueueTest, PopWakesForAJobPushedLater) {
-  AdmissionQueue queue(1, nullptr);
+  AdmissionQueue queue(1, 0, nullptr);
   Outcome a;
   std::shared_ptr<Job> job = MakeJob(&a);
   std::thread pusher([&] {
@@ -96,7 +123,7 @@ TEST(AdmissionQueueTest, PopWakesForAJobPushedLater) {
 }
 
 TEST(AdmissionQueueTest, CancelledJobIsDroppedAndAnswered) {
-  AdmissionQueue queue(4, nullptr);
+  AdmissionQueue queue(4, 0, nullptr);
   Outcome cancelled, live;
   std::shared_ptr<Job> dropped = MakeJob(&cancelled);
   std::shared_ptr<Job> kept = MakeJob(&live);
@@ -110,7 +137,7 @@ TEST(AdmissionQueueTest, CancelledJobIsDroppedAndAnswered) {
 }
 
 TEST(AdmissionQueueTest, ExpiredJobIsDroppedWithDeadlineExceeded) {
-  AdmissionQueue queue(4, nullptr);
+  AdmissionQueue queue(4, 0, nullptr);
   Outcome expired;
   ASSERT_TRUE(
       queue.Push(MakeJob(&expired, absl::ToUnixMicros(absl::Now()) - 1)).ok());
@@ -122,7 +149,7 @@ TEST(AdmissionQueueTest, ExpiredJobIsDroppedWithDeadlineExceeded) {
 // The client's deadline fires a little before ours: its cancellation then
 // arrives while our copy of the deadline is still ahead.
 TEST(AdmissionQueueTest, CancelAtTheDeadlineCountsAsDeadlineExceeded) {
-  AdmissionQueue queue(4, nullptr);
+  AdmissionQueue queue(4, 0, nullptr);
   Outcome at_deadline, early;
   std::shared_ptr<Job> overdue = MakeJob(
       &at_deadline, absl::ToUnixMicros(absl::Now() + absl::Milliseconds(100)));
@@ -141,13 +168,13 @@ TEST(AdmissionQueueTest, CancelAtTheDeadlineCountsAsDeadlineExceeded) {
 
 TEST(AdmissionQueueTest, JobsThatWaitedPastTheLimitAreRefusedTheRestStay) {
   int last_depth = -1;
-  AdmissionQueue queue(4, [&](int depth) { last_depth = depth; });
+  AdmissionQueue queue(4, 0, [&](int depth) { last_depth = depth; });
   Outcome early, late;
   std::shared_ptr<Job> early_job = MakeJob(&early);
   ASSERT_TRUE(queue.Push(early_job).ok());
   const absl::Time later = early_job->enqueued() + absl::Seconds(20);
   std::shared_ptr<Job> late_job = std::make_shared<Job>(
-      v1::InputConfig(), later, later, nullptr,
+      v1::InputConfig(), "", later, later, nullptr,
       [&late](absl::StatusOr<v1::GenerateResponse> result) {
         late.status = result.status();
       });
@@ -168,7 +195,7 @@ TEST(AdmissionQueueTest, JobsThatWaitedPastTheLimitAreRefusedTheRestStay) {
 }
 
 TEST(AdmissionQueueTest, DrainingRefusesNewJobsButKeepsQueuedOnes) {
-  AdmissionQueue queue(4, nullptr);
+  AdmissionQueue queue(4, 0, nullptr);
   Outcome a, b;
   std::shared_ptr<Job> queued = MakeJob(&a);
   ASSERT_TRUE(queue.Push(queued).ok());
@@ -179,7 +206,7 @@ TEST(AdmissionQueueTest, DrainingRefusesNewJobsButKeepsQueuedOnes) {
 }
 
 TEST(AdmissionQueueTest, PauseRefusesWithItsReasonUntilResumedButNotDraining) {
-  AdmissionQueue queue(4, nullptr);
+  AdmissionQueue queue(4, 0, nullptr);
   Outcome a, b, c, d;
   queue.Pause(absl::UnavailableError("the rank group is re-forming"));
   const absl::StatusOr<int> paused = queue.Push(MakeJob(&a));
@@ -197,7 +224,7 @@ TEST(AdmissionQueueTest, PauseRefusesWithItsReasonUntilResumedButNotDraining) {
 }
 
 TEST(AdmissionQueueTest, RemoveTakesOutOnlyQueuedJobs) {
-  AdmissionQueue queue(4, nullptr);
+  AdmissionQueue queue(4, 0, nullptr);
   Outcome a, b;
   std::shared_ptr<Job> first = MakeJob(&a);
   std::shared_ptr<Job> second = MakeJob(&b);
@@ -210,7 +237,7 @@ TEST(AdmissionQueueTest, RemoveTakesOutOnlyQueuedJobs) {
 }
 
 TEST(AdmissionQueueTest, OnAdmittedRunsWithThePosition) {
-  AdmissionQueue queue(4, nullptr);
+  AdmissionQueue queue(4, 0, nullptr);
   Outcome a, b;
   ASSERT_TRUE(queue.Push(MakeJob(&a)).ok());
   int seen = -1;
@@ -221,7 +248,7 @@ TEST(AdmissionQueueTest, OnAdmittedRunsWithThePosition) {
 
 TEST(AdmissionQueueTest, TakeMatchingTakesInOrderAndLeavesTheRest) {
   int last_depth = -1;
-  AdmissionQueue queue(8, [&](int depth) { last_depth = depth; });
+  AdmissionQueue queue(8, 0, [&](int depth) { last_depth = depth; });
   Outcome outcomes[5];
   std::vector<std::shared_ptr<Job>> jobs;
   for (Outcome& outcome : outcomes) {

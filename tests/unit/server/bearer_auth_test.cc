@@ -25,7 +25,7 @@ std::string WriteFile(const std::string& name, const std::string& contents) {
 TEST(BearerAuthTest, WithoutTokensEveryCallIsLetIn) {
   const BearerAuth auth;
   EXPECT_FALSE(auth.enabled());
-  EXPECT_TRUE(auth.Check("").ok());
+  EXPECT_EQ(auth.Authenticate("").value(), "");
 }
 
 TEST(BearerAuthTest, OnlyAKnownTokenAfterBearerIsLetIn) {
@@ -34,17 +34,40 @@ TEST(BearerAuthTest, OnlyAKnownTokenAfterBearerIsLetIn) {
                                        "  \nsecond-token-0123456789\n")),
       false);
   ASSERT_TRUE(auth.ok()) << auth.status();
-  EXPECT_TRUE((*auth)->Check(absl::StrCat("Bearer ", kToken)).ok());
-  EXPECT_TRUE((*auth)->Check("Bearer second-token-0123456789").ok());
+  EXPECT_TRUE((*auth)->Authenticate(absl::StrCat("Bearer ", kToken)).ok());
+  EXPECT_TRUE((*auth)->Authenticate("Bearer second-token-0123456789").ok());
   for (const std::string refused :
        {std::string(""), std::string(kToken), absl::StrCat("Basic ", kToken),
         absl::StrCat("Bearer ", kToken, "x"), std::string("Bearer # comment"),
         std::string("Bearer ")}) {
-    const absl::Status status = (*auth)->Check(refused);
+    const absl::Status status = (*auth)->Authenticate(refused).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kUnauthenticated) << refused;
     EXPECT_THAT(std::string(status.message()), Not(HasSubstr(kToken)))
         << "errors never carry a token";
   }
+}
+
+TEST(BearerAuthTest, ATokenTellsWhichClientSentIt) {
+  absl::StatusOr<std::unique_ptr<BearerAuth>> auth = BearerAuth::FromTokenFile(
+      WriteFile("named-tokens",
+                absl::StrCat("web-app ", kToken,
+                             "\n\tbatch_2.eu\t second-token-0123456789 \n"
+                             "web-app rotated-token-0123456789\n"
+                             "unnamed-token-0123456789\n")),
+      false);
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  EXPECT_EQ((*auth)->Authenticate(absl::StrCat("Bearer ", kToken)).value(),
+            "web-app");
+  EXPECT_EQ((*auth)->Authenticate("Bearer second-token-0123456789").value(),
+            "batch_2.eu");
+  EXPECT_EQ((*auth)->Authenticate("Bearer rotated-token-0123456789").value(),
+            "web-app")
+      << "a client may have two tokens";
+  EXPECT_EQ((*auth)->Authenticate("Bearer unnamed-token-0123456789").value(),
+            "");
+  EXPECT_EQ((*auth)->Authenticate("Bearer web-app").status().code(),
+            absl::StatusCode::kUnauthenticated)
+      << "a name is not a token";
 }
 
 TEST(BearerAuthTest, HealthIsGuardedOnlyWhenAsked) {
@@ -61,7 +84,15 @@ TEST(BearerAuthTest, BadTokenFilesAreRefusedNamingTheFlagAndLine) {
       {"# only a comment\n", "holds no token"},
       {"short\n", "line 1 is shorter than 16"},
       {absl::StrCat(kToken, "\nhas a space in it 0123\n"),
-       "line 2 contains whitespace"},
+       "line 2 has 6 fields; write a token, or a client name and its token"},
+      {absl::StrCat("web/app ", kToken, "\n"),
+       "the client name on line 1 is not 1 to 64 letters, digits, '.', '_' "
+       "or '-'"},
+      {absl::StrCat(std::string(65, 'a'), " ", kToken, "\n"),
+       "the client name on line 1 is not 1 to 64"},
+      {"web-app short\n", "line 1 is shorter than 16"},
+      {absl::StrCat("web-app ", kToken, "\n#\nbatch ", kToken, "\n"),
+       "the token on line 3 repeats the one on line 1"},
   };
   for (const auto& bad : cases) {
     absl::StatusOr<std::unique_ptr<BearerAuth>> auth =
@@ -84,15 +115,15 @@ TEST(BearerAuthTest, ReloadTakesAValidFileAndKeepsTheTokensOtherwise) {
   constexpr char kNewToken[] = "rotated-token-0123456789";
   WriteFile("rotated-tokens", kNewToken);
   EXPECT_EQ((*auth)->Reload().value(), true);
-  EXPECT_FALSE((*auth)->Check(absl::StrCat("Bearer ", kToken)).ok());
-  EXPECT_TRUE((*auth)->Check(absl::StrCat("Bearer ", kNewToken)).ok());
+  EXPECT_FALSE((*auth)->Authenticate(absl::StrCat("Bearer ", kToken)).ok());
+  EXPECT_TRUE((*auth)->Authenticate(absl::StrCat("Bearer ", kNewToken)).ok());
 
   WriteFile("rotated-tokens", "short\n");
   const absl::StatusOr<bool> bad = (*auth)->Reload();
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(std::string(bad.status().message()),
               HasSubstr("line 1 is shorter than 16"));
-  EXPECT_TRUE((*auth)->Check(absl::StrCat("Bearer ", kNewToken)).ok())
+  EXPECT_TRUE((*auth)->Authenticate(absl::StrCat("Bearer ", kNewToken)).ok())
       << "a bad file leaves the tokens that were serving";
 }
 

@@ -70,7 +70,7 @@ class CredentialReloaderTest : public ::testing::Test {
   }
 
   bool Accepts(const char* token) const {
-    return tokens_->Check(absl::StrCat("Bearer ", token)).ok();
+    return tokens_->Authenticate(absl::StrCat("Bearer ", token)).ok();
   }
   ReloadedCredential Tokens() {
     return {kAuthTokensCredential, [this] { return tokens_->Reload(); }};

@@ -23,7 +23,7 @@ using ::testing::HasSubstr;
 // prometheus-cpp's civetweb exposer fail to start its threads.
 TEST(MetricsEndpointTest, ServesTheRegistryInPrometheusTextFormat) {
   Metrics metrics("flux-dev", 2, {"0.1.0", "1.13.1", "cpu", "float32"});
-  metrics.CountRequest("ok");
+  metrics.CountRequest("ok", "");
   absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
   ASSERT_TRUE(port.ok()) << port.status();
   ASSERT_GT(*port, 0);
