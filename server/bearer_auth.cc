@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
 #include "grpcpp/server_context.h"
@@ -107,6 +109,21 @@ absl::StatusOr<bool> BearerAuth::Reload() {
   if (tokens == tokens_) return false;
   tokens_ = std::move(tokens);
   return true;
+}
+
+std::string BearerAuth::Describe() const {
+  if (!enabled()) return "off";
+  absl::ReaderMutexLock lock(&mu_);
+  std::set<std::string> clients;
+  for (const Token& token : tokens_) {
+    if (!token.client.empty()) clients.insert(token.client);
+  }
+  return absl::StrCat(
+      "required (", tokens_.size(), tokens_.size() == 1 ? " token" : " tokens",
+      clients.empty()
+          ? ", none names a client"
+          : absl::StrCat(", clients ", absl::StrJoin(clients, ", ")),
+      ")");
 }
 
 absl::StatusOr<std::string> BearerAuth::Authenticate(

@@ -41,6 +41,10 @@ class BearerAuth {
       const std::string& path, bool guard_health);
 
   bool enabled() const { return !path_.empty(); }
+  // For the start-up line: "off", or "required" with how many tokens the
+  // file holds and the clients they name, so that an operator sees the file
+  // read as meant.
+  std::string Describe() const;
   // Whether health checks (gRPC health, GET /health) and server reflection
   // need a token too (--auth_health).
   bool guards_health() const { return enabled() && guard_health_; }

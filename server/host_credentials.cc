@@ -56,7 +56,7 @@ std::string HostCredentials::Describe() const {
                       : !tls->requires_client_certificate()
                           ? "on"
                           : "on, client certificates required",
-                      ", bearer tokens ", auth->enabled() ? "required" : "off");
+                      ", bearer tokens ", auth->Describe());
 }
 
 }  // namespace ditserve::server

@@ -26,6 +26,7 @@ TEST(BearerAuthTest, WithoutTokensEveryCallIsLetIn) {
   const BearerAuth auth;
   EXPECT_FALSE(auth.enabled());
   EXPECT_EQ(auth.Authenticate("").value(), "");
+  EXPECT_EQ(auth.Describe(), "off");
 }
 
 TEST(BearerAuthTest, OnlyAKnownTokenAfterBearerIsLetIn) {
@@ -34,6 +35,7 @@ TEST(BearerAuthTest, OnlyAKnownTokenAfterBearerIsLetIn) {
                                        "  \nsecond-token-0123456789\n")),
       false);
   ASSERT_TRUE(auth.ok()) << auth.status();
+  EXPECT_EQ((*auth)->Describe(), "required (2 tokens, none names a client)");
   EXPECT_TRUE((*auth)->Authenticate(absl::StrCat("Bearer ", kToken)).ok());
   EXPECT_TRUE((*auth)->Authenticate("Bearer second-token-0123456789").ok());
   for (const std::string refused :
@@ -65,6 +67,8 @@ TEST(BearerAuthTest, ATokenTellsWhichClientSentIt) {
       << "a client may have two tokens";
   EXPECT_EQ((*auth)->Authenticate("Bearer unnamed-token-0123456789").value(),
             "");
+  EXPECT_EQ((*auth)->Describe(),
+            "required (4 tokens, clients batch_2.eu, web-app)");
   EXPECT_EQ((*auth)->Authenticate("Bearer web-app").status().code(),
             absl::StatusCode::kUnauthenticated)
       << "a name is not a token";
