@@ -1,10 +1,13 @@
 #include "server/admission_queue.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace ditserve::server {
 
@@ -38,18 +41,35 @@ absl::StatusOr<int> AdmissionQueue::Push(
         max_queued_per_client_,
         " waiting (--max_queued_per_client); retry when one has run"));
   }
-  // Behind every job of its priority or higher, ahead of the lower ones.
-  const int priority = job->config().priority();
-  const auto place =
-      std::find_if(jobs_.begin(), jobs_.end(),
-                   [priority](const std::shared_ptr<Job>& queued) {
-                     return queued->config().priority() < priority;
-                   });
+  const auto place = PlaceFor(*job);
   const int position = static_cast<int>(place - jobs_.begin());
   jobs_.insert(place, std::move(job));
   NotifyDepthLocked();
   if (on_admitted) on_admitted(position);
   return position;
+}
+
+std::deque<std::shared_ptr<Job>>::iterator AdmissionQueue::PlaceFor(
+    const Job& job) {
+  const int priority = job.config().priority();
+  // Among its priority, a job's turn is how many jobs of its client wait
+  // ahead of it: the new job goes behind every job whose turn comes no
+  // later than its own, so that clients alternate (jobs of one client, and
+  // those without a named token, which count as one, keep arrival order).
+  const int64_t turn_of_new =
+      std::count_if(jobs_.begin(), jobs_.end(),
+                    [&job, priority](const std::shared_ptr<Job>& queued) {
+                      return queued->config().priority() == priority &&
+                             queued->client() == job.client();
+                    });
+  absl::flat_hash_map<absl::string_view, int64_t> turns;
+  return std::find_if(jobs_.begin(), jobs_.end(),
+                      [&](const std::shared_ptr<Job>& queued) {
+                        if (queued->config().priority() != priority) {
+                          return queued->config().priority() < priority;
+                        }
+                        return turns[queued->client()]++ > turn_of_new;
+                      });
 }
 
 bool AdmissionQueue::Remove(const std::shared_ptr<Job>& job) {

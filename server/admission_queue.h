@@ -2,7 +2,8 @@
 #define DITSERVE_SERVER_ADMISSION_QUEUE_H_
 
 // Bounded queue between the RPC handlers and the scheduler thread: higher
-// InputConfig.priority first, arrival order among equal priorities.
+// InputConfig.priority first; among equal priorities the clients (Job::client)
+// take turns, each client's jobs in arrival order.
 
 #include <deque>
 #include <functional>
@@ -28,7 +29,8 @@ class AdmissionQueue {
                  std::function<void(int)> on_depth_change);
 
   // Admits `job` and returns the number of jobs ahead of it (jobs of a
-  // higher priority admitted later go ahead of it too).
+  // higher priority admitted later go ahead of it too, and of its priority
+  // another client's whose turn comes first).
   // RESOURCE_EXHAUSTED when `capacity` jobs wait, or `max_queued_per_client`
   // of its client's; UNAVAILABLE when draining; the Pause status while
   // paused.
@@ -68,6 +70,9 @@ class AdmissionQueue {
 
  private:
   bool HasJobsLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Where `job` goes in the queue.
+  std::deque<std::shared_ptr<Job>>::iterator PlaceFor(const Job& job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyDepthLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int capacity_;
