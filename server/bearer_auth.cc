@@ -69,7 +69,7 @@ absl::StatusOr<std::vector<BearerAuth::Token>> BearerAuth::ReadTokens(
                                         "name and its token"));
     }
     Token token{std::string(fields.back()),
-                fields.size() == 2 ? std::string(fields.front()) : ""};
+                fields.size() == 2 ? std::string(fields.front()) : kNoClient};
     if (token.secret.size() < kMinTokenLength) {
       return BadFile(
           path, absl::StrCat("the token on line ", number, " is shorter than ",
@@ -128,7 +128,7 @@ std::string BearerAuth::Describe() const {
 
 absl::StatusOr<std::string> BearerAuth::Authenticate(
     absl::string_view authorization) const {
-  if (!enabled()) return std::string();
+  if (!enabled()) return kNoClient;
   if (!absl::StartsWith(authorization, kScheme)) {
     return absl::UnauthenticatedError(
         "send \"authorization: Bearer <token>\" (gRPC metadata or HTTP "
@@ -149,7 +149,7 @@ absl::StatusOr<std::string> BearerAuth::Authenticate(
 
 absl::StatusOr<std::string> BearerAuth::AuthenticateCall(
     const grpc::ServerContextBase& context) const {
-  if (!enabled()) return std::string();
+  if (!enabled()) return kNoClient;
   const auto& metadata = context.client_metadata();
   const auto found = metadata.find("authorization");
   return Authenticate(

@@ -23,6 +23,10 @@ class ServerContextBase;
 
 namespace ditserve::server {
 
+// The client of a request without a named token (auth off, or a token the
+// file names no client for).
+inline constexpr char kNoClient[] = "";
+
 class BearerAuth {
  public:
   // No tokens: every call is let in.
@@ -56,7 +60,7 @@ class BearerAuth {
   absl::StatusOr<bool> Reload();
 
   // The name of the client whose token `authorization` ("Bearer <token>")
-  // carries: empty when auth is off or the token has no name.
+  // carries: kNoClient when auth is off or the token has no name.
   // UNAUTHENTICATED for a missing or unknown token.
   absl::StatusOr<std::string> Authenticate(
       absl::string_view authorization) const;

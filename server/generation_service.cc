@@ -217,7 +217,7 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
   absl::StatusOr<v1::InputConfig> config =
       FreezeCall(*context, client, request);
   if (!config.ok() || request->validate_only()) {
-    intake_->CountUnadmitted(config.status(), client.value_or(""));
+    intake_->CountUnadmitted(config.status(), client.value_or(kNoClient));
     v1::GenerateResponse response;
     if (config.ok()) *response.mutable_config() = *config;
     call->Complete(
@@ -247,7 +247,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
   absl::StatusOr<v1::InputConfig> config =
       FreezeCall(*context, client, request);
   if (!config.ok() || request->validate_only()) {
-    intake_->CountUnadmitted(config.status(), client.value_or(""));
+    intake_->CountUnadmitted(config.status(), client.value_or(kNoClient));
     if (config.ok()) {
       v1::GenerateResponse response;
       *response.mutable_config() = *config;

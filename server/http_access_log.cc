@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/bearer_auth.h"
 #include "server/log_text.h"
 #include "spdlog/spdlog.h"
 
@@ -25,7 +26,7 @@ thread_local AccessRecord current_request;
 
 }  // namespace
 
-void StartHttpAccessTimer() { current_request = {absl::Now(), ""}; }
+void StartHttpAccessTimer() { current_request = {absl::Now(), kNoClient}; }
 
 void SetHttpAccessClient(const std::string& client) {
   current_request.client = client;

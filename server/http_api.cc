@@ -151,7 +151,7 @@ HttpApi::HttpApi(RequestIntake* intake, const HealthService* health,
 absl::StatusOr<std::string> HttpApi::Authorize(const httplib::Request& request,
                                                httplib::Response& response,
                                                bool is_health) const {
-  if (is_health && !auth_->guards_health()) return std::string();
+  if (is_health && !auth_->guards_health()) return kNoClient;
   absl::StatusOr<std::string> client =
       auth_->Authenticate(request.get_header_value("Authorization"));
   if (!client.ok()) {
@@ -183,7 +183,7 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
     const absl::StatusOr<std::string> client =
         Authorize(request, response, false);
     if (!client.ok()) {
-      intake_->CountUnadmitted(client.status(), "");
+      intake_->CountUnadmitted(client.status(), kNoClient);
       return;
     }
     GenerateImages(request, *client, response);
@@ -207,7 +207,7 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
         ExplainHttpRefusal(Routes(), request, response.status, kMaxBodyBytes);
     // A generation refused before its handler ran is still a refused request.
     if (request.method == "POST" && request.path == kGenerationsPath) {
-      intake_->CountUnadmitted(refusal.status, "");
+      intake_->CountUnadmitted(refusal.status, kNoClient);
     }
     ReplyError(refusal.status, response);
     response.status = refusal.http_status;

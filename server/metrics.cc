@@ -10,6 +10,7 @@
 #include "core/base/status_macros.h"
 #include "core/engine/stage.h"
 #include "prometheus/text_serializer.h"
+#include "server/bearer_auth.h"
 #include "server/status_conversion.h"
 
 namespace ditserve::server {
@@ -120,9 +121,7 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
   }
   for (int code = 0;
        code <= static_cast<int>(absl::StatusCode::kUnauthenticated); ++code) {
-    requests_.Add(
-        {{"model", model_},
-         {"status", StatusLabel(static_cast<absl::StatusCode>(code))}});
+    RequestSeries(StatusLabel(static_cast<absl::StatusCode>(code)), kNoClient);
   }
   for (const char* credential : {kAuthTokensCredential, kTlsCredential}) {
     for (const bool applied : {true, false}) {
@@ -216,10 +215,15 @@ void Metrics::ObserveDenoiseStep(double seconds) {
 
 void Metrics::ObserveRunBatch(int requests) { run_batch_.Observe(requests); }
 
+prometheus::Counter& Metrics::RequestSeries(const std::string& status,
+                                            const std::string& client) {
+  return requests_.Add(
+      {{"model", model_}, {"status", status}, {"client", client}});
+}
+
 void Metrics::CountRequest(const std::string& status,
                            const std::string& client) {
-  requests_.Add({{"model", model_}, {"status", status}, {"client", client}})
-      .Increment();
+  RequestSeries(status, client).Increment();
 }
 
 prometheus::Counter& Metrics::CredentialReloadSeries(

@@ -71,8 +71,10 @@ class Metrics {
   // Requests that shared one run of the rank group (scheduler.h).
   void ObserveRunBatch(int requests);
   // `status` is the lower-case gRPC code name ("ok", "invalid_argument",
-  // ...); `client` the name of the request's bearer token, empty for none
-  // (bearer_auth.h: the operator's token file bounds the names).
+  // ...); `client` the name of the request's bearer token, kNoClient
+  // (bearer_auth.h) for none (bearer_auth.h: the operator's token file bounds
+  // the names). The series of kNoClient exist from the start; a named client's
+  // from its first request.
   void CountRequest(const std::string& status, const std::string& client);
   void SetQueueDepth(int depth);
   void SetRequestsRunning(int running);
@@ -98,6 +100,11 @@ class Metrics {
   prometheus::Histogram& RankStageSeries(int rank, const std::string& stage);
   prometheus::Counter& CredentialReloadSeries(const std::string& credential,
                                               bool applied);
+  // One label set for every series of kRequestsMetric: Prometheus reads
+  // client="" as no client label, so a series without the label would be
+  // the same series again.
+  prometheus::Counter& RequestSeries(const std::string& status,
+                                     const std::string& client);
 
   const std::string model_;
   std::shared_ptr<prometheus::Registry> registry_;

@@ -7,9 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/bearer_auth.h"
 #include "server/metrics.h"
 #include "tools/local_cluster/http_get.h"
 #include "tools/local_cluster/rank_launcher.h"
@@ -23,7 +27,7 @@ using ::testing::HasSubstr;
 // prometheus-cpp's civetweb exposer fail to start its threads.
 TEST(MetricsEndpointTest, ServesTheRegistryInPrometheusTextFormat) {
   Metrics metrics("flux-dev", 2, {"0.1.0", "1.13.1", "cpu", "float32"});
-  metrics.CountRequest("ok", "");
+  metrics.CountRequest("ok", kNoClient);
   absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
   ASSERT_TRUE(port.ok()) << port.status();
   ASSERT_GT(*port, 0);
@@ -31,7 +35,18 @@ TEST(MetricsEndpointTest, ServesTheRegistryInPrometheusTextFormat) {
   absl::StatusOr<std::string> body = local_cluster::HttpGet(*port, "/metrics");
   ASSERT_TRUE(body.ok()) << body.status();
   EXPECT_THAT(*body, HasSubstr("# TYPE ditserve_requests_total counter"));
-  EXPECT_THAT(*body, HasSubstr("status=\"ok\"} 1"));
+  // One series per status: the one counted, not a second at zero beside it.
+  std::vector<std::string> ok_series;
+  for (absl::string_view line : absl::StrSplit(*body, '\n')) {
+    if (absl::StartsWith(line, "ditserve_requests_total{") &&
+        absl::StrContains(line, "status=\"ok\"")) {
+      ok_series.emplace_back(line);
+    }
+  }
+  EXPECT_THAT(ok_series,
+              ::testing::ElementsAre(
+                  "ditserve_requests_total{client=\"\",model=\"flux-dev\","
+                  "status=\"ok\"} 1"));
   // Series exist at zero before their first event, so rate() sees it.
   EXPECT_THAT(*body, HasSubstr("status=\"invalid_argument\"} 0"));
   EXPECT_THAT(*body, HasSubstr("rank=\"1\",stage=\"denoise\""));
