@@ -49,6 +49,10 @@ bool IsClientName(absl::string_view name) {
 
 }  // namespace
 
+std::string ClientLogField(absl::string_view client) {
+  return client.empty() ? "" : absl::StrCat(" client=", client);
+}
+
 absl::StatusOr<std::vector<BearerAuth::Token>> BearerAuth::ReadTokens(
     const std::string& path) {
   std::ifstream file(path);

@@ -27,6 +27,10 @@ namespace ditserve::server {
 // file names no client for).
 inline constexpr char kNoClient[] = "";
 
+// " client=NAME" for a host log line, empty for kNoClient. Names are
+// [A-Za-z0-9._-] (FromTokenFile checks), so they are logged as they are.
+std::string ClientLogField(absl::string_view client);
+
 class BearerAuth {
  public:
   // No tokens: every call is let in.

@@ -49,13 +49,12 @@ void LogHttpAccess(const httplib::Request& request,
           ? "streamed"
           : absl::StrCat(response.body.size(), " bytes");
   const std::string request_id = response.get_header_value("X-Request-Id");
-  // Client names are [A-Za-z0-9._-] (bearer_auth.h): logged as they are.
   spdlog::info(
       "http {}:{} \"{} {}\" {} {}{}{}{}", request.remote_addr,
       request.remote_port, LogText(request.method), LogText(request.path),
       response.status, size, took,
       request_id.empty() ? "" : absl::StrCat(" request_id=", request_id),
-      record.client.empty() ? "" : absl::StrCat(" client=", record.client));
+      ClientLogField(record.client));
 }
 
 }  // namespace ditserve::server

@@ -26,7 +26,7 @@ class Job {
       std::function<void(const v1::GenerateStreamResponse::Progress&)>;
   using DoneFn = std::function<void(absl::StatusOr<v1::GenerateResponse>)>;
 
-  // `client`: the name of the caller's bearer token, empty for none
+  // `client`: the name of the caller's bearer token, kNoClient for none
   // (bearer_auth.h); `received`: when the RPC arrived; `enqueued`: when it
   // was frozen and admitted.
   Job(v1::InputConfig config, std::string client, absl::Time received,

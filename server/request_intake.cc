@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/config/freeze.h"
+#include "server/bearer_auth.h"
 #include "server/log_text.h"
 #include "server/memory_admission.h"
 #include "server/status_conversion.h"
@@ -42,21 +43,12 @@ absl::StatusOr<v1::InputConfig> RequestIntake::Freeze(
   return config;
 }
 
-namespace {
-
-// Client names are [A-Za-z0-9._-] (bearer_auth.h): logged as they are.
-std::string ClientField(const std::string& client) {
-  return client.empty() ? "" : absl::StrCat(" client=", client);
-}
-
-}  // namespace
-
 void RequestIntake::CountUnadmitted(const absl::Status& status,
                                     const std::string& client) {
   metrics_->CountRequest(StatusLabel(status.code()), client);
   if (!status.ok()) {
     spdlog::info("refused{} status={} before admission: {}",
-                 ClientField(client), StatusLabel(status.code()),
+                 ClientLogField(client), StatusLabel(status.code()),
                  LogText(status.message()));
   }
 }
@@ -83,7 +75,7 @@ void RequestIntake::Enqueue(
     const std::shared_ptr<Job>& job,
     const std::function<void(int position)>& on_admitted) {
   absl::StatusOr<int> position = queue_->Push(job, on_admitted);
-  const std::string client = ClientField(job->client());
+  const std::string client = ClientLogField(job->client());
   if (!position.ok()) {
     spdlog::info("request_id={} sequence={}{} refused status={}: {}",
                  job->config().request_id(), job->config().sequence_number(),

@@ -74,6 +74,11 @@ TEST(BearerAuthTest, ATokenTellsWhichClientSentIt) {
       << "a name is not a token";
 }
 
+TEST(BearerAuthTest, LogLinesNameOnlyNamedClients) {
+  EXPECT_EQ(ClientLogField("web-app"), " client=web-app");
+  EXPECT_EQ(ClientLogField(kNoClient), "");
+}
+
 TEST(BearerAuthTest, HealthIsGuardedOnlyWhenAsked) {
   const std::string path = WriteFile("health-tokens", kToken);
   EXPECT_FALSE(BearerAuth::FromTokenFile(path, false).value()->guards_health());
