@@ -117,17 +117,23 @@ absl::StatusOr<bool> BearerAuth::Reload() {
 
 std::string BearerAuth::Describe() const {
   if (!enabled()) return "off";
+  const std::vector<std::string> clients = ClientNames();
   absl::ReaderMutexLock lock(&mu_);
-  std::set<std::string> clients;
-  for (const Token& token : tokens_) {
-    if (!token.client.empty()) clients.insert(token.client);
-  }
   return absl::StrCat(
       "required (", tokens_.size(), tokens_.size() == 1 ? " token" : " tokens",
       clients.empty()
           ? ", none names a client"
           : absl::StrCat(", clients ", absl::StrJoin(clients, ", ")),
       ")");
+}
+
+std::vector<std::string> BearerAuth::ClientNames() const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::set<std::string> clients;
+  for (const Token& token : tokens_) {
+    if (!token.client.empty()) clients.insert(token.client);
+  }
+  return {clients.begin(), clients.end()};
 }
 
 absl::StatusOr<std::string> BearerAuth::Authenticate(

@@ -53,6 +53,8 @@ class BearerAuth {
   // file holds and the clients they name, so that an operator sees the file
   // read as meant.
   std::string Describe() const;
+  // The clients the tokens name, sorted, each once.
+  std::vector<std::string> ClientNames() const;
   // Whether health checks (gRPC health, GET /health) and server reflection
   // need a token too (--auth_health).
   bool guards_health() const { return enabled() && guard_health_; }

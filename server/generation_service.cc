@@ -311,6 +311,7 @@ grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
   limits->set_max_sequence_length(defaults.max_sequence_length_limit);
   limits->set_max_prompt_bytes(model.options.max_prompt_bytes);
   limits->set_max_queue(model.options.max_queue);
+  limits->set_max_queued_per_client(model.options.max_queued_per_client);
   limits->set_max_request_bytes(model.options.max_request_bytes);
   info.set_version(model.version);
   info.set_torch_version(model.torch_version);

@@ -37,11 +37,17 @@ absl::StatusOr<HostCredentials> CredentialsFromFlags() {
   return credentials;
 }
 
-std::vector<ReloadedCredential> HostCredentials::Reloadable() const {
+std::vector<ReloadedCredential> HostCredentials::Reloadable(
+    Metrics* metrics) const {
   std::vector<ReloadedCredential> reloadable;
   if (auth->enabled()) {
-    reloadable.push_back({kAuthTokensCredential,
-                          [auth = auth.get()] { return auth->Reload(); }});
+    reloadable.push_back(
+        {kAuthTokensCredential,
+         [auth = auth.get(), metrics]() -> absl::StatusOr<bool> {
+           ASSIGN_OR_RETURN(const bool changed, auth->Reload());
+           if (changed) metrics->AddClients(auth->ClientNames());
+           return changed;
+         }});
   }
   if (tls != nullptr) {
     reloadable.push_back(

@@ -28,8 +28,9 @@ struct HostCredentials {
   // From `tls` (following its Replace), or insecure.
   std::shared_ptr<grpc::ServerCredentials> grpc;
 
-  // The credentials that have files to re-read.
-  std::vector<ReloadedCredential> Reloadable() const;
+  // The credentials that have files to re-read; a re-read that changes the
+  // tokens adds their clients' series to `metrics` (Metrics::AddClients).
+  std::vector<ReloadedCredential> Reloadable(Metrics* metrics) const;
   // For the start-up log, e.g. "TLS on, client certificates required,
   // bearer tokens required".
   std::string Describe() const;

@@ -27,7 +27,7 @@ ABSL_FLAG(std::string, http_cors_origins, "",
           "any; empty = none");
 ABSL_FLAG(int, max_queue, kDefaults.max_queue,
           "requests waiting to run before RESOURCE_EXHAUSTED");
-ABSL_FLAG(int, max_queued_per_client, 0,
+ABSL_FLAG(int, max_queued_per_client, kDefaults.max_queued_per_client,
           "requests one client may have waiting before RESOURCE_EXHAUSTED "
           "(HTTP 429); clients are the names in --auth_token_file, and "
           "requests without a named token count as one client; 0 = no limit");
@@ -115,6 +115,7 @@ absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags() {
   }
   config::ServerOptions options;
   options.max_queue = absl::GetFlag(FLAGS_max_queue);
+  options.max_queued_per_client = absl::GetFlag(FLAGS_max_queued_per_client);
   options.max_batch = absl::GetFlag(FLAGS_max_batch);
   options.max_side_pixels = absl::GetFlag(FLAGS_max_side_pixels);
   options.max_pixels =

@@ -154,8 +154,8 @@ int RunHost() {
                   {engine::BuildVersion(), TORCH_VERSION, setup->compute.device,
                    setup->compute.dtype});
   metrics.ExportPromptCache(setup->prompt_cache);
-  AdmissionQueue queue(options.max_queue,
-                       absl::GetFlag(FLAGS_max_queued_per_client),
+  metrics.AddClients(credentials->auth->ClientNames());
+  AdmissionQueue queue(options.max_queue, options.max_queued_per_client,
                        [&metrics](int depth) { metrics.SetQueueDepth(depth); });
   const ServingGeneration::Shared shared{
       .queue = &queue,
@@ -239,7 +239,7 @@ int RunHost() {
   }
 
   const CredentialReloader reloader(
-      credentials->Reloadable(),
+      credentials->Reloadable(&metrics),
       absl::Seconds(absl::GetFlag(FLAGS_credential_refresh_s)),
       [] {
         const bool requested = reload_requested != 0;

@@ -119,10 +119,7 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
     StageSeries(name);
     for (int rank = 0; rank < world_size; ++rank) RankStageSeries(rank, name);
   }
-  for (int code = 0;
-       code <= static_cast<int>(absl::StatusCode::kUnauthenticated); ++code) {
-    RequestSeries(StatusLabel(static_cast<absl::StatusCode>(code)), kNoClient);
-  }
+  AddClients({kNoClient});
   for (const char* credential : {kAuthTokensCredential, kTlsCredential}) {
     for (const bool applied : {true, false}) {
       CredentialReloadSeries(credential, applied);
@@ -224,6 +221,15 @@ prometheus::Counter& Metrics::RequestSeries(const std::string& status,
 void Metrics::CountRequest(const std::string& status,
                            const std::string& client) {
   RequestSeries(status, client).Increment();
+}
+
+void Metrics::AddClients(const std::vector<std::string>& clients) {
+  for (const std::string& client : clients) {
+    for (int code = 0;
+         code <= static_cast<int>(absl::StatusCode::kUnauthenticated); ++code) {
+      RequestSeries(StatusLabel(static_cast<absl::StatusCode>(code)), client);
+    }
+  }
 }
 
 prometheus::Counter& Metrics::CredentialReloadSeries(

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/base/process_memory.h"
@@ -72,10 +73,14 @@ class Metrics {
   void ObserveRunBatch(int requests);
   // `status` is the lower-case gRPC code name ("ok", "invalid_argument",
   // ...); `client` the name of the request's bearer token, kNoClient
-  // (bearer_auth.h) for none (bearer_auth.h: the operator's token file bounds
-  // the names). The series of kNoClient exist from the start; a named client's
-  // from its first request.
+  // (bearer_auth.h) for none (the operator's token file bounds the names).
   void CountRequest(const std::string& status, const std::string& client);
+  // Makes every request series of each of `clients` at zero, as those of
+  // kNoClient are from the start, so that rate() sees a client's first
+  // request: given the token file's names at start-up and after each re-read
+  // that changes them. A client dropped from the file keeps its series, as
+  // counters do not go back.
+  void AddClients(const std::vector<std::string>& clients);
   void SetQueueDepth(int depth);
   void SetRequestsRunning(int running);
   void SetRanksAlive(int alive);

@@ -12,6 +12,8 @@ struct ServerOptions {
   int max_batch = 4;
   // Requests waiting to run before new ones get RESOURCE_EXHAUSTED.
   int max_queue = 16;
+  // Of those, most from one client (0 = no limit).
+  int max_queued_per_client = 0;
   // Largest height or width in pixels.
   int max_side_pixels = 2048;
   // Largest height × width.

@@ -528,6 +528,24 @@ TEST(HttpApiQueueTest, AClientPastItsQueueShareIsRefusedAndOthersGetIn) {
                              .host_flags = {"--auth_token_file=" + tokens,
                                             "--max_queued_per_client=2"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::ServerInfo info;
+  auto info_context = ContextWithDeadline(30);
+  info_context->AddMetadata("authorization",
+                            absl::StrCat("Bearer ", kWebToken));
+  const grpc::Status info_status =
+      (*cluster)->generation().GetServerInfo(info_context.get(), {}, &info);
+  ASSERT_TRUE(info_status.ok()) << info_status.error_message();
+  EXPECT_EQ(info.limits().max_queued_per_client(), 2);
+  // Before any request of a named client: its series are there at zero.
+  absl::StatusOr<std::string> first_scrape = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(first_scrape.ok()) << first_scrape.status();
+  for (const char* client : {"batch", "web-app"}) {
+    EXPECT_THAT(*first_scrape,
+                HasSubstr(absl::StrCat("ditserve_requests_total{client=\"",
+                                       client, "\",model=\"", info.model(),
+                                       "\",status=\"resource_exhausted\"} 0")))
+        << client;
+  }
   const int port = (*cluster)->http_port();
   const auto client_of = [port](const char* token) {
     auto client = std::make_unique<httplib::Client>("127.0.0.1", port);

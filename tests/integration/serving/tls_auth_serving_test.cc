@@ -16,7 +16,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -369,7 +372,8 @@ TEST_F(CredentialRotationTest, NewCertificatesAndTokensServeWithoutARestart) {
   }
 }
 
-// `systemctl reload` (ExecReload sends SIGHUP) re-reads them at once.
+// `systemctl reload` (ExecReload sends SIGHUP) re-reads them at once; a
+// client the new file names has its metric series from then on.
 TEST_F(CredentialRotationTest, SighupReloadsAtOnce) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start({.world_size = 1,
@@ -378,7 +382,7 @@ TEST_F(CredentialRotationTest, SighupReloadsAtOnce) {
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   ServingCluster& host = **cluster;
   Install(second_);
-  Replace("tokens", kRotatedToken);
+  Replace("tokens", absl::StrCat("web-app ", kRotatedToken));
   std::this_thread::sleep_for(std::chrono::seconds(2));
   EXPECT_TRUE(Call(host, first_, kToken).ok()) << "the hour is not up";
   host.ranks().Signal(0, SIGHUP);
@@ -389,6 +393,16 @@ TEST_F(CredentialRotationTest, SighupReloadsAtOnce) {
   EXPECT_TRUE(host.ranks().WaitForOutput(
       0, "re-reading the credential files on request",
       std::chrono::seconds(5)));
+  absl::StatusOr<std::string> metrics = host.ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  bool zero_series = false;
+  for (absl::string_view line : absl::StrSplit(*metrics, '\n')) {
+    zero_series =
+        zero_series ||
+        (absl::StartsWith(line, "ditserve_requests_total{client=\"web-app\"") &&
+         absl::EndsWith(line, "status=\"data_loss\"} 0"));
+  }
+  EXPECT_TRUE(zero_series) << "web-app's data_loss series at 0";
 }
 
 TEST(CredentialFlagsTest, AKeyThatIsNotTheCertificatesFailsStartUp) {

@@ -11,6 +11,7 @@
 namespace ditserve::server {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -69,6 +70,7 @@ TEST(BearerAuthTest, ATokenTellsWhichClientSentIt) {
             "");
   EXPECT_EQ((*auth)->Describe(),
             "required (4 tokens, clients batch_2.eu, web-app)");
+  EXPECT_THAT((*auth)->ClientNames(), ElementsAre("batch_2.eu", "web-app"));
   EXPECT_EQ((*auth)->Authenticate("Bearer web-app").status().code(),
             absl::StatusCode::kUnauthenticated)
       << "a name is not a token";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -51,6 +52,31 @@ TEST(MetricsEndpointTest, ServesTheRegistryInPrometheusTextFormat) {
   EXPECT_THAT(*body, HasSubstr("status=\"invalid_argument\"} 0"));
   EXPECT_THAT(*body, HasSubstr("rank=\"1\",stage=\"denoise\""));
   EXPECT_THAT(*body, HasSubstr("ditserve_world_size 2"));
+}
+
+// A named client's series exist at zero before its first request, as the
+// unnamed client's do, so that rate() counts that request.
+TEST(MetricsEndpointTest, NamedClientsSeriesStartAtZero) {
+  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
+  metrics.AddClients({"batch", "web-app"});
+  metrics.CountRequest("ok", "batch");
+  absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.status();
+  absl::StatusOr<std::string> body = local_cluster::HttpGet(*port, "/metrics");
+  ASSERT_TRUE(body.ok()) << body.status();
+  int web_app_series = 0;
+  for (absl::string_view line : absl::StrSplit(*body, '\n')) {
+    if (absl::StartsWith(line, "ditserve_requests_total{client=\"web-app\"")) {
+      EXPECT_TRUE(absl::EndsWith(line, "} 0")) << line;
+      ++web_app_series;
+    }
+  }
+  EXPECT_EQ(web_app_series,
+            static_cast<int>(absl::StatusCode::kUnauthenticated) + 1)
+      << "one per gRPC status code";
+  EXPECT_THAT(*body,
+              HasSubstr("ditserve_requests_total{client=\"batch\",model=\"flux-"
+                        "dev\",status=\"ok\"} 1"));
 }
 
 TEST(MetricsEndpointTest, OtherPathsAreNotFound) {
