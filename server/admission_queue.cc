@@ -11,6 +11,13 @@
 
 namespace ditserve::server {
 
+int64_t RunWork(const v1::InputConfig& config) {
+  const v1::DerivedShapes& shapes = config.shapes();
+  return std::max<int64_t>(
+      1, int64_t{config.prompt_size()} * shapes.guidance_branches() *
+             config.num_inference_steps() * shapes.sequence_tokens());
+}
+
 AdmissionQueue::AdmissionQueue(int capacity, int max_queued_per_client,
                                std::function<void(int)> on_depth_change)
     : capacity_(capacity),
@@ -52,23 +59,28 @@ absl::StatusOr<int> AdmissionQueue::Push(
 std::deque<std::shared_ptr<Job>>::iterator AdmissionQueue::PlaceFor(
     const Job& job) {
   const int priority = job.config().priority();
-  // Among its priority, a job's turn is how many jobs of its client wait
-  // ahead of it: the new job goes behind every job whose turn comes no
-  // later than its own, so that clients alternate (jobs of one client, and
-  // those without a named token, which count as one, keep arrival order).
-  const int64_t turn_of_new =
-      std::count_if(jobs_.begin(), jobs_.end(),
-                    [&job, priority](const std::shared_ptr<Job>& queued) {
-                      return queued->config().priority() == priority &&
-                             queued->client() == job.client();
-                    });
-  absl::flat_hash_map<absl::string_view, int64_t> turns;
+  // Among its priority, a job's turn comes after the work (RunWork) of the
+  // jobs of its client that wait ahead of it: the new job goes behind every
+  // job whose turn comes no later than its own, so that clients share the
+  // group by work rather than by request (jobs of one client, and those
+  // without a named token, which count as one, keep arrival order).
+  int64_t turn_of_new = 0;
+  for (const std::shared_ptr<Job>& queued : jobs_) {
+    if (queued->config().priority() == priority &&
+        queued->client() == job.client()) {
+      turn_of_new += RunWork(queued->config());
+    }
+  }
+  absl::flat_hash_map<absl::string_view, int64_t> work_ahead;
   return std::find_if(jobs_.begin(), jobs_.end(),
                       [&](const std::shared_ptr<Job>& queued) {
                         if (queued->config().priority() != priority) {
                           return queued->config().priority() < priority;
                         }
-                        return turns[queued->client()]++ > turn_of_new;
+                        int64_t& ahead = work_ahead[queued->client()];
+                        const int64_t turn = ahead;
+                        ahead += RunWork(queued->config());
+                        return turn > turn_of_new;
                       });
 }
 

@@ -3,8 +3,10 @@
 
 // Bounded queue between the RPC handlers and the scheduler thread: higher
 // InputConfig.priority first; among equal priorities the clients (Job::client)
-// take turns, each client's jobs in arrival order.
+// take turns by the work of their jobs (RunWork), each client's jobs in
+// arrival order.
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -18,6 +20,13 @@
 
 namespace ditserve::server {
 
+// The work of a job's run, by which clients take turns: the transformer
+// tokens it processes (images × guidance branches × steps × sequence tokens
+// of its frozen config), at least 1. It leaves out the VAE decode and
+// attention's growth with the square of the sequence: about a fifth of
+// FLUX.1's work at 1024², half of CogVideoX-5b's at 49 frames of 720×480.
+int64_t RunWork(const v1::InputConfig& config);
+
 class AdmissionQueue {
  public:
   // `max_queued_per_client` bounds the jobs one client (Job::client; every
@@ -30,7 +39,8 @@ class AdmissionQueue {
 
   // Admits `job` and returns the number of jobs ahead of it (jobs of a
   // higher priority admitted later go ahead of it too, and of its priority
-  // another client's whose turn comes first).
+  // another client's whose turn comes first: a client whose jobs ahead are
+  // less work).
   // RESOURCE_EXHAUSTED when `capacity` jobs wait, or `max_queued_per_client`
   // of its client's; UNAVAILABLE when draining; the Pause status while
   // paused.

@@ -96,6 +96,55 @@ TEST(AdmissionQueueTest, ClientsOfOnePriorityTakeTurns) {
   }
 }
 
+// A job that processes `tokens` transformer tokens in all.
+std::shared_ptr<Job> JobOfWork(Outcome* outcome, const std::string& client,
+                               int tokens) {
+  v1::InputConfig config;
+  config.add_prompt("p");
+  config.set_num_inference_steps(1);
+  config.mutable_shapes()->set_guidance_branches(1);
+  config.mutable_shapes()->set_sequence_tokens(tokens);
+  return std::make_shared<Job>(
+      config, client, absl::Now(), absl::Now(), nullptr,
+      [outcome](absl::StatusOr<v1::GenerateResponse> result) {
+        outcome->status = result.status();
+      });
+}
+
+TEST(AdmissionQueueTest, RunWorkCountsTheTokensOfEveryForward) {
+  v1::InputConfig config;
+  EXPECT_EQ(RunWork(config), 1) << "never 0, so that every job is a turn";
+  config.add_prompt("a");
+  config.add_prompt("b");
+  config.set_num_inference_steps(28);
+  config.mutable_shapes()->set_guidance_branches(2);
+  config.mutable_shapes()->set_sequence_tokens(4608);
+  EXPECT_EQ(RunWork(config), int64_t{2} * 2 * 28 * 4608);
+}
+
+// Turns follow work, not request counts: a client of small requests runs
+// several of them in the time of another client's large one.
+TEST(AdmissionQueueTest, ClientsTakeTurnsByTheWorkOfTheirJobs) {
+  AdmissionQueue queue(16, 0, nullptr);
+  Outcome outcome;
+  const std::shared_ptr<Job> large_1 = JobOfWork(&outcome, "batch", 10);
+  const std::shared_ptr<Job> large_2 = JobOfWork(&outcome, "batch", 10);
+  ASSERT_TRUE(queue.Push(large_1).ok());
+  ASSERT_TRUE(queue.Push(large_2).ok());
+  std::vector<std::shared_ptr<Job>> small;
+  for (int i = 0; i < 3; ++i) {
+    small.push_back(JobOfWork(&outcome, "web", 4));
+    EXPECT_EQ(*queue.Push(small.back()), i + 1)
+        << "web's turns at 0, 4 and 8 come before batch's second, at 10";
+  }
+  const std::shared_ptr<Job> small_4 = JobOfWork(&outcome, "web", 4);
+  EXPECT_EQ(*queue.Push(small_4), 5) << "web's turn at 12 comes after it";
+  for (const std::shared_ptr<Job>& expected :
+       {large_1, small[0], small[1], small[2], large_2, small_4}) {
+    EXPECT_EQ(queue.Pop(absl::Seconds(1)), expected);
+  }
+}
+
 TEST(AdmissionQueueTest, PopsInArrivalOrder) {
   AdmissionQueue queue(4, 0, nullptr);
   Outcome a, b;
