@@ -208,8 +208,9 @@ absl::StatusOr<at::Tensor> Denoise(FamilyModel& model,
           (clean_sample ? stepped.pred_original_sample : stepped.prev_sample)
               .to(latents.scalar_type());
       if (observer) {
-        RETURN_IF_ERROR(
-            observer(StepEvent{step, steps, timestep, raw, latents}));
+        RETURN_IF_ERROR(observer(
+            StepEvent{step, steps, timestep, raw, latents,
+                      stepped.pred_original_sample.to(latents.scalar_type())}));
       }
     }
     return latents;

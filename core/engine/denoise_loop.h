@@ -26,6 +26,9 @@ struct StepEvent {
   at::Tensor noise_pred;
   // Packed latents after the scheduler step.
   at::Tensor latents;
+  // The scheduler's estimate of the clean packed latents from this step's
+  // guided prediction (its pred_original_sample): what a preview shows.
+  at::Tensor denoised;
 };
 
 // Called after every step; a non-OK status stops the loop and is returned

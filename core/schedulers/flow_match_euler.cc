@@ -181,8 +181,13 @@ absl::StatusOr<StepOutput> FlowMatchEulerDiscreteScheduler::Step(
         const float sigma = sigmas_[step_index_].item<float>();
         const float sigma_next = sigmas_[step_index_ + 1].item<float>();
         const float dt = sigma_next - sigma;
-        out.prev_sample = (sample.to(torch::kFloat32) + dt * model_output)
-                              .to(model_output.scalar_type());
+        const at::Tensor sample32 = sample.to(torch::kFloat32);
+        out.prev_sample =
+            (sample32 + dt * model_output).to(model_output.scalar_type());
+        // The sample is (1 − σ) × x0 + σ × noise and the model predicts the
+        // velocity noise − x0, so x0 is the sample less σ velocities.
+        out.pred_original_sample =
+            (sample32 - sigma * model_output).to(model_output.scalar_type());
       }));
   ++step_index_;
   return out;

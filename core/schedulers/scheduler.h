@@ -42,8 +42,7 @@ struct StepOptions {
 
 struct StepOutput {
   at::Tensor prev_sample;
-  // The predicted denoised sample x0 (DDIM and DPM-Solver; undefined for
-  // flow matching, which never forms it).
+  // The predicted denoised sample x0, from this step's model output.
   at::Tensor pred_original_sample;
 };
 

@@ -179,6 +179,39 @@ TEST_P(DenoiseLoopTest, EveryStepAndTheImageMatchDiffusers) {
                          rule.at("max_fraction_differing").get<double>()));
 }
 
+// What a preview shows: flow matching and DPM-Solver end on σ = 0, where the
+// last step lands on its own estimate of the clean sample, so that estimate
+// is the result; before it, the estimate is not yet the latents.
+TEST_P(DenoiseLoopTest, TheLastStepsDenoisedEstimateIsTheResult) {
+  absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> schedule =
+      model_->Schedule(Request());
+  ASSERT_TRUE(schedule.ok()) << schedule.status();
+  if (dynamic_cast<schedulers::FlowMatchEulerDiscreteScheduler*>(
+          schedule->get()) == nullptr &&
+      dynamic_cast<schedulers::DPMSolverMultistepScheduler*>(schedule->get()) ==
+          nullptr) {
+    GTEST_SKIP() << (*schedule)->class_name() << " does not end on σ = 0";
+  }
+  std::vector<at::Tensor> denoised;
+  std::vector<at::Tensor> latents_after;
+  absl::StatusOr<at::Tensor> latents =
+      Denoise(*model_, Request(), golden_->Input("latents"),
+              [&](const StepEvent& event) {
+                denoised.push_back(event.denoised);
+                latents_after.push_back(event.latents);
+                return absl::OkStatus();
+              });
+  ASSERT_TRUE(latents.ok()) << latents.status();
+  ASSERT_EQ(denoised.size(), 4U);
+  EXPECT_TRUE(torch::allclose(denoised.back(), *latents, 1e-5, 1e-5))
+      << (denoised.back() - *latents).abs().max();
+  for (size_t step = 0; step + 1 < denoised.size(); ++step) {
+    EXPECT_EQ(denoised[step].sizes(), latents->sizes());
+    EXPECT_FALSE(torch::allclose(denoised[step], latents_after[step]))
+        << "step " << step;
+  }
+}
+
 TEST_P(DenoiseLoopTest, GenerateEqualsTheStagesRunInOrder) {
   absl::StatusOr<DecodeOutput> generated =
       Generate(*model_, Request(), nullptr);

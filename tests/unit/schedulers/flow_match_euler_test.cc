@@ -85,6 +85,24 @@ TEST(FlowMatchEulerTest, StepIsAnEulerStepAlongTheVelocity) {
   EXPECT_TRUE(torch::allclose(second->prev_sample, torch::full({2, 3}, -2.0f)));
 }
 
+// A sample on the straight path between x0 and noise, with the exact
+// velocity noise − x0, gives back x0 at every sigma.
+TEST(FlowMatchEulerTest, ThePredictedOriginalSampleIsTheCleanEnd) {
+  FlowMatchEulerDiscreteScheduler scheduler{FlowMatchEulerConfig{}};
+  TimestepOptions options;
+  options.sigmas = {1.0, 0.75, 0.25};
+  ASSERT_TRUE(scheduler.SetTimesteps(3, options).ok());
+  const at::Tensor clean = torch::tensor({0.5f, -1.5f, 2.0f});
+  const at::Tensor noise = torch::tensor({1.0f, 0.25f, -3.0f});
+  for (const float sigma : {1.0f, 0.75f, 0.25f}) {
+    const at::Tensor sample = (1 - sigma) * clean + sigma * noise;
+    auto stepped = scheduler.Step(noise - clean, sample);
+    ASSERT_TRUE(stepped.ok()) << stepped.status();
+    EXPECT_TRUE(torch::allclose(stepped->pred_original_sample, clean))
+        << "sigma " << sigma << ": " << stepped->pred_original_sample;
+  }
+}
+
 TEST(FlowMatchEulerTest, StepPastTheLastTimestepIsAnError) {
   FlowMatchEulerDiscreteScheduler scheduler{FlowMatchEulerConfig{}};
   at::Tensor x = torch::zeros({1});
