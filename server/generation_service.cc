@@ -8,10 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/status_macros.h"
+#include "core/config/field_error.h"
 #include "core/config/message_decoding.h"
 #include "core/config/model_defaults.h"
 #include "server/call_ownership.h"
@@ -111,8 +113,9 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
   CallOwnership ownership_;
 };
 
-// GenerateStream: accepted → progress per step → image chunks → result. One
-// write is in flight at a time; messages wait in `pending_`.
+// GenerateStream: accepted → progress per step (and partial images) → image
+// chunks → result. One write is in flight at a time; messages wait in
+// `pending_`.
 class GenerationService::StreamCall
     : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
@@ -125,6 +128,28 @@ class GenerationService::StreamCall
     if (closing_) return;
     pending_.push_back(Encode(message));
     if (!writing_) StartNextWriteLocked();
+  }
+
+  // Sends a job's event; a partial image larger than the chunk size goes in
+  // slices of it, each an event of its own.
+  void SendEvent(v1::GenerateStreamResponse event) {
+    if (!event.has_partial_image()) {
+      Send(std::move(event));
+      return;
+    }
+    v1::Image* image = event.mutable_partial_image()->mutable_image();
+    const std::string data = std::move(*image->mutable_data());
+    image->clear_data();
+    const auto size = static_cast<int64_t>(data.size());
+    int64_t offset = 0;
+    do {
+      v1::GenerateStreamResponse slice = event;
+      slice.mutable_partial_image()->set_offset(offset);
+      slice.mutable_partial_image()->mutable_image()->set_data(
+          data.substr(offset, kStreamChunkBytes));
+      Send(std::move(slice));
+      offset += kStreamChunkBytes;
+    } while (offset < size);
   }
 
   void Close(const grpc::Status& status) {
@@ -216,6 +241,13 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
   const absl::StatusOr<std::string> client = auth_->AuthenticateCall(*context);
   absl::StatusOr<v1::InputConfig> config =
       FreezeCall(*context, client, request);
+  if (config.ok() && config->partial_image_steps_size() > 0) {
+    config = config::InvalidField(
+        "partial_images",
+        absl::StrCat("partial_images ", request->partial_images(),
+                     " needs GenerateStream, which streams the previews; "
+                     "Generate returns the final images only: leave it 0"));
+  }
   if (!config.ok() || request->validate_only()) {
     intake_->CountUnadmitted(config.status(), client.value_or(kNoClient));
     v1::GenerateResponse response;
@@ -259,10 +291,8 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
   }
   std::shared_ptr<Job> job = intake_->NewJob(
       *std::move(config), *client, received,
-      [call](const v1::GenerateStreamResponse::Progress& progress) {
-        v1::GenerateStreamResponse message;
-        *message.mutable_progress() = progress;
-        call->Send(std::move(message));
+      [call](v1::GenerateStreamResponse event) {
+        call->SendEvent(std::move(event));
       },
       [call](absl::StatusOr<v1::GenerateResponse> outcome) {
         call->Complete(std::move(outcome));

@@ -99,24 +99,23 @@ class Outcome {
 // moves messages, so a large output's base64 does not hold up the next run.
 class JobReports {
  public:
-  void AddProgress(const v1::GenerateStreamResponse::Progress& progress) {
+  void AddEvent(v1::GenerateStreamResponse event) {
     absl::MutexLock lock(&mu_);
-    progress_.push_back(progress);
+    events_.push_back(std::move(event));
   }
   void Finish(absl::StatusOr<v1::GenerateResponse> outcome) {
     absl::MutexLock lock(&mu_);
     outcome_ = std::move(outcome);
   }
-  // Waits up to `timeout` for a report; moves the progress reported so far
-  // into `progress`, and returns the outcome once the job has finished.
+  // Waits up to `timeout` for a report; moves the events reported so far
+  // into `events`, and returns the outcome once the job has finished.
   std::optional<absl::StatusOr<v1::GenerateResponse>> Take(
-      absl::Duration timeout,
-      std::vector<v1::GenerateStreamResponse::Progress>& progress) {
+      absl::Duration timeout, std::vector<v1::GenerateStreamResponse>& events) {
     absl::MutexLock lock(&mu_);
     mu_.AwaitWithTimeout(absl::Condition(this, &JobReports::ReadyLocked),
                          timeout);
-    progress.swap(progress_);
-    progress_.clear();
+    events.swap(events_);
+    events_.clear();
     return std::exchange(outcome_, std::nullopt);
   }
   // The refusal of a job that admission finished at once.
@@ -127,12 +126,11 @@ class JobReports {
 
  private:
   bool ReadyLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-    return outcome_.has_value() || !progress_.empty();
+    return outcome_.has_value() || !events_.empty();
   }
 
   mutable absl::Mutex mu_;
-  std::vector<v1::GenerateStreamResponse::Progress> progress_
-      ABSL_GUARDED_BY(mu_);
+  std::vector<v1::GenerateStreamResponse> events_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::StatusOr<v1::GenerateResponse>> outcome_
       ABSL_GUARDED_BY(mu_);
 };
@@ -271,8 +269,8 @@ void HttpApi::StreamImages(const httplib::Request& request,
   auto reports = std::make_shared<JobReports>();
   std::shared_ptr<Job> job = intake_->NewJob(
       std::move(config), client, received,
-      [reports](const v1::GenerateStreamResponse::Progress& progress) {
-        reports->AddProgress(progress);
+      [reports](v1::GenerateStreamResponse event) {
+        reports->AddEvent(std::move(event));
       },
       [reports](absl::StatusOr<v1::GenerateResponse> outcome) {
         reports->Finish(std::move(outcome));
@@ -298,11 +296,15 @@ void HttpApi::StreamImages(const httplib::Request& request,
           last_write = absl::Now();
           return sink.write(event.data(), event.size());
         };
-        std::vector<v1::GenerateStreamResponse::Progress> progress;
+        std::vector<v1::GenerateStreamResponse> events;
         std::optional<absl::StatusOr<v1::GenerateResponse>> outcome =
-            reports->Take(kPeerCheckInterval, progress);
-        for (const v1::GenerateStreamResponse::Progress& step : progress) {
-          if (!send(ProgressEvent(step))) return false;
+            reports->Take(kPeerCheckInterval, events);
+        for (const v1::GenerateStreamResponse& event : events) {
+          if (!send(event.has_partial_image()
+                        ? PartialImageEvent(event.partial_image(), absl::Now())
+                        : ProgressEvent(event.progress()))) {
+            return false;
+          }
         }
         if (outcome.has_value()) {
           const std::vector<std::string> last =

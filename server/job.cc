@@ -5,12 +5,12 @@
 namespace ditserve::server {
 
 Job::Job(v1::InputConfig config, std::string client, absl::Time received,
-         absl::Time enqueued, ProgressFn on_progress, DoneFn on_done)
+         absl::Time enqueued, EventFn on_event, DoneFn on_done)
     : config_(std::move(config)),
       client_(std::move(client)),
       received_(received),
       enqueued_(enqueued),
-      on_progress_(std::move(on_progress)),
+      on_event_(std::move(on_event)),
       on_done_(std::move(on_done)) {}
 
 bool Job::DeadlinePassed(absl::Time now) const {
@@ -26,8 +26,8 @@ absl::Time Job::deadline() const {
              : absl::FromUnixMicros(config_.deadline_unix_micros());
 }
 
-void Job::ReportProgress(const v1::GenerateStreamResponse::Progress& progress) {
-  if (on_progress_ && !finished()) on_progress_(progress);
+void Job::ReportEvent(v1::GenerateStreamResponse event) {
+  if (on_event_ && !finished()) on_event_(std::move(event));
 }
 
 bool Job::Finish(absl::StatusOr<v1::GenerateResponse> outcome) {

@@ -22,15 +22,15 @@ namespace ditserve::server {
 
 class Job {
  public:
-  using ProgressFn =
-      std::function<void(const v1::GenerateStreamResponse::Progress&)>;
+  // A streamed event before the outcome: progress or a partial image.
+  using EventFn = std::function<void(v1::GenerateStreamResponse event)>;
   using DoneFn = std::function<void(absl::StatusOr<v1::GenerateResponse>)>;
 
   // `client`: the name of the caller's bearer token, kNoClient for none
   // (bearer_auth.h); `received`: when the RPC arrived; `enqueued`: when it
   // was frozen and admitted.
   Job(v1::InputConfig config, std::string client, absl::Time received,
-      absl::Time enqueued, ProgressFn on_progress, DoneFn on_done);
+      absl::Time enqueued, EventFn on_event, DoneFn on_done);
 
   const v1::InputConfig& config() const { return config_; }
   const std::string& client() const { return client_; }
@@ -50,7 +50,8 @@ class Job {
   void Cancel() { cancelled_.store(true); }
   bool cancelled() const { return cancelled_.load(); }
 
-  void ReportProgress(const v1::GenerateStreamResponse::Progress& progress);
+  // Passes `event` on unless the job has finished (or reports none).
+  void ReportEvent(v1::GenerateStreamResponse event);
   // Delivers the outcome once; returns false if the job was already finished.
   bool Finish(absl::StatusOr<v1::GenerateResponse> outcome);
   bool finished() const;
@@ -60,7 +61,7 @@ class Job {
   const std::string client_;
   const absl::Time received_;
   const absl::Time enqueued_;
-  const ProgressFn on_progress_;
+  const EventFn on_event_;
   std::atomic<bool> cancelled_{false};
   mutable absl::Mutex mu_;
   DoneFn on_done_ ABSL_GUARDED_BY(mu_);

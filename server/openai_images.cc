@@ -337,13 +337,13 @@ absl::StatusOr<ImagesRequest> ParseImagesRequest(absl::string_view body_text,
   }
   if (body.contains("partial_images")) {
     ASSIGN_OR_RETURN(const int32_t partial, ReadInt32(body, "partial_images"));
-    if (partial != 0) {
-      return FieldError(
-          "partial_images",
-          absl::StrCat(partial,
-                       "; ditserve streams each step's progress but decodes "
-                       "no partial images: allowed 0"));
+    if (partial != 0 && !parsed.stream) {
+      return FieldError("partial_images",
+                        absl::StrCat(partial,
+                                     "; partial images are streamed: set "
+                                     "\"stream\": true, or leave it 0"));
     }
+    request.set_partial_images(partial);
   }
   if (body.contains("size")) RETURN_IF_ERROR(ReadSize(body, request));
   RETURN_IF_ERROR(ReadFormats(body, request));
@@ -409,6 +409,22 @@ std::string ProgressEvent(
                        {"step", progress.step()},
                        {"total_steps", progress.total_steps()},
                        {"elapsed_seconds", progress.elapsed_seconds()}});
+}
+
+std::string PartialImageEvent(
+    const v1::GenerateStreamResponse::PartialImage& partial,
+    absl::Time created) {
+  constexpr char kType[] = "image_generation.partial_image";
+  const v1::Image& image = partial.image();
+  return Event(kType,
+               {{"type", kType},
+                {"b64_json", absl::Base64Escape(image.data())},
+                {"created_at", absl::ToUnixSeconds(created)},
+                {"size", absl::StrCat(image.width(), "x", image.height())},
+                {"output_format", OutputFormatName(image.mime_type())},
+                {"partial_image_index", partial.partial_image_index()},
+                {"index", image.prompt_index()},
+                {"step", partial.step()}});
 }
 
 std::vector<std::string> CompletedEvents(const v1::GenerateResponse& response,

@@ -15,8 +15,10 @@
 // request_id, priority.
 // "stream": true answers with server-sent events instead of one body, as
 // OpenAI streams images: "ditserve.progress" after each denoising step,
-// then "image_generation.completed" for each output; OpenAI's
-// "partial_images" must then be 0, since no partial images are decoded.
+// with OpenAI's "partial_images" (0 to 3, streamed requests only) an
+// "image_generation.partial_image" per output after the steps
+// InputConfig.partial_image_steps names, then "image_generation.completed"
+// for each output.
 // Ranges are checked by Freeze, as for gRPC.
 
 #include <string>
@@ -57,6 +59,12 @@ std::string ErrorBody(const absl::Status& status);
 // JSON\n\n", its JSON's "type" the event's type as OpenAI's are:
 // {"type": "ditserve.progress", "step", "total_steps", "elapsed_seconds"}.
 std::string ProgressEvent(const v1::GenerateStreamResponse::Progress& progress);
+// One per output and preview: {"type": "image_generation.partial_image",
+// "b64_json", "created_at", "size", "output_format", "partial_image_index",
+// and ditserve's "index" (the output's) and "step"}.
+std::string PartialImageEvent(
+    const v1::GenerateStreamResponse::PartialImage& partial,
+    absl::Time created);
 // One per output, in the response's order: {"type":
 // "image_generation.completed", "b64_json", "created_at", "size",
 // "output_format", "index", "seed", "request_id"}.

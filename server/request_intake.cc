@@ -56,13 +56,13 @@ void RequestIntake::CountUnadmitted(const absl::Status& status,
 std::shared_ptr<Job> RequestIntake::NewJob(v1::InputConfig config,
                                            std::string client,
                                            absl::Time received,
-                                           Job::ProgressFn on_progress,
+                                           Job::EventFn on_event,
                                            Job::DoneFn on_done) {
   Metrics* metrics = metrics_;
   const std::string counted_client = client;
   return std::make_shared<Job>(
       std::move(config), std::move(client), received, absl::Now(),
-      std::move(on_progress),
+      std::move(on_event),
       [metrics, counted_client, on_done = std::move(on_done)](
           absl::StatusOr<v1::GenerateResponse> outcome) {
         metrics->CountRequest(StatusLabel(outcome.status().code()),

@@ -55,7 +55,7 @@ class RequestIntake {
   // counted and then passed to `on_done`. Hand it to whatever may cancel it
   // before Enqueue, so that a client leaving in between is not missed.
   std::shared_ptr<Job> NewJob(v1::InputConfig config, std::string client,
-                              absl::Time received, Job::ProgressFn on_progress,
+                              absl::Time received, Job::EventFn on_event,
                               Job::DoneFn on_done);
 
   // Admits `job`; `on_admitted(position)` runs before it can start. A

@@ -14,6 +14,7 @@
 #include "core/base/status_macros.h"
 #include "core/engine/stage.h"
 #include "server/memory_admission.h"
+#include "server/partial_image_decoder.h"
 #include "server/request_batch.h"
 #include "server/status_conversion.h"
 #include "spdlog/spdlog.h"
@@ -48,17 +49,23 @@ std::optional<absl::Status> StopReason(const Job& job, absl::Time now, int step,
   return std::nullopt;
 }
 
-// The scheduler's step rule as the engine asks for it (0-based steps).
+// The scheduler's step rule as the engine asks for it (0-based steps), and
+// where the run's previews go.
 class StepDecider : public engine::RunObserver {
  public:
   using DecideFn = std::function<v1::StepDecision(int step, int total_steps)>;
-  explicit StepDecider(DecideFn decide) : decide_(std::move(decide)) {}
+  StepDecider(PartialImageDecoder& previews, DecideFn decide)
+      : decide_(std::move(decide)), previews_(previews) {}
   v1::StepDecision DecideAfterStep(int step, int steps) override {
     return decide_(step + 1, steps);
+  }
+  void OnPartialLatents(int step, at::Tensor latents) override {
+    previews_.Decode(step, std::move(latents));
   }
 
  private:
   const DecideFn decide_;
+  PartialImageDecoder& previews_;
 };
 
 void AppendTimings(const engine::StageTimings& timings, int rank,
@@ -251,11 +258,13 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
       config.prompt_size());
 
   absl::Time last_step = started;
-  StepDecider decider([&](int step, int total_steps) {
+  PartialImageDecoder previews(config, jobs, encode_);
+  StepDecider decider(previews, [&](int step, int total_steps) {
     const absl::Time now = absl::Now();
     metrics_->ObserveDenoiseStep(absl::ToDoubleSeconds(now - last_step));
     last_step = now;
-    v1::GenerateStreamResponse::Progress progress;
+    v1::GenerateStreamResponse event;
+    v1::GenerateStreamResponse::Progress& progress = *event.mutable_progress();
     progress.set_step(step);
     progress.set_total_steps(total_steps);
     progress.set_elapsed_seconds(absl::ToDoubleSeconds(now - started));
@@ -265,7 +274,7 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     bool any_cancelled = false;
     for (const std::shared_ptr<Job>& job : jobs) {
       if (job->finished()) continue;
-      job->ReportProgress(progress);
+      job->ReportEvent(event);
       std::optional<absl::Status> reason =
           StopReason(*job, now, step, total_steps);
       if (!reason.has_value()) {
@@ -287,10 +296,13 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
       [&]() -> absl::StatusOr<v1::GenerateResponse> {
     RETURN_IF_ERROR(group);
     KeepWorkersAlive keep_alive(*loop_, options_.ping_interval);
+    // Each request's previews come before its images.
+    previews.Wait();
     absl::StatusOr<v1::GenerateResponse> response = Respond(config, *ran);
     group = keep_alive.Stop();
     return response;
   }();
+  previews.Wait();
 
   running_.store(false);
   metrics_->SetRequestsRunning(0);

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -63,6 +64,9 @@ ABSL_FLAG(std::string, o, "out.png",
 ABSL_FLAG(bool, validate_only, false,
           "print the frozen config without generating");
 ABSL_FLAG(std::string, request_id, "", "request id for the server's logs");
+ABSL_FLAG(int, partial_images, 0,
+          "previews to save while the images denoise (0 to 3): each output's "
+          "path with -step<N> added, as it arrives");
 ABSL_FLAG(int, priority, 0,
           "queue priority: a larger one runs before queued smaller ones");
 ABSL_FLAG(std::string, service, "", "service name for `health`");
@@ -172,6 +176,14 @@ std::string OutputPath(const std::string& base, const v1::Image& image,
   return WithSuffix(base, suffix);
 }
 
+// Writes `data` to `path`; false (after saying so) when it cannot.
+bool WriteOutput(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  if (!out) std::cerr << "ditctl: cannot write " << path << "\n";
+  return static_cast<bool>(out);
+}
+
 bool EndsWith(const std::string& text, const std::string& end) {
   return text.size() >= end.size() &&
          text.compare(text.size() - end.size(), end.size(), end) == 0;
@@ -237,6 +249,7 @@ int Generate(const std::vector<std::string>& prompts) {
   request.set_validate_only(absl::GetFlag(FLAGS_validate_only));
   request.set_request_id(absl::GetFlag(FLAGS_request_id));
   request.set_priority(absl::GetFlag(FLAGS_priority));
+  request.set_partial_images(absl::GetFlag(FLAGS_partial_images));
 
   auto stub = v1::Generation::NewStub(Connect());
   grpc::ClientContext context;
@@ -244,11 +257,16 @@ int Generate(const std::vector<std::string>& prompts) {
   auto reader = stub->GenerateStream(&context, request);
   v1::GenerateStreamResponse message;
   v1::GenerateResponse result;
+  v1::InputConfig accepted;
   std::vector<std::string> chunked;
+  // Previews begun, by (partial_image_index, prompt_index).
+  std::map<std::pair<int, int>, std::string> previews;
   bool progress_shown = false;
+  bool preview_unwritten = false;
   while (reader->Read(&message)) {
     switch (message.event_case()) {
       case v1::GenerateStreamResponse::kAccepted:
+        accepted = message.accepted().config();
         std::cerr << "accepted: request "
                   << message.accepted().config().request_id()
                   << ", queue position " << message.accepted().queue_position()
@@ -272,6 +290,27 @@ int Generate(const std::vector<std::string>& prompts) {
         data.replace(chunk.offset(), chunk.data().size(), chunk.data());
         break;
       }
+      case v1::GenerateStreamResponse::kPartialImage: {
+        const auto& partial = message.partial_image();
+        std::string& data = previews[{partial.partial_image_index(),
+                                      partial.image().prompt_index()}];
+        data.append(partial.image().data());
+        if (static_cast<int64_t>(data.size()) < partial.total_bytes()) break;
+        const std::string path = WithSuffix(
+            OutputPath(absl::GetFlag(FLAGS_o), partial.image(), accepted),
+            absl::StrCat("-step", partial.step()));
+        if (!WriteOutput(path, data)) {
+          // Ends the run on the host too; Read returns false next.
+          context.TryCancel();
+          preview_unwritten = true;
+          break;
+        }
+        std::cerr << (progress_shown ? "\n" : "") << "preview after step "
+                  << partial.step() << ": " << path << "\n";
+        progress_shown = false;
+        data.clear();
+        break;
+      }
       case v1::GenerateStreamResponse::kResult:
         result = message.result();
         break;
@@ -281,6 +320,7 @@ int Generate(const std::vector<std::string>& prompts) {
   }
   if (progress_shown) std::cerr << "\n";
   const grpc::Status status = reader->Finish();
+  if (preview_unwritten) return 1;
   if (!status.ok()) return Fail(status);
   if (request.validate_only()) {
     std::cout << ToJson(result.config()) << "\n";
@@ -294,12 +334,7 @@ int Generate(const std::vector<std::string>& prompts) {
     const v1::Image& image = result.images(i);
     const std::string path =
         OutputPath(absl::GetFlag(FLAGS_o), image, result.config());
-    std::ofstream out(path, std::ios::binary);
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!out) {
-      std::cerr << "ditctl: cannot write " << path << "\n";
-      return 1;
-    }
+    if (!WriteOutput(path, data)) return 1;
     std::cout << path << " (" << image.width() << "x" << image.height();
     if (image.num_frames() > 1)
       std::cout << ", " << image.num_frames() << " frames";

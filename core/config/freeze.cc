@@ -239,6 +239,37 @@ absl::Status FreezeOutput(const v1::GenerateRequest& request,
   return absl::OkStatus();
 }
 
+// partial_images spread evenly over the steps: the i-th (1-based) of k
+// previews after step ⌊steps × i / (k + 1)⌋, so they come at a steady pace
+// and none after the last step, whose image is the result.
+absl::Status FreezePartialImages(const v1::GenerateRequest& request,
+                                 const ModelDefaults& defaults,
+                                 v1::InputConfig& config) {
+  const int partial = request.partial_images();
+  if (partial == 0) return absl::OkStatus();
+  if (defaults.video()) {
+    return InvalidField(
+        "partial_images",
+        absl::StrCat("partial_images is for image models; ", defaults.name,
+                     " makes videos: leave it 0"));
+  }
+  const int steps = config.num_inference_steps();
+  const int most = std::min(kMaxPartialImages, steps - 1);
+  if (partial < 0 || partial > most) {
+    return InvalidField(
+        "partial_images",
+        absl::StrCat(
+            "partial_images ", partial, " is out of range; allowed 0 to ", most,
+            most < kMaxPartialImages
+                ? absl::StrCat(" (fewer than num_inference_steps ", steps, ")")
+                : ""));
+  }
+  for (int i = 1; i <= partial; ++i) {
+    config.add_partial_image_steps(steps * i / (partial + 1));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool TakesOutputQuality(v1::OutputFormat format) {
@@ -380,6 +411,7 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                         : defaults.use_resolution_binning);
 
   RETURN_IF_ERROR(FreezeOutput(request, defaults, config));
+  RETURN_IF_ERROR(FreezePartialImages(request, defaults, config));
   config.set_deadline_unix_micros(context.deadline_unix_micros);
   *config.mutable_parallel() = parallel;
 

@@ -17,6 +17,9 @@ inline constexpr int kMinOutputQuality = 1;
 inline constexpr int kMaxOutputQuality = 100;
 inline constexpr int kDefaultOutputQuality = 90;
 
+// GenerateRequest.partial_images, at most OpenAI's limit.
+inline constexpr int kMaxPartialImages = 3;
+
 // Whether `format` is lossy and so takes an output_quality: JPEG and WebP.
 bool TakesOutputQuality(v1::OutputFormat format);
 

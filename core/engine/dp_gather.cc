@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,23 @@
 #include "core/engine/buffer_plan.h"
 
 namespace ditserve::engine {
+
+namespace {
+
+// `rows` (undefined for none) in a [max_batch_per_dp_group, ...] tensor on
+// the compute device, whose data-plane group gathers it; the rows past the
+// group's prompts stay 0.
+at::Tensor PaddedGroupLatents(const RankContext& context,
+                              const at::Tensor& rows) {
+  const v1::DerivedShapes& shapes = context.config.shapes();
+  at::Tensor padded =
+      torch::zeros(LatentsShape(shapes, {shapes.max_batch_per_dp_group()}),
+                   at::device(context.buffers.options().device()));
+  if (rows.defined()) padded.narrow(0, 0, rows.size(0)).copy_(rows);
+  return padded;
+}
+
+}  // namespace
 
 std::pair<int, int> DpGroupPrompts(const RankContext& context) {
   const v1::DerivedShapes& shapes = context.config.shapes();
@@ -81,20 +99,33 @@ absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
   const v1::DerivedShapes& shapes = context.config.shapes();
   const auto [first, end] = DpGroupPrompts(context);
   torch::NoGradGuard no_grad;
-  // On the compute device, whose data-plane group gathers it.
-  at::Tensor group_latents =
-      torch::zeros(LatentsShape(shapes, {shapes.max_batch_per_dp_group()}),
-                   at::device(context.buffers.options().device()));
+  at::Tensor latents;
   if (end > first) {
-    ASSIGN_OR_RETURN(at::Tensor latents, generate(first, end));
-    group_latents.narrow(0, 0, end - first).copy_(latents);
+    ASSIGN_OR_RETURN(latents, generate(first, end));
   } else {
     for (int step = 0; step < context.config.num_inference_steps(); ++step) {
       RETURN_IF_ERROR(context.step_boundary(step));
+      if (IsPartialImageStep(context.config, step)) {
+        RETURN_IF_ERROR(GatherPartialLatents(context, step, at::Tensor()));
+      }
     }
   }
   ScopedStageTimer timer(context.timings, Stage::kGather);
-  return GatherDpLatents(context, group_latents);
+  return GatherDpLatents(context, PaddedGroupLatents(context, latents));
+}
+
+bool IsPartialImageStep(const v1::InputConfig& config, int step) {
+  const auto& steps = config.partial_image_steps();
+  return std::find(steps.begin(), steps.end(), step + 1) != steps.end();
+}
+
+absl::Status GatherPartialLatents(RankContext& context, int step,
+                                  const at::Tensor& denoised) {
+  ASSIGN_OR_RETURN(
+      at::Tensor gathered,
+      GatherDpLatents(context, PaddedGroupLatents(context, denoised)));
+  if (context.rank == 0) context.partial_latents(step + 1, std::move(gathered));
+  return absl::OkStatus();
 }
 
 }  // namespace ditserve::engine

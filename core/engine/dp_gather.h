@@ -25,6 +25,17 @@ namespace ditserve::engine {
 absl::StatusOr<at::Tensor> GatherDpLatents(RankContext& context,
                                            const at::Tensor& group_latents);
 
+// Whether 1-based step + 1 is one of config.partial_image_steps.
+bool IsPartialImageStep(const v1::InputConfig& config, int step);
+
+// Every rank, after the step boundary of 0-based `step` when
+// IsPartialImageStep: gathers every dp group's `denoised` latents ([rows of
+// its prompts, ...image_latent_shape]; undefined for a group without
+// prompts) as GatherDpLatents does and hands them to context.partial_latents
+// on rank 0.
+absl::Status GatherPartialLatents(RankContext& context, int step,
+                                  const at::Tensor& denoised);
+
 // Prompt indices [first, end) the dp group of `rank` runs.
 std::pair<int, int> DpGroupPrompts(const RankContext& context);
 

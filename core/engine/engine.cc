@@ -106,6 +106,12 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
           [this, &config, observer](int step) {
             return StepBoundary(config, observer, step);
           },
+      .partial_latents =
+          [observer](int step, at::Tensor latents) {
+            if (observer != nullptr) {
+              observer->OnPartialLatents(step, std::move(latents));
+            }
+          },
       .timings = timings,
       .collective_on =
           [this](dist::Axis axis) {

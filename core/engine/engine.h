@@ -31,6 +31,11 @@ class RunObserver {
   // answer is broadcast to every rank. CONTINUE, CANCEL (client cancelled)
   // or ABORT (host stopping); the engine itself adds DEADLINE.
   virtual v1::StepDecision DecideAfterStep(int step, int steps) = 0;
+  // Asked on rank 0 after each 1-based step of config.partial_image_steps,
+  // after that step's decision, with the estimate of every prompt's clean
+  // latents ([prompts, ...shapes.image_latent_shape]), which it may keep.
+  // The run goes on when it returns, so a slow preview should not hold it.
+  virtual void OnPartialLatents(int step, at::Tensor latents) {}
 };
 
 struct EngineOptions {

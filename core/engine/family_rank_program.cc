@@ -61,11 +61,18 @@ absl::StatusOr<at::Tensor> FamilyRankProgram::Generate(RankContext& context,
 
   ScopedStageTimer timer(context.timings, Stage::kDenoise);
   ASSIGN_OR_RETURN(at::Tensor latents, InitialLatents(*model_, request));
-  ASSIGN_OR_RETURN(at::Tensor denoised,
-                   Denoise(*model_, request, std::move(latents),
-                           [&context](const StepEvent& event) {
-                             return context.step_boundary(event.step);
-                           }));
+  ASSIGN_OR_RETURN(
+      at::Tensor denoised,
+      Denoise(*model_, request, std::move(latents),
+              [&](const StepEvent& event) -> absl::Status {
+                RETURN_IF_ERROR(context.step_boundary(event.step));
+                if (!IsPartialImageStep(context.config, event.step)) {
+                  return absl::OkStatus();
+                }
+                return GatherPartialLatents(
+                    context, event.step,
+                    model_->UnpackLatents(event.denoised, request));
+              }));
   return model_->UnpackLatents(denoised, request);
 }
 

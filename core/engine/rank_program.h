@@ -31,6 +31,9 @@ struct RankContext {
   // not OK (CANCELLED, DEADLINE_EXCEEDED, UNAVAILABLE), so all ranks stop at
   // the same step.
   std::function<absl::Status(int step)> step_boundary;
+  // Rank 0: takes the gathered preview latents of every prompt after 1-based
+  // `step`, one of config.partial_image_steps (GatherPartialLatents).
+  std::function<void(int step, at::Tensor latents)> partial_latents;
   StageTimings& timings;
   // How to wait for and explain a collective on the `axis` group.
   std::function<dist::CollectiveContext(dist::Axis axis)> collective_on;

@@ -122,11 +122,15 @@ int64_t LatentGridRequestBytes(const v1::InputConfig& config,
   // at 2048² (request_memory_test.cc), which one more of each covers.
   constexpr FullResolutionActivations kAutoencoderKL{.upsampled = 3,
                                                      .last_level = 5};
-  return std::max(
-             TransformerForwardBytes(config, spec),
-             VaeAttentionBytes(config, spec) +
-                 VaeDecodeBytes(config, spec, /*frames=*/1, kAutoencoderKL)) +
-         OutputBytes(config);
+  const int64_t forward = TransformerForwardBytes(config, spec);
+  const int64_t decode =
+      VaeAttentionBytes(config, spec) +
+      VaeDecodeBytes(config, spec, /*frames=*/1, kAutoencoderKL);
+  // Previews decode beside the denoising, so their peak adds to its.
+  const int64_t peak = config.partial_image_steps_size() > 0
+                           ? forward + decode
+                           : std::max(forward, decode);
+  return peak + OutputBytes(config);
 }
 
 }  // namespace ditserve::families

@@ -69,7 +69,8 @@ absl::Status DetectAutoencoderKLTiles(const config::CheckpointConfigs& configs,
 // Family::RequestBytes of a family over an AutoencoderKL's latent grid: one
 // transformer forward or one image's decode (its mid-block attention and its
 // full-resolution level), whichever is larger (the forwards end before the
-// decode starts), and the outputs.
+// decode starts) or both with partial_image_steps (a preview decodes while
+// the forwards go on), and the outputs.
 int64_t LatentGridRequestBytes(const v1::InputConfig& config,
                                const config::ModelSpec& spec);
 

@@ -16,6 +16,7 @@
 #include "tools/local_cluster/prometheus_server.h"
 #include "tools/local_cluster/serving_cluster.h"
 #include "tools/local_cluster/shell_command.h"
+#include "tools/local_cluster/streamed_generation.h"
 
 namespace ditserve::testing {
 namespace {
@@ -98,6 +99,33 @@ TEST(OpenAiSdkE2eTest, ImagesGenerateReturnsTheGrpcImagesAndTypedErrors) {
   EXPECT_EQ(streamed[1]["step"], 2);
   EXPECT_EQ(streamed[2]["type"], "image_generation.completed");
   EXPECT_EQ(streamed[2]["b64_json"], summary["images"][0]["b64_json"]);
+
+  // partial_images 2 over 3 steps: previews after steps 1 and 2, in order
+  // before the image, each the bytes gRPC streams for the same request.
+  v1::GenerateRequest previewed_request = SmallRequest("a lighthouse at dusk");
+  previewed_request.set_num_inference_steps(3);
+  previewed_request.set_partial_images(2);
+  absl::StatusOr<local_cluster::StreamedGeneration> grpc_previewed =
+      local_cluster::StreamGeneration(**cluster, previewed_request, 120);
+  ASSERT_TRUE(grpc_previewed.ok()) << grpc_previewed.status();
+  ASSERT_EQ(grpc_previewed->partial_images.size(), 2U);
+  const nlohmann::json& previewed = summary["previewed"];
+  ASSERT_EQ(previewed.size(), 3U) << previewed.dump();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(previewed[i]["type"], "image_generation.partial_image");
+    EXPECT_EQ(previewed[i]["partial_image_index"], i);
+    EXPECT_EQ(previewed[i]["step"], i + 1);
+    EXPECT_EQ(previewed[i]["size"], "48x64");
+    std::string png;
+    ASSERT_TRUE(absl::Base64Unescape(
+        previewed[i]["b64_json"].get<std::string>(), &png));
+    EXPECT_TRUE(png == grpc_previewed->partial_images[i].image().data())
+        << "preview " << i;
+    EXPECT_NE(previewed[i]["b64_json"], previewed[2]["b64_json"]);
+  }
+  EXPECT_EQ(previewed[2]["type"], "image_generation.completed");
+  EXPECT_EQ(summary["unstreamed_previews"]["status"], 400);
+  EXPECT_EQ(summary["unstreamed_previews"]["param"], "partial_images");
 
   // output_compression is the quality gRPC's output_quality sets: the same
   // pixels encoded alike give the same bytes.

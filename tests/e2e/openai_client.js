@@ -77,6 +77,21 @@ async function main() {
   });
   const streamed = [];
   for await (const event of stream) streamed.push(event);
+  // OpenAI's partial_images: previews streamed while the image denoises.
+  const previewStream = await client.images.generate({
+    model,
+    prompt: 'a lighthouse at dusk',
+    size: '48x64',
+    stream: true,
+    partial_images: 2,
+    num_inference_steps: 3,
+    seed: 7,
+    max_sequence_length: 32,
+  });
+  const previewed = [];
+  for await (const event of previewStream) {
+    if (event.type !== 'ditserve.progress') previewed.push(event);
+  }
   const models = await client.models.list();
   const summary = {
     images: generated.data.map((image) => describePng(image.b64_json)),
@@ -85,6 +100,7 @@ async function main() {
       b64_json: jpeg.data[0].b64_json,
     },
     streamed,
+    previewed,
     created: generated.created,
     seed: generated.seed,
     models: models.data.map((entry) => entry.id),
@@ -96,6 +112,8 @@ async function main() {
         {model, prompt: 'x', response_format: 'url'})),
     bad_compression: await refusal(client.images.generate(
         {model, prompt: 'x', output_format: 'webp', output_compression: 101})),
+    unstreamed_previews: await refusal(client.images.generate(
+        {model, prompt: 'x', partial_images: 1, num_inference_steps: 2})),
     other_model: await refusal(
         client.images.generate({model: 'dall-e-3', prompt: 'x'})),
   };

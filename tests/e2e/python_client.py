@@ -62,6 +62,20 @@ def main():
         summary["chunked_equals_generate"] = (
             chunked == client.generate(PROMPT, **CHUNKED))
 
+        # A preview over the chunk size comes in slices, put back together.
+        previews = []
+        previewed = client.stream(PROMPT, on_partial_image=previews.append,
+                                  **dict(CHUNKED, partial_images=1))
+        summary["previews"] = [
+            {"index": p.partial_image_index, "step": p.step,
+             "bytes": len(p.image.data), "width": p.image.width,
+             "height": p.image.height} for p in previews]
+        summary["preview_is_not_the_image"] = all(
+            p.image.data != previewed[0] for p in previews)
+        summary["previewed_equals_chunked"] = previewed == chunked
+        summary["unstreamed_previews"] = error_summary(
+            lambda: client.generate(PROMPT, **dict(SMALL, partial_images=1)))
+
         summary["bad_height"] = error_summary(
             lambda: client.generate(PROMPT, **dict(SMALL, height=63)))
         summary["unknown_field"] = error_summary(

@@ -77,6 +77,19 @@ TEST(PythonClientE2eTest, GeneratesStreamsAndReportsErrorsThroughThePackage) {
   EXPECT_EQ(summary["chunked_bytes"], nlohmann::json::parse("[1105920]"));
   EXPECT_EQ(summary["chunked_equals_generate"], true);
 
+  // partial_images 1 of 2 steps: one preview after step 1, as large as the
+  // image, joined from its slices; the image itself is unchanged by it.
+  EXPECT_EQ(summary["previews"],
+            nlohmann::json::parse(R"([{"index": 0, "step": 1, "bytes": 1105920,
+                                       "width": 576, "height": 640}])"));
+  EXPECT_EQ(summary["preview_is_not_the_image"], true);
+  EXPECT_EQ(summary["previewed_equals_chunked"], true);
+  EXPECT_EQ(summary["unstreamed_previews"]["code"], "INVALID_ARGUMENT");
+  EXPECT_EQ(summary["unstreamed_previews"]["fields"],
+            nlohmann::json::array({"partial_images"}));
+  EXPECT_THAT(summary["unstreamed_previews"]["message"].get<std::string>(),
+              HasSubstr("needs GenerateStream"));
+
   EXPECT_EQ(summary["bad_height"]["code"], "INVALID_ARGUMENT");
   EXPECT_THAT(summary["bad_height"]["message"].get<std::string>(),
               HasSubstr("height"));

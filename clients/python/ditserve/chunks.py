@@ -1,13 +1,54 @@
-"""Reassembles the image_chunk messages of GenerateStream.
+"""Reassembles the image_chunk and partial_image messages of GenerateStream.
 
 The server sends an output larger than its message limit as image_chunk
 messages (image_index, offset, total_bytes, data) before the result, whose
-image then has empty data.
+image then has empty data, and a preview larger than that limit as several
+partial_image messages, in order, each with a slice of the data.
 """
+
+from typing import Optional
 
 from ditserve.stubs import generation_pb2
 
 _ImageChunk = generation_pb2.GenerateStreamResponse.ImageChunk
+_PartialImage = generation_pb2.GenerateStreamResponse.PartialImage
+
+
+class PartialImageAssembler:
+    """Joins the slices of each preview of one stream."""
+
+    def __init__(self):
+        # (partial_image_index, prompt_index) -> bytes so far
+        self._started = {}
+
+    def add(self, partial: _PartialImage) -> Optional[_PartialImage]:
+        """The whole preview once `partial` completes it, else None; raises
+        ValueError for a slice out of order or past total_bytes."""
+        key = (partial.partial_image_index, partial.image.prompt_index)
+        where = (
+            f"partial_image {partial.partial_image_index} of output "
+            f"{partial.image.prompt_index}"
+        )
+        data = self._started.pop(key, b"")
+        if partial.offset != len(data):
+            raise ValueError(
+                f"{where}: a slice at {partial.offset}, expected "
+                f"{len(data)}"
+            )
+        data += partial.image.data
+        if len(data) > partial.total_bytes:
+            raise ValueError(
+                f"{where}: {len(data)} bytes, past total_bytes "
+                f"{partial.total_bytes}"
+            )
+        if len(data) < partial.total_bytes:
+            self._started[key] = data
+            return None
+        whole = _PartialImage()
+        whole.CopyFrom(partial)
+        whole.offset = 0
+        whole.image.data = data
+        return whole
 
 
 class ChunkAssembler:

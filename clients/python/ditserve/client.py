@@ -7,7 +7,7 @@ from typing import Callable, Iterable, Optional, Union
 
 import grpc
 
-from ditserve.chunks import ChunkAssembler
+from ditserve.chunks import ChunkAssembler, PartialImageAssembler
 from ditserve.errors import DitserveError
 from ditserve.request import build_request
 from ditserve.stubs import generation_pb2, generation_pb2_grpc, health_pb2
@@ -17,6 +17,7 @@ _MAX_MESSAGE_BYTES = 256 << 20
 
 Prompts = Union[str, Iterable[str]]
 Progress = generation_pb2.GenerateStreamResponse.Progress
+PartialImage = generation_pb2.GenerateStreamResponse.PartialImage
 
 
 class Client:
@@ -93,13 +94,18 @@ class Client:
         self,
         prompts: Prompts,
         on_progress: Optional[Callable[[Progress], None]] = None,
+        on_partial_image: Optional[Callable[[PartialImage], None]] = None,
         **fields,
     ) -> list:
         """As generate, through GenerateStream: calls `on_progress` with each
         Progress message (step, total_steps, elapsed_seconds) as the denoising
-        steps finish, and reassembles outputs sent in chunks."""
+        steps finish, and reassembles outputs sent in chunks. With the
+        partial_images field, calls `on_partial_image` with each preview of
+        each output once all of it came (partial_image_index, step, and
+        image with its prompt_index and whole data)."""
         request = build_request(prompts, fields)
         assembler = ChunkAssembler()
+        previews = PartialImageAssembler()
         result = None
         responses = self._generation.GenerateStream(
             request, timeout=self._timeout, metadata=self._metadata
@@ -110,12 +116,16 @@ class Client:
                     event = message.WhichOneof("event")
                     if event == "progress" and on_progress is not None:
                         on_progress(message.progress)
+                    elif event == "partial_image":
+                        whole = previews.add(message.partial_image)
+                        if whole is not None and on_partial_image is not None:
+                            on_partial_image(whole)
                     elif event == "image_chunk":
                         assembler.add(message.image_chunk)
                     elif event == "result":
                         result = message.result
         finally:
-            # Ends the server's run too when on_progress raised.
+            # Ends the server's run too when a callback raised.
             responses.cancel()
         if result is None:
             raise ValueError("GenerateStream ended without a result")

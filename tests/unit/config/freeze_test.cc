@@ -575,6 +575,48 @@ TEST(FreezeValidationTest, LossyFormatsTakeAQualityThatDefaultsTo90) {
                  families::kCogVideoX5bDefaults);
 }
 
+TEST(FreezeValidationTest, PartialImagesAreSpreadEvenlyBeforeTheLastStep) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_num_inference_steps(28);
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(request);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(config->partial_image_steps(), ElementsAre());
+  const std::vector<std::vector<int>> expected = {{14}, {9, 18}, {7, 14, 21}};
+  for (int partial = 1; partial <= 3; ++partial) {
+    request.set_partial_images(partial);
+    config = FreezeFor(request);
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_EQ(std::vector<int>(config->partial_image_steps().begin(),
+                               config->partial_image_steps().end()),
+              expected[partial - 1])
+        << partial;
+  }
+  // As many previews as steps before the last: one after each.
+  request.set_num_inference_steps(4);
+  config = FreezeFor(request);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(config->partial_image_steps(), ElementsAre(1, 2, 3));
+}
+
+TEST(FreezeValidationTest, PartialImagesAreBoundedByTheStepsAndImageModels) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_partial_images(4);
+  ExpectRejected(request, "partial_images 4 is out of range; allowed 0 to 3");
+  request.set_partial_images(-1);
+  ExpectRejected(request, "partial_images -1 is out of range");
+  request.set_partial_images(2);
+  request.set_num_inference_steps(2);
+  ExpectRejected(request,
+                 "partial_images 2 is out of range; allowed 0 to 1 (fewer "
+                 "than num_inference_steps 2)");
+  request.set_num_inference_steps(1);
+  request.set_partial_images(1);
+  ExpectRejected(request, "allowed 0 to 0");
+  request.clear_num_inference_steps();
+  ExpectRejected(request, "partial_images is for image models; cogvideox",
+                 families::kCogVideoX5bDefaults);
+}
+
 TEST(FreezeValidationTest, WebpIsRefusedBeyondItsLargestSide) {
   ServerOptions options;
   options.max_side_pixels = 32768;

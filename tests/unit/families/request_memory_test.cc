@@ -1,5 +1,6 @@
 #include "core/families/request_memory.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -66,6 +67,28 @@ TEST(RequestMemoryTest, GrowsWithSizeAndOutputsForEveryServedModel) {
     EXPECT_LT(small, large) << model.name;
     EXPECT_LT(large, larger) << model.name;
     EXPECT_LT(larger, two) << model.name;
+  }
+}
+
+// A preview decodes while the transformer still runs, so with previews the
+// estimate holds both peaks at once, not the larger one.
+TEST(RequestMemoryTest, PreviewsAddTheDecodeToTheForward) {
+  for (const config::ModelDefaults& model : engine::ServedModels()) {
+    if (model.video()) continue;
+    const config::ModelSpec spec = FullSizeSpec(model);
+    const v1::InputConfig plain = Frozen(spec, 1024, 1024, 1);
+    v1::InputConfig previewed = plain;
+    previewed.add_partial_image_steps(10);
+    const int64_t forward = TransformerForwardBytes(plain, spec);
+    const int64_t output = OutputBytes(plain);
+    const int64_t alone = RequestBytes(spec, plain);
+    const int64_t beside = RequestBytes(spec, previewed);
+    EXPECT_GT(beside, alone) << model.name;
+    // alone = max(forward, decode) + output; beside = forward + decode +
+    // output.
+    const int64_t decode = beside - output - forward;
+    EXPECT_GT(decode, 0) << model.name;
+    EXPECT_EQ(alone - output, std::max(forward, decode)) << model.name;
   }
 }
 

@@ -18,7 +18,7 @@ struct Call {
 std::shared_ptr<Job> JobHolding(const std::shared_ptr<Call>& call) {
   return std::make_shared<Job>(
       v1::InputConfig(), "", absl::Now(), absl::Now(),
-      [call](const v1::GenerateStreamResponse::Progress&) {},
+      [call](v1::GenerateStreamResponse) {},
       [call](absl::StatusOr<v1::GenerateResponse>) {});
 }
 

@@ -212,17 +212,21 @@ TEST(ImagesResponseBodyTest, EachImageIsBase64WithTheConfigsSizeAndSeed) {
   EXPECT_EQ(body["request_id"], "req-7");
 }
 
-TEST(ParseImagesRequestTest, StreamIsReadAndPartialImagesMustBeZero) {
+TEST(ParseImagesRequestTest, StreamIsReadAndPartialImagesNeedIt) {
   absl::StatusOr<ImagesRequest> streamed = ParseImagesRequest(
-      R"({"prompt": "a", "stream": true, "partial_images": 0})", kMaxBatch);
+      R"({"prompt": "a", "stream": true, "partial_images": 2})", kMaxBatch);
   ASSERT_TRUE(streamed.ok()) << streamed.status();
   EXPECT_TRUE(streamed->stream);
+  EXPECT_EQ(streamed->request.partial_images(), 2);
   EXPECT_FALSE(ParseImagesRequest(R"({"prompt": "a"})", kMaxBatch)->stream);
+  EXPECT_TRUE(
+      ParseImagesRequest(R"({"prompt": "a", "partial_images": 0})", kMaxBatch)
+          .ok());
 
   const absl::Status partial =
-      ParseError(R"({"prompt": "a", "stream": true, "partial_images": 2})");
+      ParseError(R"({"prompt": "a", "partial_images": 2})");
   EXPECT_EQ(ParamOf(partial), "partial_images");
-  EXPECT_THAT(partial.message(), HasSubstr("allowed 0"));
+  EXPECT_THAT(partial.message(), HasSubstr("set \"stream\": true"));
   EXPECT_EQ(ParamOf(ParseError(R"({"prompt": "a", "stream": "yes"})")),
             "stream");
 }
@@ -252,6 +256,34 @@ TEST(ImageEventsTest, ProgressIsOneEventWithTheStep) {
                                   {"step", 3},
                                   {"total_steps", 28},
                                   {"elapsed_seconds", 1.5}}));
+}
+
+TEST(ImageEventsTest, APartialImageSaysWhichPreviewOfWhichOutputItIs) {
+  v1::GenerateStreamResponse::PartialImage partial;
+  partial.set_partial_image_index(1);
+  partial.set_step(14);
+  v1::Image* image = partial.mutable_image();
+  image->set_data("\xff\xd8 preview");
+  image->set_mime_type("image/jpeg");
+  image->set_width(96);
+  image->set_height(64);
+  image->set_prompt_index(2);
+  const auto [type, parsed] =
+      ParseEvent(PartialImageEvent(partial, absl::FromUnixSeconds(1700000000)));
+  EXPECT_EQ(type, "image_generation.partial_image");
+  nlohmann::json data = parsed;
+  std::string decoded;
+  ASSERT_TRUE(
+      absl::Base64Unescape(data["b64_json"].get<std::string>(), &decoded));
+  EXPECT_EQ(decoded, "\xff\xd8 preview");
+  data.erase("b64_json");
+  EXPECT_EQ(data, nlohmann::json({{"type", "image_generation.partial_image"},
+                                  {"created_at", 1700000000},
+                                  {"size", "96x64"},
+                                  {"output_format", "jpeg"},
+                                  {"partial_image_index", 1},
+                                  {"index", 2},
+                                  {"step", 14}}));
 }
 
 TEST(ImageEventsTest, EachOutputCompletesWithItsOwnSeed) {

@@ -1,0 +1,55 @@
+#ifndef DITSERVE_SERVER_PARTIAL_IMAGE_DECODER_H_
+#define DITSERVE_SERVER_PARTIAL_IMAGE_DECODER_H_
+
+// The previews of one run (GenerateRequest.partial_images), decoded and
+// reported on a thread of their own, one after another in step order: the
+// run goes on meanwhile, so a preview's VAE decode does not hold the other
+// ranks at their next collective.
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "ditserve/v1/input_config.pb.h"
+#include "server/image_output.h"
+#include "server/job.h"
+
+namespace ditserve::server {
+
+class PartialImageDecoder {
+ public:
+  // `jobs` share the run of `config` (merged), their prompts in this order;
+  // `encode` outlives the decoder.
+  PartialImageDecoder(const v1::InputConfig& config,
+                      const std::vector<std::shared_ptr<Job>>& jobs,
+                      const OutputEncoder& encode);
+  // Wait()s.
+  ~PartialImageDecoder();
+
+  PartialImageDecoder(const PartialImageDecoder&) = delete;
+  PartialImageDecoder& operator=(const PartialImageDecoder&) = delete;
+
+  // Once the previews handed over before are reported, encodes `latents`
+  // (every prompt's, after 1-based `step` of config.partial_image_steps) and
+  // reports each output to its job as a partial_image event. A preview that
+  // fails is logged and skipped: the run and its result do not depend on it.
+  void Decode(int step, at::Tensor latents);
+
+  // Returns once every preview handed over has been reported.
+  void Wait();
+
+ private:
+  void Report(int step, const at::Tensor& latents) const;
+
+  const v1::InputConfig& config_;
+  const std::vector<std::shared_ptr<Job>>& jobs_;
+  const OutputEncoder& encode_;
+  // The latest preview's thread; each joins the one before it first.
+  std::thread latest_;
+};
+
+}  // namespace ditserve::server
+
+#endif  // DITSERVE_SERVER_PARTIAL_IMAGE_DECODER_H_

@@ -1,0 +1,80 @@
+#include "tools/local_cluster/streamed_generation.h"
+
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+
+namespace ditserve::local_cluster {
+
+absl::StatusOr<StreamedGeneration> StreamGeneration(
+    ServingCluster& cluster, const v1::GenerateRequest& request,
+    double seconds) {
+  auto context = ContextWithDeadline(seconds);
+  std::unique_ptr<grpc::ClientReader<v1::GenerateStreamResponse>> reader =
+      cluster.generation().GenerateStream(context.get(), request);
+  StreamedGeneration streamed;
+  // The previews begun: (partial_image_index, prompt_index) → so far.
+  std::map<std::pair<int, int>, v1::GenerateStreamResponse::PartialImage>
+      started;
+  bool has_result = false;
+  absl::Status broken;
+  v1::GenerateStreamResponse message;
+  while (reader->Read(&message)) {
+    const auto* field = message.GetDescriptor()->FindOneofByName("event");
+    const auto* set =
+        message.GetReflection()->GetOneofFieldDescriptor(message, field);
+    streamed.events.push_back(set == nullptr ? "" : set->name());
+    if (message.has_result()) {
+      streamed.result = message.result();
+      has_result = true;
+    }
+    if (!message.has_partial_image() || !broken.ok()) continue;
+    const v1::GenerateStreamResponse::PartialImage& slice =
+        message.partial_image();
+    const std::pair<int, int> key = {slice.partial_image_index(),
+                                     slice.image().prompt_index()};
+    auto [whole, first] = started.try_emplace(key, slice);
+    const int64_t so_far =
+        first ? 0 : static_cast<int64_t>(whole->second.image().data().size());
+    if (slice.offset() != so_far) {
+      broken = absl::InternalError(
+          absl::StrCat("partial_image ", key.first, " of output ", key.second,
+                       ": a slice at ", slice.offset(), ", expected ", so_far));
+      continue;
+    }
+    if (!first) {
+      whole->second.mutable_image()->mutable_data()->append(
+          slice.image().data());
+    }
+    const auto size = static_cast<int64_t>(whole->second.image().data().size());
+    if (size > slice.total_bytes()) {
+      broken = absl::InternalError(absl::StrCat(
+          "partial_image ", key.first, " of output ", key.second, ": ", size,
+          " bytes past total_bytes ", slice.total_bytes()));
+    } else if (size == slice.total_bytes()) {
+      whole->second.set_offset(0);
+      streamed.partial_images.push_back(std::move(whole->second));
+      started.erase(whole);
+    }
+  }
+  const grpc::Status status = reader->Finish();
+  if (!status.ok()) {
+    return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                        status.error_message());
+  }
+  if (!broken.ok()) return broken;
+  if (!started.empty()) {
+    return absl::InternalError(
+        absl::StrCat(started.size(), " previews never came whole"));
+  }
+  if (!has_result) {
+    return absl::InternalError("the stream ended without a result");
+  }
+  return streamed;
+}
+
+}  // namespace ditserve::local_cluster
