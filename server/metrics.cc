@@ -110,7 +110,20 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
                                     "serving: changed ones that now serve "
                                     "(applied), re-reads that failed the "
                                     "checks (rejected)")
-                              .Register(*registry_)) {
+                              .Register(*registry_)),
+      partial_images_(prometheus::BuildCounter()
+                          .Name(kPartialImagesMetric)
+                          .Help("Previews of a run after one of its steps "
+                                "(partial_images), by result: sent, failed, "
+                                "skipped (its requests had finished)")
+                          .Register(*registry_)),
+      partial_image_delay_(
+          prometheus::BuildHistogram()
+              .Name(kPartialImageDelayMetric)
+              .Help("Time from the end of a preview's step to its events, "
+                    "seconds")
+              .Register(*registry_)
+              .Add({{"model", model_}}, LatencyBuckets())) {
   // Every series exists from the start, so dashboards and alerts see zero
   // counts rather than missing series: rate() cannot see the increase to a
   // series' first sample, so a first error would never reach the error ratio.
@@ -120,6 +133,10 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
     for (int rank = 0; rank < world_size; ++rank) RankStageSeries(rank, name);
   }
   AddClients({kNoClient});
+  for (const char* result :
+       {kPartialImageSent, kPartialImageFailed, kPartialImageSkipped}) {
+    partial_images_.Add({{"model", model_}, {"result", result}});
+  }
   for (const char* credential : {kAuthTokensCredential, kTlsCredential}) {
     for (const bool applied : {true, false}) {
       CredentialReloadSeries(credential, applied);
@@ -242,6 +259,14 @@ prometheus::Counter& Metrics::CredentialReloadSeries(
 void Metrics::CountCredentialReload(const std::string& credential,
                                     bool applied) {
   CredentialReloadSeries(credential, applied).Increment();
+}
+
+void Metrics::CountPartialImage(const std::string& result) {
+  partial_images_.Add({{"model", model_}, {"result", result}}).Increment();
+}
+
+void Metrics::ObservePartialImageDelay(double seconds) {
+  partial_image_delay_.Observe(seconds);
 }
 
 void Metrics::SetQueueDepth(int depth) { queue_depth_.Set(depth); }

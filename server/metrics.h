@@ -44,6 +44,13 @@ inline constexpr char kPromptCacheLookupsMetric[] =
 inline constexpr char kPromptCacheBytesMetric[] = "ditserve_prompt_cache_bytes";
 inline constexpr char kCredentialReloadsMetric[] =
     "ditserve_credential_reloads_total";
+inline constexpr char kPartialImagesMetric[] = "ditserve_partial_images_total";
+inline constexpr char kPartialImageDelayMetric[] =
+    "ditserve_partial_image_delay_seconds";
+// The results kPartialImagesMetric counts, as its label says them.
+inline constexpr char kPartialImageSent[] = "sent";
+inline constexpr char kPartialImageFailed[] = "failed";
+inline constexpr char kPartialImageSkipped[] = "skipped";
 // The credentials kCredentialReloadsMetric counts, as its label says them.
 inline constexpr char kAuthTokensCredential[] = "auth_tokens";
 inline constexpr char kTlsCredential[] = "tls";
@@ -98,6 +105,12 @@ class Metrics {
   // changed contents start to serve, "rejected" at each re-read whose files
   // fail the checks (the current credentials still serve).
   void CountCredentialReload(const std::string& credential, bool applied);
+  // One preview of a run (partial_image_decoder.h), `result` one of the
+  // kPartialImage* names: sent, failed (its decode or encoding did), skipped
+  // (every request of the run had finished). A sent one's delay is the time
+  // from the end of its step to its events, decode and encoding included.
+  void CountPartialImage(const std::string& result);
+  void ObservePartialImageDelay(double seconds);
   prometheus::Registry& registry() { return *registry_; }
 
  private:
@@ -125,6 +138,8 @@ class Metrics {
   prometheus::Gauge& group_generation_;
   prometheus::Family<prometheus::Gauge>& rank_memory_;
   prometheus::Family<prometheus::Counter>& credential_reloads_;
+  prometheus::Family<prometheus::Counter>& partial_images_;
+  prometheus::Histogram& partial_image_delay_;
   // Shared with the scrape handler, which may outlive a scrape in progress.
   struct PromptCacheSeries;
   std::shared_ptr<PromptCacheSeries> prompt_cache_;

@@ -1,9 +1,12 @@
 #include "server/partial_image_decoder.h"
 
 #include <algorithm>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/base/guarded.h"
 #include "core/engine/stage_timings.h"
 #include "server/request_batch.h"
@@ -13,16 +16,28 @@ namespace ditserve::server {
 
 PartialImageDecoder::PartialImageDecoder(
     const v1::InputConfig& config,
-    const std::vector<std::shared_ptr<Job>>& jobs, const OutputEncoder& encode)
-    : config_(config), jobs_(jobs), encode_(encode) {}
+    const std::vector<std::shared_ptr<Job>>& jobs,
+    const std::vector<int>& prompt_counts, const OutputEncoder& encode,
+    Metrics& metrics)
+    : config_(config),
+      jobs_(jobs),
+      prompt_counts_(prompt_counts),
+      encode_(encode),
+      metrics_(metrics) {}
 
 PartialImageDecoder::~PartialImageDecoder() { Wait(); }
 
 void PartialImageDecoder::Decode(int step, at::Tensor latents) {
-  latest_ = std::thread([this, step, latents = std::move(latents),
+  const absl::Time handed_over = absl::Now();
+  latest_ = std::thread([this, step, handed_over, latents = std::move(latents),
                          before = std::move(latest_)]() mutable {
     if (before.joinable()) before.join();
-    Report(step, latents);
+    const char* result = Report(step, latents);
+    metrics_.CountPartialImage(result);
+    if (std::string_view(result) == kPartialImageSent) {
+      metrics_.ObservePartialImageDelay(
+          absl::ToDoubleSeconds(absl::Now() - handed_over));
+    }
   });
 }
 
@@ -30,11 +45,12 @@ void PartialImageDecoder::Wait() {
   if (latest_.joinable()) latest_.join();
 }
 
-void PartialImageDecoder::Report(int step, const at::Tensor& latents) const {
+const char* PartialImageDecoder::Report(int step,
+                                        const at::Tensor& latents) const {
   if (std::all_of(
           jobs_.begin(), jobs_.end(),
           [](const std::shared_ptr<Job>& job) { return job->finished(); })) {
-    return;
+    return kPartialImageSkipped;
   }
   // A preview's decode is not one of the run's stages.
   engine::StageTimings untimed;
@@ -44,18 +60,14 @@ void PartialImageDecoder::Report(int step, const at::Tensor& latents) const {
   if (images.ok()) {
     for (v1::Image& image : *images) *merged.add_images() = std::move(image);
   }
-  std::vector<int> prompt_counts;
-  for (const std::shared_ptr<Job>& job : jobs_) {
-    prompt_counts.push_back(job->config().prompt_size());
-  }
   absl::StatusOr<std::vector<v1::GenerateResponse>> split =
       images.ok()
-          ? SplitResponse(merged, prompt_counts)
+          ? SplitResponse(merged, prompt_counts_)
           : absl::StatusOr<std::vector<v1::GenerateResponse>>(images.status());
   if (!split.ok()) {
     spdlog::warn("request_id={} partial image after step {} failed: {}",
                  config_.request_id(), step, split.status().ToString());
-    return;
+    return kPartialImageFailed;
   }
   const auto& steps = config_.partial_image_steps();
   const auto index = static_cast<int>(
@@ -72,6 +84,7 @@ void PartialImageDecoder::Report(int step, const at::Tensor& latents) const {
       jobs_[job]->ReportEvent(std::move(event));
     }
   }
+  return kPartialImageSent;
 }
 
 }  // namespace ditserve::server

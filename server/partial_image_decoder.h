@@ -4,7 +4,8 @@
 // The previews of one run (GenerateRequest.partial_images), decoded and
 // reported on a thread of their own, one after another in step order: the
 // run goes on meanwhile, so a preview's VAE decode does not hold the other
-// ranks at their next collective.
+// ranks at their next collective. Each preview is counted in `metrics`
+// (kPartialImagesMetric), and a sent one's delay observed.
 
 #include <ATen/core/Tensor.h>
 
@@ -15,16 +16,18 @@
 #include "ditserve/v1/input_config.pb.h"
 #include "server/image_output.h"
 #include "server/job.h"
+#include "server/metrics.h"
 
 namespace ditserve::server {
 
 class PartialImageDecoder {
  public:
-  // `jobs` share the run of `config` (merged), their prompts in this order;
-  // `encode` outlives the decoder.
+  // `jobs` share the run of `config` (merged), their prompts in this order,
+  // `prompt_counts` of each. Every argument outlives the decoder.
   PartialImageDecoder(const v1::InputConfig& config,
                       const std::vector<std::shared_ptr<Job>>& jobs,
-                      const OutputEncoder& encode);
+                      const std::vector<int>& prompt_counts,
+                      const OutputEncoder& encode, Metrics& metrics);
   // Wait()s.
   ~PartialImageDecoder();
 
@@ -41,11 +44,14 @@ class PartialImageDecoder {
   void Wait();
 
  private:
-  void Report(int step, const at::Tensor& latents) const;
+  // Returns the kPartialImage* result.
+  const char* Report(int step, const at::Tensor& latents) const;
 
   const v1::InputConfig& config_;
   const std::vector<std::shared_ptr<Job>>& jobs_;
+  const std::vector<int>& prompt_counts_;
   const OutputEncoder& encode_;
+  Metrics& metrics_;
   // The latest preview's thread; each joins the one before it first.
   std::thread latest_;
 };

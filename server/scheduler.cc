@@ -258,7 +258,7 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
       config.prompt_size());
 
   absl::Time last_step = started;
-  PartialImageDecoder previews(config, jobs, encode_);
+  PartialImageDecoder previews(config, jobs, prompt_counts, encode_, *metrics_);
   StepDecider decider(previews, [&](int step, int total_steps) {
     const absl::Time now = absl::Now();
     metrics_->ObserveDenoiseStep(absl::ToDoubleSeconds(now - last_step));

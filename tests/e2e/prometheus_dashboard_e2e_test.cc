@@ -20,6 +20,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/local_cluster/prometheus_server.h"
 #include "tools/local_cluster/serving_cluster.h"
+#include "tools/local_cluster/streamed_generation.h"
 
 namespace ditserve::testing {
 namespace {
@@ -27,6 +28,8 @@ namespace {
 using ::ditserve::local_cluster::PrometheusServer;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::StreamedGeneration;
+using ::ditserve::local_cluster::StreamGeneration;
 
 // Scrapes and rule evaluations are every second; the rest is slack for two
 // busy cores.
@@ -78,12 +81,16 @@ bool WaitForSample(const PrometheusServer& prometheus, const std::string& expr,
   return false;
 }
 
-// One request that runs and one the host refuses (a width that is not a
-// multiple of 16), so that the ok and the non-ok counters both move.
+// One request that runs, streaming a preview, and one the host refuses (a
+// width that is not a multiple of 16), so that the ok and the non-ok
+// counters and the previews' delay all move.
 void RunOkAndRefused(ServingCluster& cluster) {
-  absl::StatusOr<v1::GenerateResponse> ok =
-      cluster.Generate(SmallRequest("a dashboard at dusk"), 120);
+  v1::GenerateRequest previewed = SmallRequest("a dashboard at dusk");
+  previewed.set_partial_images(1);
+  absl::StatusOr<StreamedGeneration> ok =
+      StreamGeneration(cluster, previewed, 120);
   ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_EQ(ok->partial_images.size(), 1U);
   v1::GenerateRequest refused = SmallRequest("refused");
   refused.set_width(50);
   EXPECT_EQ(cluster.Generate(refused, 30).status().code(),

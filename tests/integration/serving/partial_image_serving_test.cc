@@ -32,6 +32,7 @@ namespace ditserve::testing {
 namespace {
 
 using ::ditserve::local_cluster::LatentFloats;
+using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::ParallelParityRequest;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
@@ -195,10 +196,25 @@ TEST(PartialImageStreamTest, PreviewsComeInStepOrderBeforeTheUnchangedResult) {
       (*cluster)->Generate(request, kCallSeconds);
   ASSERT_TRUE(plain.ok()) << plain.status();
 
+  absl::StatusOr<std::string> before = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(before.ok()) << before.status();
+
   request.set_partial_images(3);
   const StreamedGeneration streamed = Stream(**cluster, request);
   EXPECT_THAT(streamed.result.config().partial_image_steps(),
               ElementsAre(1, 2, 3));
+  // The result goes out once the previews' thread has sent and counted
+  // them: one count per step, however many outputs the run has.
+  absl::StatusOr<std::string> after = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(after.ok()) << after.status();
+  const auto increase = [&](const std::string& metric,
+                            const std::vector<std::string>& labels) {
+    return MetricValue(*after, metric, labels) -
+           MetricValue(*before, metric, labels);
+  };
+  EXPECT_EQ(increase("ditserve_partial_images_total", {"result=\"sent\""}), 3);
+  EXPECT_EQ(increase("ditserve_partial_images_total", {}), 3);
+  EXPECT_EQ(increase("ditserve_partial_image_delay_seconds_count", {}), 3);
   ASSERT_EQ(streamed.result.images_size(), 2);
   for (int i = 0; i < 2; ++i) {
     EXPECT_TRUE(streamed.result.images(i).data() == plain->images(i).data())
