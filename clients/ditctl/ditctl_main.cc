@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/optional.h"
+#include "clients/ditctl/append_slice.h"
 #include "clients/ditctl/error_messages.h"
 #include "clients/ditctl/progress_bar.h"
 #include "ditserve/v1/generation.grpc.pb.h"
@@ -262,7 +263,14 @@ int Generate(const std::vector<std::string>& prompts) {
   // Previews begun, by (partial_image_index, prompt_index).
   std::map<std::pair<int, int>, std::string> previews;
   bool progress_shown = false;
-  bool preview_unwritten = false;
+  // Set when a preview could not be written or the stream broke its slicing.
+  bool stopped = false;
+  // Ends the run on the host too; Read returns false next.
+  const auto stop = [&](const std::string& why) {
+    if (!why.empty()) std::cerr << "ditctl: " << why << "\n";
+    context.TryCancel();
+    stopped = true;
+  };
   while (reader->Read(&message)) {
     switch (message.event_case()) {
       case v1::GenerateStreamResponse::kAccepted:
@@ -285,24 +293,31 @@ int Generate(const std::vector<std::string>& prompts) {
         if (chunk.image_index() >= static_cast<int>(chunked.size())) {
           chunked.resize(chunk.image_index() + 1);
         }
-        std::string& data = chunked[chunk.image_index()];
-        data.resize(chunk.total_bytes());
-        data.replace(chunk.offset(), chunk.data().size(), chunk.data());
+        absl::StatusOr<bool> joined = AppendSlice(
+            absl::StrCat("image ", chunk.image_index()), chunk.offset(),
+            chunk.total_bytes(), chunk.data(), chunked[chunk.image_index()]);
+        if (!joined.ok()) stop(std::string(joined.status().message()));
         break;
       }
       case v1::GenerateStreamResponse::kPartialImage: {
         const auto& partial = message.partial_image();
         std::string& data = previews[{partial.partial_image_index(),
                                       partial.image().prompt_index()}];
-        data.append(partial.image().data());
-        if (static_cast<int64_t>(data.size()) < partial.total_bytes()) break;
+        absl::StatusOr<bool> joined = AppendSlice(
+            absl::StrCat("preview ", partial.partial_image_index(),
+                         " of output ", partial.image().prompt_index()),
+            partial.offset(), partial.total_bytes(), partial.image().data(),
+            data);
+        if (!joined.ok()) {
+          stop(std::string(joined.status().message()));
+          break;
+        }
+        if (!*joined) break;
         const std::string path = WithSuffix(
             OutputPath(absl::GetFlag(FLAGS_o), partial.image(), accepted),
             absl::StrCat("-step", partial.step()));
         if (!WriteOutput(path, data)) {
-          // Ends the run on the host too; Read returns false next.
-          context.TryCancel();
-          preview_unwritten = true;
+          stop("");
           break;
         }
         std::cerr << (progress_shown ? "\n" : "") << "preview after step "
@@ -320,7 +335,7 @@ int Generate(const std::vector<std::string>& prompts) {
   }
   if (progress_shown) std::cerr << "\n";
   const grpc::Status status = reader->Finish();
-  if (preview_unwritten) return 1;
+  if (stopped) return 1;
   if (!status.ok()) return Fail(status);
   if (request.validate_only()) {
     std::cout << ToJson(result.config()) << "\n";

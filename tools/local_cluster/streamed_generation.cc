@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "clients/ditctl/append_slice.h"
 #include "grpcpp/grpcpp.h"
 
 namespace ditserve::local_cluster {
@@ -38,24 +39,14 @@ absl::StatusOr<StreamedGeneration> StreamGeneration(
     const std::pair<int, int> key = {slice.partial_image_index(),
                                      slice.image().prompt_index()};
     auto [whole, first] = started.try_emplace(key, slice);
-    const int64_t so_far =
-        first ? 0 : static_cast<int64_t>(whole->second.image().data().size());
-    if (slice.offset() != so_far) {
-      broken = absl::InternalError(
-          absl::StrCat("partial_image ", key.first, " of output ", key.second,
-                       ": a slice at ", slice.offset(), ", expected ", so_far));
-      continue;
-    }
-    if (!first) {
-      whole->second.mutable_image()->mutable_data()->append(
-          slice.image().data());
-    }
-    const auto size = static_cast<int64_t>(whole->second.image().data().size());
-    if (size > slice.total_bytes()) {
-      broken = absl::InternalError(absl::StrCat(
-          "partial_image ", key.first, " of output ", key.second, ": ", size,
-          " bytes past total_bytes ", slice.total_bytes()));
-    } else if (size == slice.total_bytes()) {
+    if (first) whole->second.mutable_image()->clear_data();
+    absl::StatusOr<bool> complete = ditctl::AppendSlice(
+        absl::StrCat("partial_image ", key.first, " of output ", key.second),
+        slice.offset(), slice.total_bytes(), slice.image().data(),
+        *whole->second.mutable_image()->mutable_data());
+    if (!complete.ok()) {
+      broken = complete.status();
+    } else if (*complete) {
       whole->second.set_offset(0);
       streamed.partial_images.push_back(std::move(whole->second));
       started.erase(whole);

@@ -1,3 +1,6 @@
+#include <string>
+
+#include "clients/ditctl/append_slice.h"
 #include "clients/ditctl/error_messages.h"
 #include "clients/ditctl/progress_bar.h"
 #include "gmock/gmock.h"
@@ -16,6 +19,37 @@ TEST(ProgressBarTest, FillsInProportionToSteps) {
 
 TEST(ProgressBarTest, ClampsStepsOutsideTheRange) {
   EXPECT_EQ(RenderProgress(9, 4, 0.0, 4), "[####] 4/4 steps    0.0 s");
+}
+
+TEST(AppendSliceTest, JoinsInOrderSlicesAndSaysWhenComplete) {
+  std::string whole;
+  absl::StatusOr<bool> complete = AppendSlice("preview 0", 0, 5, "abc", whole);
+  ASSERT_TRUE(complete.ok()) << complete.status();
+  EXPECT_FALSE(*complete);
+  complete = AppendSlice("preview 0", 3, 5, "de", whole);
+  ASSERT_TRUE(complete.ok()) << complete.status();
+  EXPECT_TRUE(*complete);
+  EXPECT_EQ(whole, "abcde");
+}
+
+TEST(AppendSliceTest, AnEmptyItemIsCompleteAtOnce) {
+  std::string whole;
+  absl::StatusOr<bool> complete = AppendSlice("image 0", 0, 0, "", whole);
+  ASSERT_TRUE(complete.ok()) << complete.status();
+  EXPECT_TRUE(*complete);
+}
+
+TEST(AppendSliceTest, RefusesAGapAnOverlapAndBytesPastTheTotal) {
+  std::string whole = "abc";
+  absl::StatusOr<bool> gap = AppendSlice("preview 1", 4, 6, "ef", whole);
+  EXPECT_EQ(gap.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(gap.status().message(),
+              HasSubstr("preview 1: a slice at 4, expected 3"));
+  EXPECT_FALSE(AppendSlice("preview 1", 2, 6, "cd", whole).ok());
+  absl::StatusOr<bool> past = AppendSlice("preview 1", 3, 5, "def", whole);
+  EXPECT_THAT(past.status().message(), HasSubstr("6 bytes past total_bytes 5"));
+  EXPECT_EQ(whole, "abc")
+      << "a refused slice must leave the bytes as they were";
 }
 
 TEST(ErrorMessagesTest, NamesCodeAdviceAndServerMessage) {
