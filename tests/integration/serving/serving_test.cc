@@ -23,16 +23,20 @@
 #include "gtest/gtest.h"
 #include "tests/support/decoded_images.h"
 #include "tools/local_cluster/queue_depth.h"
+#include "tools/local_cluster/running_stream.h"
 #include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
 namespace {
 
 using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::LongRequest;
 using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::RankExit;
+using ::ditserve::local_cluster::RunningStream;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::StartAndWaitForFirstStep;
 using ::ditserve::local_cluster::StartUpFailure;
 using ::ditserve::local_cluster::WaitForQueueDepth;
 
@@ -499,40 +503,9 @@ TEST_F(ServingTest, StreamSendsAcceptedThenEveryStepThenTheResult) {
   EXPECT_THAT(steps, ::testing::ElementsAre(1, 2, 3));
 }
 
-// A request that keeps the group busy far longer than the tests wait: a step
-// over 4096 image tokens takes 1.5 to 1.9 s on 2 cores (ditserve-bench-flux
-// on the tiny model), so 200 of them take minutes. At 256×256 a step took
-// 14 ms and a faster machine finished all 200 inside a 3 s deadline. Every
-// test that starts one cancels it or lets its deadline stop it.
-v1::GenerateRequest LongRequest() {
-  v1::GenerateRequest request = SmallRequest("a long one");
-  request.set_height(1024);
-  request.set_width(1024);
-  request.set_num_inference_steps(200);
-  return request;
-}
-
-// Starts `request` as a stream and returns once its first step finished.
-struct RunningStream {
-  std::unique_ptr<grpc::ClientContext> context;
-  std::unique_ptr<grpc::ClientReader<v1::GenerateStreamResponse>> reader;
-};
-RunningStream StartAndWaitForFirstStep(ServingCluster& cluster,
-                                       const v1::GenerateRequest& request,
-                                       double seconds = kCallSeconds) {
-  RunningStream running;
-  running.context = ContextWithDeadline(seconds);
-  running.reader =
-      cluster.generation().GenerateStream(running.context.get(), request);
-  v1::GenerateStreamResponse message;
-  while (running.reader->Read(&message)) {
-    if (message.has_progress()) break;
-  }
-  return running;
-}
-
 TEST_F(ServingTest, FullQueueIsResourceExhausted) {
-  RunningStream running = StartAndWaitForFirstStep(*cluster_, LongRequest());
+  RunningStream running =
+      StartAndWaitForFirstStep(*cluster_, LongRequest(), kCallSeconds);
   // --max_queue=1: one request may wait, the next is refused.
   grpc::Status queued_status;
   std::thread queued([&] {
@@ -561,7 +534,8 @@ TEST(ServingQueueWaitTest, ARequestQueuedPastTheLimitIsRefusedDuringTheRun) {
       ServingCluster::Start(
           {.world_size = 1, .host_flags = {"--max_queue_wait_s=1"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  RunningStream running = StartAndWaitForFirstStep(**cluster, LongRequest());
+  RunningStream running =
+      StartAndWaitForFirstStep(**cluster, LongRequest(), kCallSeconds);
   v1::GenerateResponse response;
   const grpc::Status refused =
       Generate(**cluster, SmallRequest("waits too long"), &response);
@@ -580,10 +554,7 @@ TEST(ServingQueueWaitTest, ARequestQueuedPastTheLimitIsRefusedDuringTheRun) {
       "refused 1 queued requests that waited longer than --max_queue_wait_s "
       "1",
       std::chrono::seconds(5)));
-  running.context->TryCancel();
-  v1::GenerateStreamResponse message;
-  while (running.reader->Read(&message)) {
-  }
+  running.CancelAndDrain();
 }
 
 TEST_F(ServingTest, CancelMidRunStopsTheRunAndTheGroupServesTheNextRequest) {
@@ -591,11 +562,9 @@ TEST_F(ServingTest, CancelMidRunStopsTheRunAndTheGroupServesTheNextRequest) {
   ASSERT_TRUE(before.ok());
   const double steps_before =
       MetricValue(*before, "ditserve_denoise_step_duration_seconds_count", {});
-  RunningStream running = StartAndWaitForFirstStep(*cluster_, LongRequest());
-  running.context->TryCancel();
-  v1::GenerateStreamResponse message;
-  while (running.reader->Read(&message)) {
-  }
+  RunningStream running =
+      StartAndWaitForFirstStep(*cluster_, LongRequest(), kCallSeconds);
+  running.CancelAndDrain();
   EXPECT_EQ(running.reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
   v1::GenerateResponse response;
   const grpc::Status next =
@@ -648,7 +617,8 @@ struct QueuedOutcome {
 QueuedOutcome RunQueuedBehind(ServingCluster& cluster,
                               const v1::GenerateRequest& long_request,
                               const std::vector<v1::GenerateRequest>& queued) {
-  RunningStream running = StartAndWaitForFirstStep(cluster, long_request);
+  RunningStream running =
+      StartAndWaitForFirstStep(cluster, long_request, kCallSeconds);
   QueuedOutcome outcome{
       .statuses = std::vector<grpc::Status>(queued.size()),
       .responses = std::vector<v1::GenerateResponse>(queued.size())};
@@ -660,10 +630,7 @@ QueuedOutcome RunQueuedBehind(ServingCluster& cluster,
   }
   EXPECT_TRUE(
       WaitForQueueDepth(cluster, static_cast<int>(queued.size()), kQueueWait));
-  running.context->TryCancel();
-  v1::GenerateStreamResponse message;
-  while (running.reader->Read(&message)) {
-  }
+  running.CancelAndDrain();
   for (std::thread& client : clients) client.join();
   return outcome;
 }
@@ -822,7 +789,8 @@ TEST(ServingPriorityTest, AHigherPriorityAdmittedLaterRunsFirst) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start({.world_size = 1, .host_flags = {"--max_queue=4"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  RunningStream blocker = StartAndWaitForFirstStep(**cluster, LongRequest());
+  RunningStream blocker =
+      StartAndWaitForFirstStep(**cluster, LongRequest(), kCallSeconds);
   const auto admit = [&](v1::GenerateRequest request, int priority,
                          RunningStream& stream) {
     request.set_priority(priority);
@@ -838,10 +806,8 @@ TEST(ServingPriorityTest, AHigherPriorityAdmittedLaterRunsFirst) {
   EXPECT_EQ(admit(SmallRequest("low"), -1, low), 0);
   EXPECT_EQ(admit(LongRequest(), 5, high), 0) << "ahead of the low one";
 
-  blocker.context->TryCancel();
+  blocker.CancelAndDrain();
   v1::GenerateStreamResponse message;
-  while (blocker.reader->Read(&message)) {
-  }
   bool high_runs = false;
   while (!high_runs && high.reader->Read(&message)) {
     high_runs = message.has_progress();
@@ -852,9 +818,7 @@ TEST(ServingPriorityTest, AHigherPriorityAdmittedLaterRunsFirst) {
   EXPECT_EQ(MetricValue(*metrics, "ditserve_queue_depth", {}), 1)
       << "the low one waits while the high one runs";
 
-  high.context->TryCancel();
-  while (high.reader->Read(&message)) {
-  }
+  high.CancelAndDrain();
   bool low_done = false;
   while (low.reader->Read(&message)) {
     low_done = low_done || message.has_result();
@@ -887,24 +851,21 @@ TEST(ServingBatchTest, CancelledRequestLeavesASharedRunThatGoesOn) {
   absl::StatusOr<std::string> before = (*cluster)->ScrapeMetrics();
   ASSERT_TRUE(before.ok()) << before.status();
 
-  RunningStream blocker = StartAndWaitForFirstStep(**cluster, LongRequest());
+  RunningStream blocker =
+      StartAndWaitForFirstStep(**cluster, LongRequest(), kCallSeconds);
   RunningStream shared;
-  std::thread leaving_client(
-      [&] { shared = StartAndWaitForFirstStep(**cluster, leaving); });
+  std::thread leaving_client([&] {
+    shared = StartAndWaitForFirstStep(**cluster, leaving, kCallSeconds);
+  });
   grpc::Status staying_status;
   v1::GenerateResponse staying_response;
   std::thread staying_client([&] {
     staying_status = Generate(**cluster, staying, &staying_response);
   });
   EXPECT_TRUE(WaitForQueueDepth(**cluster, 2, kQueueWait));
-  blocker.context->TryCancel();
-  v1::GenerateStreamResponse message;
-  while (blocker.reader->Read(&message)) {
-  }
+  blocker.CancelAndDrain();
   leaving_client.join();
-  shared.context->TryCancel();
-  while (shared.reader->Read(&message)) {
-  }
+  shared.CancelAndDrain();
   EXPECT_EQ(shared.reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
   staying_client.join();
 
@@ -1069,7 +1030,8 @@ TEST(ServingFailureTest, SigtermLetsTheRunningRequestFinishThenAllExitZero) {
   request.set_height(256);
   request.set_width(256);
   request.set_num_inference_steps(12);
-  RunningStream running = StartAndWaitForFirstStep(**cluster, request);
+  RunningStream running =
+      StartAndWaitForFirstStep(**cluster, request, kCallSeconds);
   (*cluster)->Terminate();
   v1::GenerateStreamResponse message;
   bool got_result = false;
