@@ -1,5 +1,7 @@
 #include "server/partial_image_decoder.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 #include <string_view>
 #include <utility>
@@ -13,6 +15,16 @@
 #include "spdlog/spdlog.h"
 
 namespace ditserve::server {
+namespace {
+
+// Which of `config`'s previews comes after `step`; -1 if none does.
+int PreviewIndex(const v1::InputConfig& config, int step) {
+  const auto& steps = config.partial_image_steps();
+  const auto found = std::find(steps.begin(), steps.end(), step);
+  return found == steps.end() ? -1 : static_cast<int>(found - steps.begin());
+}
+
+}  // namespace
 
 PartialImageDecoder::PartialImageDecoder(
     const v1::InputConfig& config,
@@ -47,33 +59,58 @@ void PartialImageDecoder::Wait() {
 
 const char* PartialImageDecoder::Report(int step,
                                         const at::Tensor& latents) const {
-  if (std::all_of(
-          jobs_.begin(), jobs_.end(),
-          [](const std::shared_ptr<Job>& job) { return job->finished(); })) {
-    return kPartialImageSkipped;
+  // The requests that asked for a preview after `step` and still wait for
+  // their images. Only their prompts' rows are decoded: a merged run takes
+  // the union of its requests' preview steps.
+  std::vector<size_t> wanting;
+  std::vector<int> wanting_counts;
+  std::vector<int64_t> rows;
+  v1::InputConfig wanted = config_;
+  wanted.clear_prompt();
+  wanted.clear_negative_prompt();
+  wanted.clear_seeds();
+  int64_t first_row = 0;
+  for (size_t job = 0; job < jobs_.size(); ++job) {
+    const v1::InputConfig& own = jobs_[job]->config();
+    if (!jobs_[job]->finished() && PreviewIndex(own, step) >= 0) {
+      wanting.push_back(job);
+      wanting_counts.push_back(prompt_counts_[job]);
+      for (int prompt = 0; prompt < prompt_counts_[job]; ++prompt) {
+        rows.push_back(first_row + prompt);
+      }
+      wanted.mutable_prompt()->MergeFrom(own.prompt());
+      wanted.mutable_negative_prompt()->MergeFrom(own.negative_prompt());
+      wanted.mutable_seeds()->MergeFrom(own.seeds());
+    }
+    first_row += prompt_counts_[job];
   }
+  if (wanting.empty()) return kPartialImageSkipped;
   // A preview's decode is not one of the run's stages.
   engine::StageTimings untimed;
-  absl::StatusOr<std::vector<v1::Image>> images = base::Guarded(
-      "partial image", [&] { return encode_(config_, latents, untimed); });
+  absl::StatusOr<std::vector<v1::Image>> images =
+      base::Guarded("partial image", [&] {
+        return wanting.size() == jobs_.size()
+                   ? encode_(config_, latents, untimed)
+                   : encode_(wanted, latents.index_select(0, at::tensor(rows)),
+                             untimed);
+      });
   v1::GenerateResponse merged;
   if (images.ok()) {
     for (v1::Image& image : *images) *merged.add_images() = std::move(image);
   }
   absl::StatusOr<std::vector<v1::GenerateResponse>> split =
       images.ok()
-          ? SplitResponse(merged, prompt_counts_)
+          ? SplitResponse(merged, wanting_counts)
           : absl::StatusOr<std::vector<v1::GenerateResponse>>(images.status());
   if (!split.ok()) {
     spdlog::warn("request_id={} partial image after step {} failed: {}",
                  config_.request_id(), step, split.status().ToString());
     return kPartialImageFailed;
   }
-  const auto& steps = config_.partial_image_steps();
-  const auto index = static_cast<int>(
-      std::find(steps.begin(), steps.end(), step) - steps.begin());
-  for (size_t job = 0; job < jobs_.size(); ++job) {
-    for (v1::Image& image : *(*split)[job].mutable_images()) {
+  for (size_t i = 0; i < wanting.size(); ++i) {
+    Job& job = *jobs_[wanting[i]];
+    const int index = PreviewIndex(job.config(), step);
+    for (v1::Image& image : *(*split)[i].mutable_images()) {
       v1::GenerateStreamResponse event;
       v1::GenerateStreamResponse::PartialImage* partial =
           event.mutable_partial_image();
@@ -81,7 +118,7 @@ const char* PartialImageDecoder::Report(int step,
       partial->set_step(step);
       partial->set_total_bytes(static_cast<int64_t>(image.data().size()));
       *partial->mutable_image() = std::move(image);
-      jobs_[job]->ReportEvent(std::move(event));
+      job.ReportEvent(std::move(event));
     }
   }
   return kPartialImageSent;

@@ -34,10 +34,12 @@ class PartialImageDecoder {
   PartialImageDecoder(const PartialImageDecoder&) = delete;
   PartialImageDecoder& operator=(const PartialImageDecoder&) = delete;
 
-  // Once the previews handed over before are reported, encodes `latents`
-  // (every prompt's, after 1-based `step` of config.partial_image_steps) and
-  // reports each output to its job as a partial_image event. A preview that
-  // fails is logged and skipped: the run and its result do not depend on it.
+  // Once the previews handed over before are reported, encodes the outputs
+  // of the jobs whose own partial_image_steps name `step` (1-based; the
+  // merged config's are the union of theirs) from `latents` (every
+  // prompt's, after that step), and reports each to its job as a
+  // partial_image event. A preview that fails is logged and skipped: the
+  // run and its result do not depend on it.
   void Decode(int step, at::Tensor latents);
 
   // Returns once every preview handed over has been reported.

@@ -1,6 +1,7 @@
 #include "server/request_batch.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -22,6 +23,7 @@ v1::InputConfig SharedPart(const v1::InputConfig& config) {
   shared.clear_seeds();
   shared.clear_deadline_unix_micros();
   shared.clear_shapes();
+  shared.clear_partial_image_steps();
   return shared;
 }
 
@@ -43,6 +45,8 @@ absl::StatusOr<v1::InputConfig> MergeConfigs(
   merged.clear_prompt();
   merged.clear_negative_prompt();
   merged.clear_seeds();
+  merged.clear_partial_image_steps();
+  std::set<int> partial_image_steps;
   std::string request_ids;
   for (const v1::InputConfig* config : configs) {
     if (!CanShareRun(*configs.front(), *config)) {
@@ -53,6 +57,8 @@ absl::StatusOr<v1::InputConfig> MergeConfigs(
     merged.mutable_prompt()->MergeFrom(config->prompt());
     merged.mutable_negative_prompt()->MergeFrom(config->negative_prompt());
     merged.mutable_seeds()->MergeFrom(config->seeds());
+    partial_image_steps.insert(config->partial_image_steps().begin(),
+                               config->partial_image_steps().end());
     absl::StrAppend(&request_ids, request_ids.empty() ? "" : "+",
                     config->request_id());
     if (config->deadline_unix_micros() == 0 ||
@@ -64,6 +70,8 @@ absl::StatusOr<v1::InputConfig> MergeConfigs(
     }
   }
   merged.set_request_id(request_ids);
+  merged.mutable_partial_image_steps()->Add(partial_image_steps.begin(),
+                                            partial_image_steps.end());
   ASSIGN_OR_RETURN(v1::DerivedShapes shapes,
                    config::DeriveShapes(merged, spec));
   *merged.mutable_shapes() = std::move(shapes);

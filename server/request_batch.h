@@ -19,8 +19,8 @@ namespace ditserve::server {
 
 // Whether `candidate` may run in one config with `first`: every field other
 // than the per-image, per-request ones (prompts, negative prompts, seeds,
-// request id, sequence number, deadline, and the shapes derived from the
-// image count) is equal.
+// request id, sequence number, deadline, the steps after which it wants
+// previews, and the shapes derived from the image count) is equal.
 bool CanShareRun(const v1::InputConfig& first,
                  const v1::InputConfig& candidate);
 
@@ -28,8 +28,10 @@ bool CanShareRun(const v1::InputConfig& first,
 // prompts, negative prompts and seeds concatenated and the shapes derived
 // again for the total; the first's sequence number; the request ids joined
 // with '+'; the latest deadline, none if one of them has none (each
-// request's own deadline is kept by the scheduler). `configs` must be
-// non-empty and pairwise CanShareRun.
+// request's own deadline is kept by the scheduler); previews after every
+// step any of them wants one after, in order (each request's own steps are
+// kept by the scheduler). `configs` must be non-empty and pairwise
+// CanShareRun.
 absl::StatusOr<v1::InputConfig> MergeConfigs(
     absl::Span<const v1::InputConfig* const> configs,
     const config::ModelSpec& spec);

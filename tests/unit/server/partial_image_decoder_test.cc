@@ -27,9 +27,12 @@ struct Received {
   std::vector<v1::GenerateStreamResponse::PartialImage> previews;
 };
 
-std::shared_ptr<Job> MakeJob(int prompts, Received& received) {
+// A request of `prompts` images that wants previews after `steps`.
+std::shared_ptr<Job> MakeJob(int prompts, const std::vector<int>& steps,
+                             Received& received) {
   v1::InputConfig config;
   for (int i = 0; i < prompts; ++i) config.add_prompt(absl::StrCat("p", i));
+  config.mutable_partial_image_steps()->Add(steps.begin(), steps.end());
   return std::make_shared<Job>(
       std::move(config), "", absl::Now(), absl::Now(),
       [&received](v1::GenerateStreamResponse event) {
@@ -77,7 +80,7 @@ class PartialImageDecoderTest : public ::testing::Test {
  protected:
   PartialImageDecoderTest() {
     for (const int step : {2, 3, 4}) config_.add_partial_image_steps(step);
-    jobs_ = {MakeJob(1, first_), MakeJob(2, second_)};
+    jobs_ = {MakeJob(1, {2, 3, 4}, first_), MakeJob(2, {2, 3, 4}, second_)};
   }
 
   // Three prompts' latents whose rows start at base, base + 1, base + 2.
@@ -131,6 +134,44 @@ TEST_F(PartialImageDecoderTest, EachRequestGetsItsOutputsOfEachStepInOrder) {
   EXPECT_EQ(Delays(), 2);
 }
 
+// Requests that share a run keep their own previews: the run's steps are
+// the union of theirs, and each step decodes only the prompts of the
+// requests that asked for it.
+TEST_F(PartialImageDecoderTest, EachRequestGetsOnlyThePreviewsItAskedFor) {
+  jobs_ = {MakeJob(1, {2, 4}, first_), MakeJob(2, {3}, second_)};
+  std::vector<int> rows_decoded;
+  const OutputEncoder encode = [&rows_decoded](const v1::InputConfig& config,
+                                               const at::Tensor& latents,
+                                               engine::StageTimings& timings) {
+    EXPECT_EQ(config.prompt_size(), latents.size(0));
+    rows_decoded.push_back(static_cast<int>(latents.size(0)));
+    return EncodeRows(config, latents, timings);
+  };
+  {
+    PartialImageDecoder decoder(config_, jobs_, prompt_counts_, encode,
+                                metrics_);
+    decoder.Decode(2, Latents(10));
+    decoder.Decode(3, Latents(20));
+    decoder.Decode(4, Latents(30));
+  }
+  EXPECT_EQ(rows_decoded, (std::vector<int>{1, 2, 1}));
+  ASSERT_EQ(first_.previews.size(), 2U);
+  EXPECT_EQ(first_.previews[0].step(), 2);
+  EXPECT_EQ(first_.previews[0].partial_image_index(), 0);
+  EXPECT_EQ(first_.previews[0].image().data(), "10");
+  EXPECT_EQ(first_.previews[1].step(), 4);
+  EXPECT_EQ(first_.previews[1].partial_image_index(), 1);
+  EXPECT_EQ(first_.previews[1].image().data(), "30");
+  ASSERT_EQ(second_.previews.size(), 2U);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(second_.previews[i].step(), 3);
+    EXPECT_EQ(second_.previews[i].partial_image_index(), 0);
+    EXPECT_EQ(second_.previews[i].image().prompt_index(), i);
+    EXPECT_EQ(second_.previews[i].image().data(), absl::StrCat(21 + i));
+  }
+  EXPECT_EQ(Count(kPartialImageSent), 3);
+}
+
 // A preview is not the run's result: one that fails is counted and
 // dropped, and the next one still goes out.
 TEST_F(PartialImageDecoderTest, AFailedPreviewIsCountedAndTheNextStillSent) {
@@ -174,26 +215,29 @@ TEST_F(PartialImageDecoderTest, OutputsThatDoNotFitThePromptsFail) {
   EXPECT_EQ(Count(kPartialImageFailed), 1);
 }
 
-TEST_F(PartialImageDecoderTest, NoPreviewIsDecodedOnceEveryRequestFinished) {
-  int calls = 0;
-  const OutputEncoder encode = [&calls](const v1::InputConfig& config,
-                                        const at::Tensor& latents,
-                                        engine::StageTimings& timings) {
-    ++calls;
+// A finished request's rows are not decoded; once every request finished,
+// nothing is.
+TEST_F(PartialImageDecoderTest, FinishedRequestsPreviewsAreNotDecoded) {
+  std::vector<int> rows_decoded;
+  const OutputEncoder encode = [&rows_decoded](const v1::InputConfig& config,
+                                               const at::Tensor& latents,
+                                               engine::StageTimings& timings) {
+    rows_decoded.push_back(static_cast<int>(latents.size(0)));
     return EncodeRows(config, latents, timings);
   };
   PartialImageDecoder decoder(config_, jobs_, prompt_counts_, encode, metrics_);
   jobs_[0]->Finish(absl::CancelledError("client went away"));
   decoder.Decode(2, Latents(10));
   decoder.Wait();
-  EXPECT_EQ(calls, 1) << "one request still wanted the preview";
+  EXPECT_EQ(rows_decoded, std::vector<int>{2}) << "the second request's rows";
   EXPECT_TRUE(first_.previews.empty());
-  EXPECT_EQ(second_.previews.size(), 2U);
+  ASSERT_EQ(second_.previews.size(), 2U);
+  EXPECT_EQ(second_.previews[1].image().data(), "12");
 
   jobs_[1]->Finish(absl::DeadlineExceededError("deadline"));
   decoder.Decode(4, Latents(20));
   decoder.Wait();
-  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(rows_decoded.size(), 1U);
   EXPECT_EQ(second_.previews.size(), 2U);
   EXPECT_EQ(Count(kPartialImageSkipped), 1);
   EXPECT_EQ(Count(kPartialImageSent), 1);

@@ -48,6 +48,31 @@ TEST(RequestBatchTest, RequestsDifferingInPromptsSeedsIdsAndDeadlinesShare) {
                           Frozen({"a boat", "a bridge"}, 9, "b", 5000)));
 }
 
+// Each request keeps its own previews (scheduler.h), so how many it wants
+// does not keep it out of a run.
+TEST(RequestBatchTest, RequestsWantingDifferentPreviewsShareTheUnionOfSteps) {
+  v1::InputConfig none = Frozen({"a fox"}, 1, "a", 0, 28);
+  v1::InputConfig three = Frozen({"a boat"}, 2, "b", 0, 28);
+  for (const int step : {7, 14, 21}) three.add_partial_image_steps(step);
+  v1::InputConfig two = Frozen({"a bridge"}, 3, "c", 0, 28);
+  for (const int step : {9, 18}) two.add_partial_image_steps(step);
+  EXPECT_TRUE(CanShareRun(none, three));
+  EXPECT_TRUE(CanShareRun(three, two));
+  absl::StatusOr<v1::InputConfig> merged =
+      MergeConfigs({&none, &three, &two}, Spec());
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_THAT(merged->partial_image_steps(), ElementsAre(7, 9, 14, 18, 21));
+  v1::InputConfig again = two;
+  again.mutable_partial_image_steps()->Add(21);
+  merged = MergeConfigs({&three, &again}, Spec());
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_THAT(merged->partial_image_steps(), ElementsAre(7, 9, 14, 18, 21))
+      << "a step two requests want is one preview";
+  merged = MergeConfigs({&none}, Spec());
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_THAT(merged->partial_image_steps(), ElementsAre());
+}
+
 TEST(RequestBatchTest, AnyOtherDifferenceKeepsRequestsApart) {
   const v1::InputConfig first = Frozen({"a fox"}, 1, "a");
   EXPECT_FALSE(CanShareRun(first, Frozen({"a fox"}, 1, "b", 0, 8)));
