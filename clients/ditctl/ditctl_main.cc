@@ -15,6 +15,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -260,8 +261,9 @@ int Generate(const std::vector<std::string>& prompts) {
   v1::GenerateResponse result;
   v1::InputConfig accepted;
   std::vector<std::string> chunked;
-  // Previews begun, by (partial_image_index, prompt_index).
-  std::map<std::pair<int, int>, std::string> previews;
+  // Previews begun, by (partial_image_index, prompt_index, frame_index):
+  // the PNG frames of a video preview are outputs of one prompt.
+  std::map<std::tuple<int, int, int>, std::string> previews;
   bool progress_shown = false;
   // Set when a preview could not be written or the stream broke its slicing.
   bool stopped = false;
@@ -302,10 +304,12 @@ int Generate(const std::vector<std::string>& prompts) {
       case v1::GenerateStreamResponse::kPartialImage: {
         const auto& partial = message.partial_image();
         std::string& data = previews[{partial.partial_image_index(),
-                                      partial.image().prompt_index()}];
+                                      partial.image().prompt_index(),
+                                      partial.image().frame_index()}];
         absl::StatusOr<bool> joined = AppendSlice(
             absl::StrCat("preview ", partial.partial_image_index(),
-                         " of output ", partial.image().prompt_index()),
+                         " of output ", partial.image().prompt_index(),
+                         " frame ", partial.image().frame_index()),
             partial.offset(), partial.total_bytes(), partial.image().data(),
             data);
         if (!joined.ok()) {

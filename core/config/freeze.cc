@@ -243,16 +243,9 @@ absl::Status FreezeOutput(const v1::GenerateRequest& request,
 // previews after step ⌊steps × i / (k + 1)⌋, so they come at a steady pace
 // and none after the last step, whose image is the result.
 absl::Status FreezePartialImages(const v1::GenerateRequest& request,
-                                 const ModelDefaults& defaults,
                                  v1::InputConfig& config) {
   const int partial = request.partial_images();
   if (partial == 0) return absl::OkStatus();
-  if (defaults.video()) {
-    return InvalidField(
-        "partial_images",
-        absl::StrCat("partial_images is for image models; ", defaults.name,
-                     " makes videos: leave it 0"));
-  }
   const int steps = config.num_inference_steps();
   const int most = std::min(kMaxPartialImages, steps - 1);
   if (partial < 0 || partial > most) {
@@ -411,7 +404,7 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                         : defaults.use_resolution_binning);
 
   RETURN_IF_ERROR(FreezeOutput(request, defaults, config));
-  RETURN_IF_ERROR(FreezePartialImages(request, defaults, config));
+  RETURN_IF_ERROR(FreezePartialImages(request, config));
   config.set_deadline_unix_micros(context.deadline_unix_micros);
   *config.mutable_parallel() = parallel;
 

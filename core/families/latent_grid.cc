@@ -2,8 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/base/guarded.h"
@@ -126,11 +124,8 @@ int64_t LatentGridRequestBytes(const v1::InputConfig& config,
   const int64_t decode =
       VaeAttentionBytes(config, spec) +
       VaeDecodeBytes(config, spec, /*frames=*/1, kAutoencoderKL);
-  // Previews decode beside the denoising, so their peak adds to its.
-  const int64_t peak = config.partial_image_steps_size() > 0
-                           ? forward + decode
-                           : std::max(forward, decode);
-  return peak + OutputBytes(config);
+  return ForwardAndDecodePeakBytes(config, forward, decode) +
+         OutputBytes(config);
 }
 
 }  // namespace ditserve::families

@@ -100,6 +100,12 @@ int64_t VaeAttentionBytes(const v1::InputConfig& config,
   return ScoreBytes(1, 1, height * width, height * width);
 }
 
+int64_t ForwardAndDecodePeakBytes(const v1::InputConfig& config,
+                                  int64_t forward, int64_t decode) {
+  return config.partial_image_steps_size() > 0 ? forward + decode
+                                               : std::max(forward, decode);
+}
+
 int64_t OutputBytes(const v1::InputConfig& config) {
   const int64_t pixels = int64_t{config.shapes().generated_height()} *
                          config.shapes().generated_width();

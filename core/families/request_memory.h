@@ -45,6 +45,13 @@ int64_t VaeDecodeBytes(const v1::InputConfig& config,
 int64_t VaeAttentionBytes(const v1::InputConfig& config,
                           const config::ModelSpec& spec);
 
+// The peak of a request whose transformer forward holds `forward` bytes and
+// whose decode `decode`: a preview (partial_image_steps) decodes beside the
+// denoising, so with previews the two add up; without, the decode follows
+// the last forward.
+int64_t ForwardAndDecodePeakBytes(const v1::InputConfig& config,
+                                  int64_t forward, int64_t decode);
+
 // The decoded outputs rank 0 holds until it answers: every frame of every
 // output as float32 and RGB8 pixels, and their encoding.
 int64_t OutputBytes(const v1::InputConfig& config);

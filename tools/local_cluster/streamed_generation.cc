@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -18,8 +19,9 @@ absl::StatusOr<StreamedGeneration> StreamGeneration(
   std::unique_ptr<grpc::ClientReader<v1::GenerateStreamResponse>> reader =
       cluster.generation().GenerateStream(context.get(), request);
   StreamedGeneration streamed;
-  // The previews begun: (partial_image_index, prompt_index) → so far.
-  std::map<std::pair<int, int>, v1::GenerateStreamResponse::PartialImage>
+  // The previews begun: (partial_image_index, prompt_index, frame_index) →
+  // so far; the PNG frames of a video preview are outputs of one prompt.
+  std::map<std::tuple<int, int, int>, v1::GenerateStreamResponse::PartialImage>
       started;
   bool has_result = false;
   absl::Status broken;
@@ -36,12 +38,14 @@ absl::StatusOr<StreamedGeneration> StreamGeneration(
     if (!message.has_partial_image() || !broken.ok()) continue;
     const v1::GenerateStreamResponse::PartialImage& slice =
         message.partial_image();
-    const std::pair<int, int> key = {slice.partial_image_index(),
-                                     slice.image().prompt_index()};
+    const std::tuple<int, int, int> key = {slice.partial_image_index(),
+                                           slice.image().prompt_index(),
+                                           slice.image().frame_index()};
     auto [whole, first] = started.try_emplace(key, slice);
     if (first) whole->second.mutable_image()->clear_data();
     absl::StatusOr<bool> complete = ditctl::AppendSlice(
-        absl::StrCat("partial_image ", key.first, " of output ", key.second),
+        absl::StrCat("partial_image ", std::get<0>(key), " of output ",
+                     std::get<1>(key), " frame ", std::get<2>(key)),
         slice.offset(), slice.total_bytes(), slice.image().data(),
         *whole->second.mutable_image()->mutable_data());
     if (!complete.ok()) {

@@ -18,16 +18,21 @@ class PartialImageAssembler:
     """Joins the slices of each preview of one stream."""
 
     def __init__(self):
-        # (partial_image_index, prompt_index) -> bytes so far
+        # (partial_image_index, prompt_index, frame_index) -> bytes so far;
+        # the PNG frames of a video preview are outputs of one prompt.
         self._started = {}
 
     def add(self, partial: _PartialImage) -> Optional[_PartialImage]:
         """The whole preview once `partial` completes it, else None; raises
         ValueError for a slice out of order or past total_bytes."""
-        key = (partial.partial_image_index, partial.image.prompt_index)
+        key = (
+            partial.partial_image_index,
+            partial.image.prompt_index,
+            partial.image.frame_index,
+        )
         where = (
             f"partial_image {partial.partial_image_index} of output "
-            f"{partial.image.prompt_index}"
+            f"{partial.image.prompt_index} frame {partial.image.frame_index}"
         )
         data = self._started.pop(key, b"")
         if partial.offset != len(data):

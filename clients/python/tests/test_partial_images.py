@@ -9,11 +9,13 @@ from ditserve.stubs import generation_pb2
 _PartialImage = generation_pb2.GenerateStreamResponse.PartialImage
 
 
-def _slice(index, prompt, offset, total, data, step=3):
+def _slice(index, prompt, offset, total, data, step=3, frame=0):
     return _PartialImage(
         partial_image_index=index,
         step=step,
-        image=generation_pb2.Image(data=data, prompt_index=prompt, width=64),
+        image=generation_pb2.Image(
+            data=data, prompt_index=prompt, frame_index=frame, width=64
+        ),
         offset=offset,
         total_bytes=total,
     )
@@ -35,6 +37,16 @@ class PartialImageAssemblerTest(unittest.TestCase):
         self.assertEqual(first.offset, 0)
         self.assertEqual(second.image.data, b"wxyz")
         self.assertEqual(second.image.prompt_index, 1)
+
+    def test_the_png_frames_of_a_video_preview_are_joined_apart(self):
+        assembler = PartialImageAssembler()
+        self.assertIsNone(assembler.add(_slice(0, 0, 0, 4, b"ab", frame=0)))
+        self.assertIsNone(assembler.add(_slice(0, 0, 0, 3, b"x", frame=1)))
+        first = assembler.add(_slice(0, 0, 2, 4, b"cd", frame=0))
+        second = assembler.add(_slice(0, 0, 1, 3, b"yz", frame=1))
+        self.assertEqual(first.image.data, b"abcd")
+        self.assertEqual(second.image.data, b"xyz")
+        self.assertEqual(second.image.frame_index, 1)
 
     def test_a_slice_out_of_order_is_refused(self):
         assembler = PartialImageAssembler()

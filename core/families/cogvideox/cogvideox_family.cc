@@ -2,7 +2,6 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -306,8 +305,9 @@ class CogVideoX final : public Family {
     const int64_t frames = MostFramesPerDecoderPass(
         config.shapes().latent_frames(),
         absl::countr_zero(static_cast<uint64_t>(spec.temporal_compression)));
-    return std::max(TransformerForwardBytes(config, spec),
-                    VaeDecodeBytes(config, spec, frames, kDecoder)) +
+    return ForwardAndDecodePeakBytes(
+               config, TransformerForwardBytes(config, spec),
+               VaeDecodeBytes(config, spec, frames, kDecoder)) +
            OutputBytes(config);
   }
 

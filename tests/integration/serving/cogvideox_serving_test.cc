@@ -19,24 +19,30 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/config/model_defaults.h"
 #include "core/families/cogvideox/cogvideox_defaults.h"
+#include "core/io/image.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/serving/tiny_model_cluster.h"
 #include "tests/support/decoded_images.h"
 #include "tools/local_cluster/serving_cluster.h"
 #include "tools/local_cluster/shell_command.h"
+#include "tools/local_cluster/streamed_generation.h"
 
 namespace ditserve::testing {
 namespace {
 
 using ::ditserve::local_cluster::LatentFloats;
 using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::StreamedGeneration;
+using ::ditserve::local_cluster::StreamGeneration;
 
 constexpr double kCallSeconds = 300;
 // Luma PSNR of each frame of the served JPEG and WebP (quality 90) against
@@ -155,8 +161,37 @@ class CogVideoXServingTest
     return response.ok() ? *response : v1::GenerateResponse();
   }
 
+  // `request` streamed from a fresh group of `world_size` ranks with `flags`.
+  StreamedGeneration Stream(int world_size, std::vector<std::string> flags,
+                            const v1::GenerateRequest& request) {
+    std::unique_ptr<ServingCluster> cluster =
+        StartCluster(model_dir_, world_size, std::move(flags));
+    if (cluster == nullptr) return {};
+    absl::StatusOr<StreamedGeneration> streamed =
+        StreamGeneration(*cluster, request, kCallSeconds);
+    EXPECT_TRUE(streamed.ok()) << streamed.status();
+    return streamed.ok() ? *std::move(streamed) : StreamedGeneration();
+  }
+
   std::string model_dir_;
 };
+
+// Each preview's outputs in prompt order, as a response.
+v1::GenerateResponse PreviewOutputs(const StreamedGeneration& streamed,
+                                    int partial_image_index) {
+  std::vector<v1::Image> outputs;
+  for (const auto& preview : streamed.partial_images) {
+    if (preview.partial_image_index() == partial_image_index) {
+      outputs.push_back(preview.image());
+    }
+  }
+  std::sort(outputs.begin(), outputs.end(), [](const auto& a, const auto& b) {
+    return a.prompt_index() < b.prompt_index();
+  });
+  v1::GenerateResponse response;
+  for (v1::Image& output : outputs) *response.add_images() = std::move(output);
+  return response;
+}
 
 TEST_P(CogVideoXServingTest, EveryOutputFormatHoldsTheAskedFrames) {
   const config::ModelDefaults& model = GetParam();
@@ -294,6 +329,22 @@ TEST_P(CogVideoXServingTest, DitctlWritesTheMp4AndEveryPngFrame) {
   }
   EXPECT_FALSE(std::filesystem::exists(
       absl::StrFormat("%s/frame-f%03d.png", dir, frames)));
+
+  // A preview after step 1 of 2 beside the video, and beside each frame.
+  const std::string previewed = absl::StrCat(
+      DITSERVE_BIN_DIR, "/ditctl generate \"waves on a rocky shore\" --server=",
+      cluster->address(), " -W 48 -H 32 --steps 2 --partial_images 1 --frames ",
+      frames);
+  CommandOutput(absl::StrCat(previewed, " -o ", dir, "/seen.mp4 2>&1"));
+  EXPECT_EQ(ProbeFile(dir + "/seen-step1.mp4").value("nb_read_frames", ""),
+            std::to_string(frames));
+  CommandOutput(
+      absl::StrCat(previewed, " --format png -o ", dir, "/seen.png 2>&1"));
+  for (int frame = 0; frame < frames; ++frame) {
+    const std::string path =
+        absl::StrFormat("%s/seen-f%03d-step1.png", dir, frame);
+    EXPECT_TRUE(std::filesystem::exists(path)) << path;
+  }
   std::filesystem::remove_all(dir);
 }
 
@@ -401,6 +452,88 @@ TEST_P(CogVideoXServingTest, EveryParallelLayoutGivesTheSingleRankLatents) {
               << " tokens, padded to " << shapes.padded_sequence_tokens()
               << "\n";
     ExpectLatentsClose(split, single, layout.name);
+  }
+}
+
+// A video's previews (partial_images) are videos in the output format: an
+// MP4 of every frame, or a PNG per frame, after the frozen steps and before
+// the result, which they leave unchanged.
+TEST_P(CogVideoXServingTest, PreviewsAreVideosInTheOutputFormat) {
+  std::unique_ptr<ServingCluster> cluster = StartCluster(model_dir_, 1, {});
+  ASSERT_NE(cluster, nullptr);
+  v1::GenerateRequest request = VideoRequest(GetParam());
+  const int frames = request.num_frames();
+  request.set_num_inference_steps(3);
+  request.set_output_format(v1::OUTPUT_FORMAT_MP4);
+  request.set_partial_images(2);
+  absl::StatusOr<StreamedGeneration> mp4 =
+      StreamGeneration(*cluster, request, kCallSeconds);
+  ASSERT_TRUE(mp4.ok()) << mp4.status();
+  EXPECT_THAT(mp4->result.config().partial_image_steps(),
+              ::testing::ElementsAre(1, 2));
+  EXPECT_EQ(mp4->events.back(), "result");
+  ASSERT_EQ(mp4->partial_images.size(), 2U);
+  for (const auto& preview : mp4->partial_images) {
+    EXPECT_EQ(preview.step(), preview.partial_image_index() + 1);
+    EXPECT_EQ(preview.image().mime_type(), "video/mp4");
+    EXPECT_EQ(preview.image().num_frames(), frames);
+    const nlohmann::json stream = Probe(preview.image().data());
+    EXPECT_EQ(stream.value("width", 0), 48);
+    EXPECT_EQ(stream.value("height", 0), 32);
+    EXPECT_EQ(stream.value("nb_read_frames", ""), std::to_string(frames));
+    EXPECT_TRUE(preview.image().data() != mp4->result.images(0).data())
+        << "preview " << preview.partial_image_index() << " is the result";
+  }
+
+  request.set_output_format(v1::OUTPUT_FORMAT_PNG);
+  request.set_partial_images(0);
+  absl::StatusOr<v1::GenerateResponse> plain =
+      cluster->Generate(request, kCallSeconds);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  request.set_partial_images(1);
+  absl::StatusOr<StreamedGeneration> png =
+      StreamGeneration(*cluster, request, kCallSeconds);
+  ASSERT_TRUE(png.ok()) << png.status();
+  ASSERT_EQ(png->partial_images.size(), static_cast<size_t>(frames));
+  ASSERT_EQ(png->result.images_size(), frames);
+  for (int frame = 0; frame < frames; ++frame) {
+    const v1::Image& preview = png->partial_images[frame].image();
+    EXPECT_EQ(png->partial_images[frame].step(), 1);
+    EXPECT_EQ(preview.frame_index(), frame);
+    EXPECT_EQ(preview.mime_type(), "image/png");
+    absl::StatusOr<at::Tensor> pixels = io::DecodePng(preview.data());
+    ASSERT_TRUE(pixels.ok()) << pixels.status();
+    EXPECT_EQ(pixels->size(0), 32);
+    EXPECT_EQ(pixels->size(1), 48);
+    EXPECT_TRUE(png->result.images(frame).data() == plain->images(frame).data())
+        << "frame " << frame << " changed with previews";
+  }
+}
+
+// The clean-latent estimate each parallel layout gathers for a preview is
+// the single rank's: the gather of every latent frame, guidance branch and
+// data-parallel group.
+TEST_P(CogVideoXServingTest, PreviewsOfEveryParallelLayoutAreTheSingleRanks) {
+  v1::GenerateRequest request = VideoRequest(GetParam());
+  request.add_prompt("a red kite over green hills");
+  request.add_negative_prompt("dark");
+  request.set_output_format(v1::OUTPUT_FORMAT_LATENT_F32);
+  request.set_partial_images(1);
+  const StreamedGeneration single = Stream(1, {}, request);
+  const v1::GenerateResponse expected = PreviewOutputs(single, 0);
+  ASSERT_EQ(expected.images_size(), 2);
+  const std::vector<Layout> layouts = {
+      {"cfg2", 2, {"--cfg_degree=2"}},
+      {"ulysses2", 2, {"--ulysses_degree=2"}},
+      {"dp2", 2, {"--dp_degree=2"}},
+      {"pipefusion2", 2, {"--pipefusion_degree=2", "--warmup_steps=2"}},
+  };
+  for (const Layout& layout : layouts) {
+    const StreamedGeneration split =
+        Stream(layout.world_size, layout.flags, request);
+    ExpectLatentsClose(PreviewOutputs(split, 0), expected,
+                       layout.name + " preview");
+    ExpectLatentsClose(split.result, single.result, layout.name);
   }
 }
 

@@ -596,9 +596,14 @@ TEST(FreezeValidationTest, PartialImagesAreSpreadEvenlyBeforeTheLastStep) {
   config = FreezeFor(request);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_THAT(config->partial_image_steps(), ElementsAre(1, 2, 3));
+  // A video's previews are videos, after its steps the same way.
+  request.set_num_inference_steps(50);
+  config = FreezeFor(request, families::kCogVideoX5bDefaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(config->partial_image_steps(), ElementsAre(12, 25, 37));
 }
 
-TEST(FreezeValidationTest, PartialImagesAreBoundedByTheStepsAndImageModels) {
+TEST(FreezeValidationTest, PartialImagesAreBoundedByTheSteps) {
   v1::GenerateRequest request = OnePrompt();
   request.set_partial_images(4);
   ExpectRejected(request, "partial_images 4 is out of range; allowed 0 to 3");
@@ -612,9 +617,6 @@ TEST(FreezeValidationTest, PartialImagesAreBoundedByTheStepsAndImageModels) {
   request.set_num_inference_steps(1);
   request.set_partial_images(1);
   ExpectRejected(request, "allowed 0 to 0");
-  request.clear_num_inference_steps();
-  ExpectRejected(request, "partial_images is for image models; cogvideox",
-                 families::kCogVideoX5bDefaults);
 }
 
 TEST(FreezeValidationTest, WebpIsRefusedBeyondItsLargestSide) {

@@ -74,9 +74,9 @@ TEST(RequestMemoryTest, GrowsWithSizeAndOutputsForEveryServedModel) {
 // estimate holds both peaks at once, not the larger one.
 TEST(RequestMemoryTest, PreviewsAddTheDecodeToTheForward) {
   for (const config::ModelDefaults& model : engine::ServedModels()) {
-    if (model.video()) continue;
     const config::ModelSpec spec = FullSizeSpec(model);
-    const v1::InputConfig plain = Frozen(spec, 1024, 1024, 1);
+    const v1::InputConfig plain = model.video() ? Frozen(spec, 720, 480, 1, 49)
+                                                : Frozen(spec, 1024, 1024, 1);
     v1::InputConfig previewed = plain;
     previewed.add_partial_image_steps(10);
     const int64_t forward = TransformerForwardBytes(plain, spec);
