@@ -8,6 +8,8 @@
 // with a joint sequence that needs padding. PipeFusion's patch pipeline,
 // which xDiT does not offer for CogVideoX, stays close to a single rank.
 
+#include <httplib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/config/model_defaults.h"
@@ -32,6 +35,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/integration/serving/tiny_model_cluster.h"
 #include "tests/support/decoded_images.h"
+#include "tools/local_cluster/server_sent_events.h"
 #include "tools/local_cluster/serving_cluster.h"
 #include "tools/local_cluster/shell_command.h"
 #include "tools/local_cluster/streamed_generation.h"
@@ -40,6 +44,7 @@ namespace ditserve::testing {
 namespace {
 
 using ::ditserve::local_cluster::LatentFloats;
+using ::ditserve::local_cluster::ParseServerSentEvents;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::StreamedGeneration;
 using ::ditserve::local_cluster::StreamGeneration;
@@ -508,6 +513,46 @@ TEST_P(CogVideoXServingTest, PreviewsAreVideosInTheOutputFormat) {
     EXPECT_TRUE(png->result.images(frame).data() == plain->images(frame).data())
         << "frame " << frame << " changed with previews";
   }
+}
+
+// Over the HTTP API a video's preview is an image_generation.partial_image
+// event holding the MP4 of every frame, before the completed event holding
+// the video.
+TEST_P(CogVideoXServingTest, HttpStreamsEachPreviewAsAnMp4Event) {
+  std::unique_ptr<ServingCluster> cluster = StartCluster(model_dir_, 1, {});
+  ASSERT_NE(cluster, nullptr);
+  const int frames = GetParam().frame_step + 1;
+  const nlohmann::json body = {{"prompt", "waves breaking on a rocky shore"},
+                               {"size", "48x32"},
+                               {"num_frames", frames},
+                               {"num_inference_steps", 2},
+                               {"output_format", "mp4"},
+                               {"stream", true},
+                               {"partial_images", 1}};
+  httplib::Client client("127.0.0.1", cluster->http_port());
+  client.set_read_timeout(static_cast<time_t>(kCallSeconds), 0);
+  const httplib::Result result =
+      client.Post("/v1/images/generations", body.dump(), "application/json");
+  ASSERT_TRUE(result);
+  ASSERT_EQ(result->status, 200) << result->body;
+  std::vector<std::string> types;
+  std::string preview;
+  for (const auto& [type, data] : ParseServerSentEvents(result->body)) {
+    types.push_back(type);
+    if (type != "image_generation.partial_image") continue;
+    EXPECT_EQ(data["output_format"], "mp4");
+    EXPECT_EQ(data["size"], "48x32");
+    EXPECT_EQ(data["step"], 1);
+    ASSERT_TRUE(
+        absl::Base64Unescape(data["b64_json"].get<std::string>(), &preview));
+  }
+  EXPECT_EQ(
+      std::count(types.begin(), types.end(), "image_generation.partial_image"),
+      1)
+      << result->body.substr(0, 2000);
+  ASSERT_FALSE(types.empty());
+  EXPECT_EQ(types.back(), "image_generation.completed");
+  EXPECT_EQ(Probe(preview).value("nb_read_frames", ""), std::to_string(frames));
 }
 
 // The clean-latent estimate each parallel layout gathers for a preview is

@@ -23,9 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -33,6 +31,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tools/local_cluster/queue_depth.h"
+#include "tools/local_cluster/server_sent_events.h"
 #include "tools/local_cluster/serving_cluster.h"
 
 namespace ditserve::testing {
@@ -40,6 +39,7 @@ namespace {
 
 using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::MetricValue;
+using ::ditserve::local_cluster::ParseServerSentEvents;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
 using ::ditserve::local_cluster::StartUpFailure;
@@ -389,25 +389,6 @@ httplib::Result PostStreamed(
   return client.send(request);
 }
 
-// Server-sent events as (event type, data JSON), in order.
-std::vector<std::pair<std::string, nlohmann::json>> ParseEvents(
-    const std::string& stream) {
-  std::vector<std::pair<std::string, nlohmann::json>> events;
-  for (absl::string_view block : absl::StrSplit(stream, "\n\n")) {
-    if (block.empty() || block[0] == ':') continue;
-    std::string type;
-    nlohmann::json data;
-    for (absl::string_view line : absl::StrSplit(block, '\n')) {
-      if (absl::ConsumePrefix(&line, "event: ")) type = std::string(line);
-      if (absl::ConsumePrefix(&line, "data: ")) {
-        data = nlohmann::json::parse(line);
-      }
-    }
-    events.emplace_back(type, data);
-  }
-  return events;
-}
-
 TEST_F(HttpApiTest, StreamSendsEachStepThenEachImageAsOpenAiEvents) {
   nlohmann::json body = SmallBody(2);
   body["stream"] = true;
@@ -422,7 +403,7 @@ TEST_F(HttpApiTest, StreamSendsEachStepThenEachImageAsOpenAiEvents) {
   EXPECT_EQ(streamed->status, 200);
   EXPECT_EQ(streamed->get_header_value("Content-Type"), "text/event-stream");
   const std::vector<std::pair<std::string, nlohmann::json>> events =
-      ParseEvents(stream);
+      ParseServerSentEvents(stream);
   ASSERT_EQ(events.size(), 4U) << stream;
   for (int step = 1; step <= 2; ++step) {
     EXPECT_EQ(events[step - 1].first, "ditserve.progress");
@@ -719,7 +700,7 @@ TEST(HttpApiStreamFailureTest, ALostRankEndsTheStreamWithAnErrorEvent) {
   ASSERT_TRUE(streamed);
   EXPECT_EQ(streamed->status, 200) << "the stream had begun";
   const std::vector<std::pair<std::string, nlohmann::json>> events =
-      ParseEvents(stream);
+      ParseServerSentEvents(stream);
   ASSERT_FALSE(events.empty());
   const auto& [type, data] = events.back();
   EXPECT_EQ(type, "error") << stream;

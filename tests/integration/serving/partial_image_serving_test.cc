@@ -115,6 +115,15 @@ void ExpectSamePreviews(const StreamedGeneration& single,
   }
 }
 
+// How much `metric` (its series with `labels`) rose from the scrape
+// `before` to `after`.
+double Increase(const std::string& before, const std::string& after,
+                const std::string& metric,
+                const std::vector<std::string>& labels) {
+  return MetricValue(after, metric, labels) -
+         MetricValue(before, metric, labels);
+}
+
 StreamedGeneration Stream(ServingCluster& cluster,
                           const v1::GenerateRequest& request) {
   absl::StatusOr<StreamedGeneration> streamed =
@@ -225,8 +234,7 @@ TEST(PartialImageStreamTest, PreviewsComeInStepOrderBeforeTheUnchangedResult) {
   ASSERT_TRUE(after.ok()) << after.status();
   const auto increase = [&](const std::string& metric,
                             const std::vector<std::string>& labels) {
-    return MetricValue(*after, metric, labels) -
-           MetricValue(*before, metric, labels);
+    return Increase(*before, *after, metric, labels);
   };
   EXPECT_EQ(increase("ditserve_partial_images_total", {"result=\"sent\""}), 3);
   EXPECT_EQ(increase("ditserve_partial_images_total", {}), 3);
@@ -342,8 +350,7 @@ TEST(PartialImageBatchTest, RequestsWantingDifferentPreviewsShareARun) {
   ASSERT_TRUE(after.ok()) << after.status();
   const auto increase = [&](const std::string& metric,
                             const std::vector<std::string>& labels) {
-    return MetricValue(*after, metric, labels) -
-           MetricValue(*before, metric, labels);
+    return Increase(*before, *after, metric, labels);
   };
   // The cancelled blocker, then the three together.
   EXPECT_EQ(increase("ditserve_run_batch_requests_count", {}), 2);
