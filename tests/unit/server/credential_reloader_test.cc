@@ -1,5 +1,7 @@
 #include "server/credential_reloader.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -76,7 +78,15 @@ class CredentialReloaderTest : public ::testing::Test {
     return {kAuthTokensCredential, [this] { return tokens_->Reload(); }};
   }
 
-  const std::string path_ = ::testing::TempDir() + "/reloaded-tokens";
+  void TearDown() override { std::remove(path_.c_str()); }
+
+  // One file per test and process: ctest runs this binary's tests as
+  // processes side by side, and one test's bad file failed the other's
+  // reload when they shared a path.
+  const std::string path_ = absl::StrCat(
+      ::testing::TempDir(), "/reloaded-tokens-",
+      ::testing::UnitTest::GetInstance()->current_test_info()->name(), "-",
+      ::getpid());
   std::unique_ptr<BearerAuth> tokens_;
   Metrics metrics_{"flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"}};
 };
