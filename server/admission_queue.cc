@@ -11,17 +11,24 @@
 
 namespace ditserve::server {
 
-int64_t RunWork(const v1::InputConfig& config) {
+double RunWork(const v1::InputConfig& config, int64_t hidden_size) {
   const v1::DerivedShapes& shapes = config.shapes();
-  return std::max<int64_t>(
-      1, int64_t{config.prompt_size()} * shapes.guidance_branches() *
-             config.num_inference_steps() * shapes.sequence_tokens());
+  // In double: a queue of long runs of long sequences sums past int64.
+  const double width = static_cast<double>(hidden_size);
+  const double tokens = shapes.sequence_tokens();
+  const double forwards = static_cast<double>(config.prompt_size()) *
+                          shapes.guidance_branches() *
+                          config.num_inference_steps();
+  return std::max(
+      1.0, forwards * tokens * (24 * width * width + 4 * width * tokens));
 }
 
 AdmissionQueue::AdmissionQueue(int capacity, int max_queued_per_client,
+                               int64_t hidden_size,
                                std::function<void(int)> on_depth_change)
     : capacity_(capacity),
       max_queued_per_client_(max_queued_per_client),
+      hidden_size_(hidden_size),
       on_depth_change_(std::move(on_depth_change)) {}
 
 absl::StatusOr<int> AdmissionQueue::Push(
@@ -64,22 +71,22 @@ std::deque<std::shared_ptr<Job>>::iterator AdmissionQueue::PlaceFor(
   // job whose turn comes no later than its own, so that clients share the
   // group by work rather than by request (jobs of one client, and those
   // without a named token, which count as one, keep arrival order).
-  int64_t turn_of_new = 0;
+  double turn_of_new = 0;
   for (const std::shared_ptr<Job>& queued : jobs_) {
     if (queued->config().priority() == priority &&
         queued->client() == job.client()) {
-      turn_of_new += RunWork(queued->config());
+      turn_of_new += RunWork(queued->config(), hidden_size_);
     }
   }
-  absl::flat_hash_map<absl::string_view, int64_t> work_ahead;
+  absl::flat_hash_map<absl::string_view, double> work_ahead;
   return std::find_if(jobs_.begin(), jobs_.end(),
                       [&](const std::shared_ptr<Job>& queued) {
                         if (queued->config().priority() != priority) {
                           return queued->config().priority() < priority;
                         }
-                        int64_t& ahead = work_ahead[queued->client()];
-                        const int64_t turn = ahead;
-                        ahead += RunWork(queued->config());
+                        double& ahead = work_ahead[queued->client()];
+                        const double turn = ahead;
+                        ahead += RunWork(queued->config(), hidden_size_);
                         return turn > turn_of_new;
                       });
 }

@@ -20,12 +20,18 @@
 
 namespace ditserve::server {
 
-// The work of a job's run, by which clients take turns: the transformer
-// tokens it processes (images × guidance branches × steps × sequence tokens
-// of its frozen config), at least 1. It leaves out the VAE decode and
-// attention's growth with the square of the sequence: about a fifth of
-// FLUX.1's work at 1024², half of CogVideoX-5b's at 49 frames of 720×480.
-int64_t RunWork(const v1::InputConfig& config);
+// The work of a job's run, by which clients take turns: the floating-point
+// operations of one transformer block (every model's blocks are alike, so
+// their count is left out) of width `hidden_size` over every forward of the
+// run (images × guidance branches × steps of its frozen config). Per token
+// of a sequence of T, a block's projections and MLP take 24 × hidden_size²
+// and its attention 4 × hidden_size × T: attention grows with the square of
+// the sequence, a fifth of FLUX.1's work at 1024² and half of
+// CogVideoX-5b's at 49 frames of 720×480. At least 1, so that every job is a
+// turn. It leaves out the VAE decode (under a percent of a 28-step FLUX.1
+// run at 1024², more of a CogVideoX run) and PixArt's cross-attention to
+// the caption.
+double RunWork(const v1::InputConfig& config, int64_t hidden_size);
 
 class AdmissionQueue {
  public:
@@ -34,7 +40,8 @@ class AdmissionQueue {
   // that a client that floods the queue does not fill it for the others;
   // 0: no bound. `on_depth_change` is called with the new depth after every
   // change.
-  AdmissionQueue(int capacity, int max_queued_per_client,
+  // `hidden_size`: the served transformer's width, for RunWork.
+  AdmissionQueue(int capacity, int max_queued_per_client, int64_t hidden_size,
                  std::function<void(int)> on_depth_change);
 
   // Admits `job` and returns the number of jobs ahead of it (jobs of a
@@ -87,6 +94,7 @@ class AdmissionQueue {
 
   const int capacity_;
   const int max_queued_per_client_;
+  const int64_t hidden_size_;
   const std::function<void(int)> on_depth_change_;
   mutable absl::Mutex mu_;
   std::deque<std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);

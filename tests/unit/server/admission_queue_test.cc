@@ -16,6 +16,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// FLUX.1's transformer width.
+constexpr int64_t kHiddenSize = 3072;
+
 struct Outcome {
   std::optional<absl::Status> status;
 };
@@ -34,7 +37,8 @@ std::shared_ptr<Job> MakeJob(Outcome* outcome, int64_t deadline_micros = 0,
 
 TEST(AdmissionQueueTest, ReportsPositionAndRefusesWhenFull) {
   int last_depth = -1;
-  AdmissionQueue queue(2, 0, [&](int depth) { last_depth = depth; });
+  AdmissionQueue queue(2, 0, kHiddenSize,
+                       [&](int depth) { last_depth = depth; });
   Outcome a, b, c;
   EXPECT_EQ(*queue.Push(MakeJob(&a)), 0);
   EXPECT_EQ(*queue.Push(MakeJob(&b)), 1);
@@ -45,7 +49,7 @@ TEST(AdmissionQueueTest, ReportsPositionAndRefusesWhenFull) {
 }
 
 TEST(AdmissionQueueTest, EachClientMayHaveItsShareWaitingAndNoMore) {
-  AdmissionQueue queue(8, 2, nullptr);
+  AdmissionQueue queue(8, 2, kHiddenSize, nullptr);
   Outcome outcome;
   const auto push = [&](const std::string& client) {
     return queue.Push(MakeJob(&outcome, 0, 0, client));
@@ -72,7 +76,7 @@ TEST(AdmissionQueueTest, EachClientMayHaveItsShareWaitingAndNoMore) {
 // A client with many requests waiting does not hold another's back: among
 // one priority the clients alternate, each client's requests in order.
 TEST(AdmissionQueueTest, ClientsOfOnePriorityTakeTurns) {
-  AdmissionQueue queue(16, 0, nullptr);
+  AdmissionQueue queue(16, 0, kHiddenSize, nullptr);
   Outcome outcome;
   std::vector<std::shared_ptr<Job>> batch;
   for (int i = 0; i < 3; ++i) {
@@ -96,7 +100,7 @@ TEST(AdmissionQueueTest, ClientsOfOnePriorityTakeTurns) {
   }
 }
 
-// A job that processes `tokens` transformer tokens in all.
+// A job of one forward over a sequence of `tokens`.
 std::shared_ptr<Job> JobOfWork(Outcome* outcome, const std::string& client,
                                int tokens) {
   v1::InputConfig config;
@@ -111,21 +115,28 @@ std::shared_ptr<Job> JobOfWork(Outcome* outcome, const std::string& client,
       });
 }
 
-TEST(AdmissionQueueTest, RunWorkCountsTheTokensOfEveryForward) {
+TEST(AdmissionQueueTest, RunWorkCountsABlocksOperationsInEveryForward) {
   v1::InputConfig config;
-  EXPECT_EQ(RunWork(config), 1) << "never 0, so that every job is a turn";
+  EXPECT_EQ(RunWork(config, kHiddenSize), 1)
+      << "never 0, so that every job is a turn";
   config.add_prompt("a");
   config.add_prompt("b");
   config.set_num_inference_steps(28);
   config.mutable_shapes()->set_guidance_branches(2);
   config.mutable_shapes()->set_sequence_tokens(4608);
-  EXPECT_EQ(RunWork(config), int64_t{2} * 2 * 28 * 4608);
+  constexpr double kWidth = kHiddenSize;
+  const double projections = 24 * kWidth * kWidth;
+  const double attention = 4 * kWidth * 4608;
+  EXPECT_DOUBLE_EQ(RunWork(config, kHiddenSize),
+                   2.0 * 2 * 28 * 4608 * (projections + attention));
+  EXPECT_NEAR(attention / (projections + attention), 0.2, 1e-3)
+      << "a fifth of FLUX.1's work at 1024², as admission_queue.h says";
 }
 
 // Turns follow work, not request counts: a client of small requests runs
 // several of them in the time of another client's large one.
 TEST(AdmissionQueueTest, ClientsTakeTurnsByTheWorkOfTheirJobs) {
-  AdmissionQueue queue(16, 0, nullptr);
+  AdmissionQueue queue(16, 0, kHiddenSize, nullptr);
   Outcome outcome;
   const std::shared_ptr<Job> large_1 = JobOfWork(&outcome, "batch", 10);
   const std::shared_ptr<Job> large_2 = JobOfWork(&outcome, "batch", 10);
@@ -145,8 +156,28 @@ TEST(AdmissionQueueTest, ClientsTakeTurnsByTheWorkOfTheirJobs) {
   }
 }
 
+// Attention's work grows with the square of the sequence: at 384 tokens of
+// width 64 it equals the rest of the block's, so one such job is the work of
+// 10.3 jobs of 64 tokens rather than 6.
+TEST(AdmissionQueueTest, LongSequencesTakeLongerTurns) {
+  constexpr int64_t kWidth = 64;
+  AdmissionQueue queue(16, 0, kWidth, nullptr);
+  Outcome outcome;
+  const std::shared_ptr<Job> long_1 = JobOfWork(&outcome, "video", 384);
+  const std::shared_ptr<Job> long_2 = JobOfWork(&outcome, "video", 384);
+  ASSERT_TRUE(queue.Push(long_1).ok());
+  ASSERT_TRUE(queue.Push(long_2).ok());
+  for (int i = 0; i < 11; ++i) {
+    EXPECT_EQ(*queue.Push(JobOfWork(&outcome, "clip", 64)), i + 1)
+        << "clip's turns at 0 to 10 come before video's second, at 10.3";
+  }
+  EXPECT_EQ(*queue.Push(JobOfWork(&outcome, "clip", 64)), 13)
+      << "clip's turn at 11 comes after it";
+  EXPECT_EQ(queue.Pop(absl::Seconds(1)), long_1);
+}
+
 TEST(AdmissionQueueTest, PopsInArrivalOrder) {
-  AdmissionQueue queue(4, 0, nullptr);
+  AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome a, b;
   std::shared_ptr<Job> first = MakeJob(&a);
   std::shared_ptr<Job> second = MakeJob(&b);
@@ -158,7 +189,7 @@ TEST(AdmissionQueueTest, PopsInArrivalOrder) {
 }
 
 TEST(AdmissionQueueTest, HigherPriorityGoesFirstAndEqualOnesKeepArrivalOrder) {
-  AdmissionQueue queue(8, 0, nullptr);
+  AdmissionQueue queue(8, 0, kHiddenSize, nullptr);
   Outcome outcome;
   const std::shared_ptr<Job> normal_1 = MakeJob(&outcome);
   const std::shared_ptr<Job> low = MakeJob(&outcome, 0, -3);
@@ -180,14 +211,14 @@ TEST(AdmissionQueueTest, HigherPriorityGoesFirstAndEqualOnesKeepArrivalOrder) {
 }
 
 TEST(AdmissionQueueTest, PopTimesOutWhenEmpty) {
-  AdmissionQueue queue(1, 0, nullptr);
+  AdmissionQueue queue(1, 0, kHiddenSize, nullptr);
   const absl::Time start = absl::Now();
   EXPECT_EQ(queue.Pop(absl::Milliseconds(50)), nullptr);
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(45));
 }
 
 TEST(AdmissionQueueTest, PopWakesForAJobPushedLater) {
-  AdmissionQueue queue(1, 0, nullptr);
+  AdmissionQueue queue(1, 0, kHiddenSize, nullptr);
   Outcome a;
   std::shared_ptr<Job> job = MakeJob(&a);
   std::thread pusher([&] {
@@ -199,7 +230,7 @@ TEST(AdmissionQueueTest, PopWakesForAJobPushedLater) {
 }
 
 TEST(AdmissionQueueTest, CancelledJobIsDroppedAndAnswered) {
-  AdmissionQueue queue(4, 0, nullptr);
+  AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome cancelled, live;
   std::shared_ptr<Job> dropped = MakeJob(&cancelled);
   std::shared_ptr<Job> kept = MakeJob(&live);
@@ -213,7 +244,7 @@ TEST(AdmissionQueueTest, CancelledJobIsDroppedAndAnswered) {
 }
 
 TEST(AdmissionQueueTest, ExpiredJobIsDroppedWithDeadlineExceeded) {
-  AdmissionQueue queue(4, 0, nullptr);
+  AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome expired;
   ASSERT_TRUE(
       queue.Push(MakeJob(&expired, absl::ToUnixMicros(absl::Now()) - 1)).ok());
@@ -225,7 +256,7 @@ TEST(AdmissionQueueTest, ExpiredJobIsDroppedWithDeadlineExceeded) {
 // The client's deadline fires a little before ours: its cancellation then
 // arrives while our copy of the deadline is still ahead.
 TEST(AdmissionQueueTest, CancelAtTheDeadlineCountsAsDeadlineExceeded) {
-  AdmissionQueue queue(4, 0, nullptr);
+  AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome at_deadline, early;
   std::shared_ptr<Job> overdue = MakeJob(
       &at_deadline, absl::ToUnixMicros(absl::Now() + absl::Milliseconds(100)));
@@ -244,7 +275,8 @@ TEST(AdmissionQueueTest, CancelAtTheDeadlineCountsAsDeadlineExceeded) {
 
 TEST(AdmissionQueueTest, JobsThatWaitedPastTheLimitAreRefusedTheRestStay) {
   int last_depth = -1;
-  AdmissionQueue queue(4, 0, [&](int depth) { last_depth = depth; });
+  AdmissionQueue queue(4, 0, kHiddenSize,
+                       [&](int depth) { last_depth = depth; });
   Outcome early, late;
   std::shared_ptr<Job> early_job = MakeJob(&early);
   ASSERT_TRUE(queue.Push(early_job).ok());
@@ -271,7 +303,7 @@ TEST(AdmissionQueueTest, JobsThatWaitedPastTheLimitAreRefusedTheRestStay) {
 }
 
 TEST(AdmissionQueueTest, DrainingRefusesNewJobsButKeepsQueuedOnes) {
-  AdmissionQueue queue(4, 0, nullptr);
+  AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome a, b;
   std::shared_ptr<Job> queued = MakeJob(&a);
   ASSERT_TRUE(queue.Push(queued).ok());
@@ -282,7 +314,7 @@ TEST(AdmissionQueueTest, DrainingRefusesNewJobsButKeepsQueuedOnes) {
 }
 
 TEST(AdmissionQueueTest, PauseRefusesWithItsReasonUntilResumedButNotDraining) {
-  AdmissionQueue queue(4, 0, nullptr);
+  AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome a, b, c, d;
   queue.Pause(absl::UnavailableError("the rank group is re-forming"));
   const absl::StatusOr<int> paused = queue.Push(MakeJob(&a));
@@ -300,7 +332,7 @@ TEST(AdmissionQueueTest, PauseRefusesWithItsReasonUntilResumedButNotDraining) {
 }
 
 TEST(AdmissionQueueTest, RemoveTakesOutOnlyQueuedJobs) {
-  AdmissionQueue queue(4, 0, nullptr);
+  AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome a, b;
   std::shared_ptr<Job> first = MakeJob(&a);
   std::shared_ptr<Job> second = MakeJob(&b);
@@ -313,7 +345,7 @@ TEST(AdmissionQueueTest, RemoveTakesOutOnlyQueuedJobs) {
 }
 
 TEST(AdmissionQueueTest, OnAdmittedRunsWithThePosition) {
-  AdmissionQueue queue(4, 0, nullptr);
+  AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome a, b;
   ASSERT_TRUE(queue.Push(MakeJob(&a)).ok());
   int seen = -1;
@@ -324,7 +356,8 @@ TEST(AdmissionQueueTest, OnAdmittedRunsWithThePosition) {
 
 TEST(AdmissionQueueTest, TakeMatchingTakesInOrderAndLeavesTheRest) {
   int last_depth = -1;
-  AdmissionQueue queue(8, 0, [&](int depth) { last_depth = depth; });
+  AdmissionQueue queue(8, 0, kHiddenSize,
+                       [&](int depth) { last_depth = depth; });
   Outcome outcomes[5];
   std::vector<std::shared_ptr<Job>> jobs;
   for (Outcome& outcome : outcomes) {
