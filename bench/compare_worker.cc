@@ -8,19 +8,21 @@
 //                                 [--dtype bfloat16]
 //
 //   {"op": "forward" | "decode" | "generate", "inputs": "in.safetensors",
-//    "threads": 1, "height": 512, "width": 512, "steps": 4,
+//    "threads": 1, "height": 512, "width": 512, "frames": 1, "steps": 4,
 //    "guidance": 3.5, "output": "out.safetensors",
 //    "trace": "op.trace.json"}  ->  {"ms": 12.3}
 //
 // Inputs (float32): "latents" (forward: the transformer's packed layout;
-// decode: unpacked [B, C, h, w]), "timestep" (0-dim, the scheduler's value),
-// "states", "pooled", "mask" (those the family uses); they go to the model's
-// device, the floating ones in its dtype, as a pipeline in that dtype passes
-// them. "ms" times the op alone, to the end of its device work: reading
-// inputs and writing "output" (optional; the transformer output in float32
-// or the uint8 "rgb" image) are outside it. "trace" (optional) writes what
-// the op ran as a Chrome trace (bench/kineto_trace.h); its "ms" then includes
-// the profiler's overhead.
+// decode: unpacked [B, C, h, w], a video's [B, F, C, h, w]), "timestep"
+// (0-dim, the scheduler's value), "states", "pooled", "mask" (those the
+// family uses) and, for a guided generation, "negative_states" and
+// "negative_pooled"; they go to the model's device, the floating ones in its
+// dtype, as a pipeline in that dtype passes them. "ms" times the op alone, to
+// the end of its device work: reading inputs and writing "output" (optional;
+// the transformer output in float32 or the uint8 "rgb" image, a video's
+// [B, F, H, W, 3]) are outside it. "trace" (optional) writes what the op ran
+// as a Chrome trace (bench/kineto_trace.h); its "ms" then includes the
+// profiler's overhead.
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
@@ -65,8 +67,11 @@ families::GenerationRequest RequestOf(const nlohmann::json& command,
   request.prompt.states = Optional(inputs, "states");
   request.prompt.pooled = Optional(inputs, "pooled");
   request.prompt.mask = Optional(inputs, "mask");
+  request.negative_prompt.states = Optional(inputs, "negative_states");
+  request.negative_prompt.pooled = Optional(inputs, "negative_pooled");
   request.height = command.at("height").get<int64_t>();
   request.width = command.at("width").get<int64_t>();
+  request.frames = command.value("frames", int64_t{1});
   request.num_inference_steps = command.value("steps", 1);
   request.guidance_scale = command.value("guidance", 0.0F);
   request.seeds = {0};
@@ -104,7 +109,9 @@ absl::StatusOr<double> Run(families::FamilyModel& model,
   } else if (op == "decode") {
     ASSIGN_OR_RETURN(
         families::DecodeOutput decoded,
-        model.Decode(inputs.at("latents"), {request.height, request.width}));
+        model.Decode(inputs.at("latents"), {.height = request.height,
+                                            .width = request.width,
+                                            .frames = request.frames}));
     output["rgb"] = decoded.images.rgb;
   } else if (op == "generate") {
     ASSIGN_OR_RETURN(families::DecodeOutput decoded,
