@@ -53,18 +53,20 @@ ConvImpl<D>::ConvImpl(const torch::nn::ConvOptions<D>& options)
 
 template <size_t D>
 at::Tensor ConvImpl<D>::forward(const at::Tensor& x) {
+  // ATen sends float32 convolutions of small inputs (under 20480 elements
+  // in their first four dimensions, as a VAE's conv_in at 256² or
+  // CogVideoX's SpatialNorm convolutions at latent resolution) and, at one
+  // thread, 1x1 ones to im2col and the BLAS library. OpenBLAS's kernels stop
+  // at AVX2, and its idle threads then busy-wait about 2^28 cycles beside the
+  // oneDNN work that follows: at two threads that took a core for most of a
+  // 256² VAE decode and a fifth of a CogVideoX one (bench/compare_diffusers:
+  // vae_decode_256, cogvideox_5b_decode).
+  if (x.dim() == D + 2 && OneDnnTakes(x, weight) && at::hasMKLDNN()) {
+    return at::mkldnn_convolution(x, weight, bias, *padding_,
+                                  *options_.stride(), *options_.dilation(),
+                                  options_.groups());
+  }
   if constexpr (D == 2) {
-    // ATen sends float32 convolutions of one small image (under 20480 input
-    // elements, as a VAE's conv_in at 256²) and, at one thread, 1x1 ones to
-    // im2col and the BLAS library. OpenBLAS's kernels stop at AVX2, and its
-    // idle threads then busy-wait about 2^28 cycles beside the oneDNN work
-    // that follows: at two threads that took a core for most of a 256² VAE
-    // decode (bench/compare_diffusers: vae_decode_256).
-    if (x.dim() == 4 && OneDnnTakes(x, weight) && at::hasMKLDNN()) {
-      return at::mkldnn_convolution(x, weight, bias, *padding_,
-                                    *options_.stride(), *options_.dilation(),
-                                    options_.groups());
-    }
     return at::conv2d(x, weight, bias, *options_.stride(), *padding_,
                       *options_.dilation(), options_.groups());
   } else {
