@@ -1,6 +1,8 @@
 // The TLS flags, the checks every set of TLS files passes before it serves,
 // and the in-memory files gRPC re-reads the current set from.
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -30,8 +32,16 @@ std::string ReadFile(const std::string& path) {
   return contents.str();
 }
 
+// This process's folder: ctest runs each test in a process of its own, side
+// by side, and one process's set-up rewriting the certificates another
+// reads gave the reader a certificate and a key of two sets.
+std::string ProcessDir() {
+  return ::testing::TempDir() + "/ditserve-tls-unit-" +
+         std::to_string(getpid());
+}
+
 std::string WriteFile(const std::string& name, const std::string& contents) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = ProcessDir() + "/" + name;
   std::ofstream(path) << contents;
   return path;
 }
@@ -44,14 +54,15 @@ class TlsFilesTest : public ::testing::Test {
     second_ = Make("second");
   }
   static const TestCertificates* Make(const std::string& name) {
-    absl::StatusOr<TestCertificates> made = MakeTestCertificates(
-        ::testing::TempDir() + "/ditserve-tls-unit-" + name);
+    absl::StatusOr<TestCertificates> made =
+        MakeTestCertificates(ProcessDir() + "/" + name);
     EXPECT_TRUE(made.ok()) << made.status();
     return new TestCertificates(made.value_or(TestCertificates{}));
   }
   static void TearDownTestSuite() {
     delete first_;
     delete second_;
+    std::filesystem::remove_all(ProcessDir());
   }
 
   static TlsConfig Config(const TestCertificates& certs) {
@@ -135,7 +146,7 @@ TEST_F(TlsFilesTest, EachBadFileIsNamedWithItsFlagAndProblem) {
 // gRPC's file watcher reads the identity's in-memory files, not the
 // operator's: they hold the set that serves, and only a checked one.
 TEST_F(TlsFilesTest, TheIdentityServesACheckedSetAndKeepsItOtherwise) {
-  const std::string dir = ::testing::TempDir() + "/ditserve-tls-rotated";
+  const std::string dir = ProcessDir() + "/rotated";
   std::filesystem::create_directories(dir);
   const TlsConfig config{dir + "/server.pem", dir + "/server.key",
                          dir + "/ca.pem"};
