@@ -155,10 +155,9 @@ int RunHost() {
                    setup->compute.dtype});
   metrics.ExportPromptCache(setup->prompt_cache);
   metrics.AddClients(credentials->auth->ClientNames());
-  AdmissionQueue queue(
-      options.max_queue, options.max_queued_per_client,
-      int64_t{spec.num_attention_heads} * spec.attention_head_dim,
-      [&metrics](int depth) { metrics.SetQueueDepth(depth); });
+  AdmissionQueue queue(options.max_queue, options.max_queued_per_client,
+                       spec.hidden_size(),
+                       [&metrics](int depth) { metrics.SetQueueDepth(depth); });
   const ServingGeneration::Shared shared{
       .queue = &queue,
       .metrics = &metrics,

@@ -1,6 +1,7 @@
 #ifndef DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
 #define DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,9 +36,9 @@ struct ModelSpec {
   int temporal_compression = 1;
   int temporal_patch = 1;
 
-  // Width of each attention head (heads × this is the transformer's hidden
-  // width), and the VAE's block_out_channels (the full-resolution level
-  // first): what a request's memory estimate scales with.
+  // Width of each attention head, and the VAE's block_out_channels (the
+  // full-resolution level first): what a request's memory estimate scales
+  // with.
   int attention_head_dim = 0;
   std::vector<int> vae_block_out_channels;
 
@@ -50,6 +51,10 @@ struct ModelSpec {
 
   // Height and width must be multiples of this.
   int size_multiple() const { return vae_scale_factor * patch_size; }
+  // The transformer's hidden width.
+  int64_t hidden_size() const {
+    return int64_t{num_attention_heads} * attention_head_dim;
+  }
 };
 
 }  // namespace ditserve::config

@@ -72,9 +72,7 @@ int64_t TransformerForwardBytes(const v1::InputConfig& config,
   const int64_t rows =
       int64_t{shapes.max_batch_per_dp_group()} * shapes.branches_per_cfg_rank();
   const int64_t tokens = shapes.padded_sequence_tokens();
-  const int64_t hidden =
-      int64_t{spec.num_attention_heads} * spec.attention_head_dim;
-  return rows * tokens * hidden * kFloatBytes * kHiddenStatesAlive +
+  return rows * tokens * spec.hidden_size() * kFloatBytes * kHiddenStatesAlive +
          ScoreBytes(rows, spec.num_attention_heads, tokens, tokens);
 }
 

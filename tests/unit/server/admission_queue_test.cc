@@ -125,55 +125,55 @@ TEST(AdmissionQueueTest, RunWorkCountsABlocksOperationsInEveryForward) {
   config.mutable_shapes()->set_guidance_branches(2);
   config.mutable_shapes()->set_sequence_tokens(4608);
   constexpr double kWidth = kHiddenSize;
-  const double projections = 24 * kWidth * kWidth;
-  const double attention = 4 * kWidth * 4608;
-  EXPECT_DOUBLE_EQ(RunWork(config, kHiddenSize),
-                   2.0 * 2 * 28 * 4608 * (projections + attention));
-  EXPECT_NEAR(attention / (projections + attention), 0.2, 1e-3)
+  const double work = RunWork(config, kHiddenSize);
+  EXPECT_DOUBLE_EQ(
+      work, 2.0 * 2 * 28 * 4608 * (24 * kWidth * kWidth + 4 * kWidth * 4608));
+  // Attention is the part of the work per token that grows with the
+  // sequence: doubling it adds as much again as attention took.
+  config.mutable_shapes()->set_sequence_tokens(2 * 4608);
+  const double growth = RunWork(config, kHiddenSize) / 2 / work - 1;
+  EXPECT_NEAR(growth, 0.2, 1e-3)
       << "a fifth of FLUX.1's work at 1024², as admission_queue.h says";
 }
 
-// Turns follow work, not request counts: a client of small requests runs
-// several of them in the time of another client's large one.
-TEST(AdmissionQueueTest, ClientsTakeTurnsByTheWorkOfTheirJobs) {
-  AdmissionQueue queue(16, 0, kHiddenSize, nullptr);
+// A client queues two jobs of `long_tokens`, then another client jobs of
+// `short_tokens` at width `width`: the first `ahead` short ones have their
+// turns before the long client's second job, the next one after it, and
+// they run in that order.
+void ExpectShortJobsAheadOfTheSecondLongOne(int64_t width, int long_tokens,
+                                            int short_tokens, int ahead) {
+  AdmissionQueue queue(ahead + 4, 0, width, nullptr);
   Outcome outcome;
-  const std::shared_ptr<Job> large_1 = JobOfWork(&outcome, "batch", 10);
-  const std::shared_ptr<Job> large_2 = JobOfWork(&outcome, "batch", 10);
-  ASSERT_TRUE(queue.Push(large_1).ok());
-  ASSERT_TRUE(queue.Push(large_2).ok());
-  std::vector<std::shared_ptr<Job>> small;
-  for (int i = 0; i < 3; ++i) {
-    small.push_back(JobOfWork(&outcome, "web", 4));
-    EXPECT_EQ(*queue.Push(small.back()), i + 1)
-        << "web's turns at 0, 4 and 8 come before batch's second, at 10";
+  const std::shared_ptr<Job> long_1 = JobOfWork(&outcome, "long", long_tokens);
+  const std::shared_ptr<Job> long_2 = JobOfWork(&outcome, "long", long_tokens);
+  ASSERT_TRUE(queue.Push(long_1).ok());
+  ASSERT_TRUE(queue.Push(long_2).ok());
+  std::vector<std::shared_ptr<Job>> expected_order = {long_1};
+  for (int i = 0; i <= ahead; ++i) {
+    expected_order.push_back(JobOfWork(&outcome, "short", short_tokens));
+    EXPECT_EQ(*queue.Push(expected_order.back()), i < ahead ? i + 1 : i + 2)
+        << "short job " << i;
   }
-  const std::shared_ptr<Job> small_4 = JobOfWork(&outcome, "web", 4);
-  EXPECT_EQ(*queue.Push(small_4), 5) << "web's turn at 12 comes after it";
-  for (const std::shared_ptr<Job>& expected :
-       {large_1, small[0], small[1], small[2], large_2, small_4}) {
+  expected_order.insert(expected_order.end() - 1, long_2);
+  for (const std::shared_ptr<Job>& expected : expected_order) {
     EXPECT_EQ(queue.Pop(absl::Seconds(1)), expected);
   }
 }
 
+// Turns follow work, not request counts: a client of small requests runs
+// several of them in the time of another client's large one. At width 3 072
+// attention is 0.05 % of these jobs' work, so turns go by tokens: the short
+// client's turns at 0, 4 and 8 come before the long client's second, at 10,
+// and its turn at 12 after it.
+TEST(AdmissionQueueTest, ClientsTakeTurnsByTheWorkOfTheirJobs) {
+  ExpectShortJobsAheadOfTheSecondLongOne(kHiddenSize, 10, 4, 3);
+}
+
 // Attention's work grows with the square of the sequence: at 384 tokens of
 // width 64 it equals the rest of the block's, so one such job is the work of
-// 10.3 jobs of 64 tokens rather than 6.
+// 10.3 jobs of 64 tokens rather than 6, and 11 short jobs go first.
 TEST(AdmissionQueueTest, LongSequencesTakeLongerTurns) {
-  constexpr int64_t kWidth = 64;
-  AdmissionQueue queue(16, 0, kWidth, nullptr);
-  Outcome outcome;
-  const std::shared_ptr<Job> long_1 = JobOfWork(&outcome, "video", 384);
-  const std::shared_ptr<Job> long_2 = JobOfWork(&outcome, "video", 384);
-  ASSERT_TRUE(queue.Push(long_1).ok());
-  ASSERT_TRUE(queue.Push(long_2).ok());
-  for (int i = 0; i < 11; ++i) {
-    EXPECT_EQ(*queue.Push(JobOfWork(&outcome, "clip", 64)), i + 1)
-        << "clip's turns at 0 to 10 come before video's second, at 10.3";
-  }
-  EXPECT_EQ(*queue.Push(JobOfWork(&outcome, "clip", 64)), 13)
-      << "clip's turn at 11 comes after it";
-  EXPECT_EQ(queue.Pop(absl::Seconds(1)), long_1);
+  ExpectShortJobsAheadOfTheSecondLongOne(64, 384, 64, 11);
 }
 
 TEST(AdmissionQueueTest, PopsInArrivalOrder) {
