@@ -52,10 +52,12 @@ absl::StatusOr<std::vector<OutputComparison>> RunCogVideoXTransformerCase(
   ASSIGN_OR_RETURN(families::VideoTokenGrid grid,
                    families::TokenGridOf(model->config(), latents.size(1),
                                          latents.size(3), latents.size(4)));
-  ASSIGN_OR_RETURN(std::optional<models::RotaryTables> rotary,
-                   model->VideoRotary(grid));
-  for (auto [name, actual] : {std::pair{"image_rotary_emb_cos", rotary->cos},
-                              std::pair{"image_rotary_emb_sin", rotary->sin}}) {
+  // The tables the forward kept, so the ones it used.
+  ASSIGN_OR_RETURN(const families::VideoPositions positions,
+                   model->PositionsOn(grid, latents.device()));
+  const models::RotaryTables& rotary = *positions.rotary;
+  for (auto [name, actual] : {std::pair{"image_rotary_emb_cos", rotary.cos},
+                              std::pair{"image_rotary_emb_sin", rotary.sin}}) {
     ASSIGN_OR_RETURN(at::Tensor expected,
                      RequireTensor(golden_case, inputs, name));
     comparisons.push_back(

@@ -187,10 +187,11 @@ class CogVideoXModel final : public FamilyModel {
     ASSIGN_OR_RETURN(
         VideoTokenGrid grid,
         TokenGridOf(transformer_->config(), shape[1], shape[3], shape[4]));
-    ASSIGN_OR_RETURN(std::optional<models::RotaryTables> rotary,
-                     transformer_->VideoRotary(grid));
+    ASSIGN_OR_RETURN(const VideoPositions positions,
+                     transformer_->PositionsOn(grid, placement_.device));
     std::vector<std::pair<std::string, at::Tensor>> tables;
-    if (rotary.has_value()) {
+    if (const std::optional<models::RotaryTables>& rotary = positions.rotary;
+        rotary.has_value()) {
       tables = {{"rotary_cos", rotary->cos}, {"rotary_sin", rotary->sin}};
     }
     return tables;

@@ -9,6 +9,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "core/families/cogvideox/cogvideox_transformer_config.h"
@@ -49,6 +50,13 @@ at::Tensor SincosVideoPositions(const CogVideoXTransformerConfig& config,
 // naming it otherwise).
 absl::StatusOr<models::RotaryTables> RotaryVideoPositions(
     const CogVideoXTransformerConfig& config, const VideoTokenGrid& grid);
+
+// The positions of a video's tokens as its model applies them: the RoPE
+// tables (5b, 1.5) or the sincos table (2b); the other is left unset.
+struct VideoPositions {
+  std::optional<models::RotaryTables> rotary;
+  at::Tensor sincos;
+};
 
 }  // namespace ditserve::families
 

@@ -84,11 +84,10 @@ at::Tensor CogVideoXPatchEmbedImpl::EmbedVideo(const at::Tensor& video) {
 
 at::Tensor CogVideoXPatchEmbedImpl::Forward(const at::Tensor& text,
                                             const at::Tensor& video,
-                                            const VideoTokenGrid& grid) {
+                                            const at::Tensor& sincos) {
   at::Tensor embedded = EmbedVideo(video);
-  if (!config_.use_rotary_positional_embeddings) {
-    embedded = embedded + SincosVideoPositions(config_, grid)
-                              .to(embedded.device(), embedded.scalar_type());
+  if (sincos.defined()) {
+    embedded = embedded + sincos.to(embedded.scalar_type());
   }
   return at::cat({text_proj_->forward(text), embedded}, /*dim=*/1);
 }
@@ -160,12 +159,33 @@ absl::StatusOr<VideoTokenGrid> CogVideoXTransformer3DModel::CheckInputs(
                      inputs.hidden_states.size(4));
 }
 
-absl::StatusOr<std::optional<models::RotaryTables>>
-CogVideoXTransformer3DModel::VideoRotary(const VideoTokenGrid& grid) const {
-  if (!config_.use_rotary_positional_embeddings) return std::nullopt;
-  ASSIGN_OR_RETURN(models::RotaryTables tables,
-                   RotaryVideoPositions(config_, grid));
-  return tables;
+absl::StatusOr<VideoPositions> CogVideoXTransformer3DModel::PositionsOn(
+    const VideoTokenGrid& grid, at::Device device) {
+  absl::MutexLock lock(&positions_mutex_);
+  if (kept_positions_.has_value() && kept_positions_->device == device &&
+      kept_positions_->grid.frames == grid.frames &&
+      kept_positions_->grid.height == grid.height &&
+      kept_positions_->grid.width == grid.width) {
+    return kept_positions_->positions;
+  }
+  VideoPositions positions;
+  if (config_.use_rotary_positional_embeddings) {
+    ASSIGN_OR_RETURN(models::RotaryTables tables,
+                     RotaryVideoPositions(config_, grid));
+    positions.rotary =
+        models::RotaryTables{tables.cos.to(device), tables.sin.to(device)};
+  } else {
+    positions.sincos = SincosVideoPositions(config_, grid).to(device);
+  }
+  kept_positions_ = KeptPositions{grid, device, positions};
+  return positions;
+}
+
+absl::StatusOr<VideoPositions> CogVideoXTransformer3DModel::PositionsFor(
+    const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid) {
+  return base::Guarded(absl::StrCat(kModel, " position tables"), [&] {
+    return PositionsOn(grid, inputs.hidden_states.device());
+  });
 }
 
 absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::Forward(
@@ -173,10 +193,9 @@ absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::Forward(
   RETURN_IF_ERROR(
       models::CheckHoldsEveryBlock(kModel, blocks_, config_.num_layers));
   ASSIGN_OR_RETURN(const VideoTokenGrid grid, CheckInputs(inputs));
-  ASSIGN_OR_RETURN(std::optional<models::RotaryTables> rotary,
-                   VideoRotary(grid));
+  ASSIGN_OR_RETURN(const VideoPositions positions, PositionsFor(inputs, grid));
   return base::Guarded(absl::StrCat(kModel, " forward"), [&] {
-    const Embedded embedded = Embed(inputs, grid, rotary);
+    const Embedded embedded = Embed(inputs, positions);
     const JointTokens x = RunBlocks(embedded.tokens, embedded, std::nullopt);
     return Unpatchify(
         VideoOutput(x.states.slice(1, x.text_tokens), embedded.temb), grid);
@@ -191,10 +210,9 @@ absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::ForwardShard(
   ASSIGN_OR_RETURN(const VideoTokenGrid grid, CheckInputs(inputs));
   RETURN_IF_ERROR(
       models::CheckSequenceShard(shard, inputs.hidden_states.size(0)));
-  ASSIGN_OR_RETURN(std::optional<models::RotaryTables> rotary,
-                   VideoRotary(grid));
+  ASSIGN_OR_RETURN(const VideoPositions positions, PositionsFor(inputs, grid));
   return base::Guarded(absl::StrCat(kModel, " sharded forward"), [&] {
-    return ForwardShardUnchecked(Embed(inputs, grid, rotary), shard);
+    return ForwardShardUnchecked(Embed(inputs, positions), shard);
   });
 }
 
@@ -216,8 +234,7 @@ absl::StatusOr<CogVideoXStreams> CogVideoXTransformer3DModel::ForwardStage(
                            {batch, text_tokens, config_.inner_dim()}));
     RETURN_IF_ERROR(status);
   }
-  ASSIGN_OR_RETURN(std::optional<models::RotaryTables> rotary,
-                   VideoRotary(grid));
+  ASSIGN_OR_RETURN(const VideoPositions positions, PositionsFor(inputs, grid));
   return base::Guarded(absl::StrCat(kModel, " stage forward"), [&] {
     Embedded stage;
     stage.temb = TimeEmbedding(inputs);
@@ -230,12 +247,13 @@ absl::StatusOr<CogVideoXStreams> CogVideoXTransformer3DModel::ForwardStage(
       // The patch embedding is cheap next to the blocks: embed all, keep the
       // patch.
       const at::Tensor joint = patch_embed_->Forward(
-          inputs.encoder_hidden_states, inputs.hidden_states, grid);
+          inputs.encoder_hidden_states, inputs.hidden_states, positions.sincos);
       text = joint.narrow(1, 0, text_tokens);
       video = joint.narrow(1, all_text_tokens + patch.begin, patch.tokens);
     }
     stage.tokens = {at::cat({text, video}, /*dim=*/1), text_tokens};
-    if (rotary.has_value()) {
+    if (const std::optional<models::RotaryTables>& rotary = positions.rotary;
+        rotary.has_value()) {
       stage.rotary =
           JointRotary({rotary->cos.narrow(0, patch.begin, patch.tokens),
                        rotary->sin.narrow(0, patch.begin, patch.tokens)},
@@ -269,17 +287,16 @@ at::Tensor CogVideoXTransformer3DModel::TimeEmbedding(
 }
 
 CogVideoXTransformer3DModel::Embedded CogVideoXTransformer3DModel::Embed(
-    const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid,
-    const std::optional<models::RotaryTables>& video_rotary) {
-  const at::Tensor& video = inputs.hidden_states;
+    const CogVideoXTransformerInputs& inputs, const VideoPositions& positions) {
   Embedded embedded;
   embedded.temb = TimeEmbedding(inputs);
   const int64_t text_tokens = inputs.encoder_hidden_states.size(1);
   embedded.tokens = {
-      patch_embed_->Forward(inputs.encoder_hidden_states, video, grid),
+      patch_embed_->Forward(inputs.encoder_hidden_states, inputs.hidden_states,
+                            positions.sincos),
       text_tokens};
-  if (video_rotary.has_value()) {
-    embedded.rotary = JointRotary(*video_rotary, text_tokens);
+  if (positions.rotary.has_value()) {
+    embedded.rotary = JointRotary(*positions.rotary, text_tokens);
   }
   return embedded;
 }

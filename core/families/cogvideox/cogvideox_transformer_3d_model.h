@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "core/families/cogvideox/cogvideox_block.h"
 #include "core/families/cogvideox/cogvideox_positions.h"
 #include "core/families/cogvideox/cogvideox_transformer_config.h"
@@ -45,13 +47,14 @@ struct CogVideoXStreams {
 // diffusers CogVideoXPatchEmbed: text_proj for the T5 states; proj embeds
 // the video as a Conv2d on every frame (1.0) or a Linear over
 // patch_size_t x patch_size x patch_size patches (1.5), and the 2b model
-// adds its sincos positions. Returns the joint sequence [text | video].
+// adds its sincos positions (`sincos`, undefined for the other models).
+// Returns the joint sequence [text | video].
 class CogVideoXPatchEmbedImpl : public torch::nn::Module {
  public:
   explicit CogVideoXPatchEmbedImpl(const CogVideoXTransformerConfig& config);
 
   at::Tensor Forward(const at::Tensor& text, const at::Tensor& video,
-                     const VideoTokenGrid& grid);
+                     const at::Tensor& sincos);
 
  private:
   at::Tensor EmbedVideo(const at::Tensor& video);
@@ -131,9 +134,13 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
   absl::StatusOr<at::Tensor> StageOutput(
       const CogVideoXTransformerInputs& inputs, const at::Tensor& video_stream);
 
-  // The RoPE tables of `grid`'s video tokens; nullopt for the 2b model.
-  absl::StatusOr<std::optional<models::RotaryTables>> VideoRotary(
-      const VideoTokenGrid& grid) const;
+  // The positions of `grid`'s video tokens on `device`. The last ones are
+  // kept and made again only for another grid or device: a video's steps and
+  // PipeFusion's patches share them, and RoPE tables made on the host in
+  // every forward were copied to a GPU in every block, each copy waiting for
+  // the GPU. INVALID_ARGUMENT as RotaryVideoPositions.
+  absl::StatusOr<VideoPositions> PositionsOn(const VideoTokenGrid& grid,
+                                             at::Device device);
 
   // Video tokens [B, tokens, token_output_channels] -> [B, F, C, H, W].
   at::Tensor Unpatchify(const at::Tensor& tokens,
@@ -149,8 +156,7 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
   };
   at::Tensor TimeEmbedding(const CogVideoXTransformerInputs& inputs);
   Embedded Embed(const CogVideoXTransformerInputs& inputs,
-                 const VideoTokenGrid& grid,
-                 const std::optional<models::RotaryTables>& video_rotary);
+                 const VideoPositions& positions);
   JointTokens RunBlocks(JointTokens x, const Embedded& embedded,
                         const std::optional<at::Tensor>& key_mask);
   // norm_final, norm_out and proj_out on video tokens.
@@ -160,6 +166,15 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
       const CogVideoXTransformerInputs& inputs) const;
   at::Tensor ForwardShardUnchecked(const Embedded& embedded,
                                    const models::SequenceShard& shard);
+  // PositionsOn the device of `inputs`, exceptions as Status.
+  absl::StatusOr<VideoPositions> PositionsFor(
+      const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid);
+
+  struct KeptPositions {
+    VideoTokenGrid grid;
+    at::Device device;
+    VideoPositions positions;
+  };
 
   CogVideoXTransformerConfig config_;
   models::BlockRange blocks_;
@@ -169,6 +184,9 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
   torch::nn::LayerNorm norm_final_{nullptr};
   CogVideoXOutputNorm norm_out_{nullptr};
   models::Linear proj_out_{nullptr};
+  absl::Mutex positions_mutex_;
+  std::optional<KeptPositions> kept_positions_
+      ABSL_GUARDED_BY(positions_mutex_);
 };
 
 // Builds a CogVideoXTransformer3DModel from a diffusers `transformer/`

@@ -86,16 +86,56 @@ TEST(CogVideoXTransformerTest, RotaryTablesAreThePipelines) {
     absl::StatusOr<VideoTokenGrid> grid = TokenGridOf(
         model->config(), latents.size(1), latents.size(3), latents.size(4));
     ASSERT_TRUE(grid.ok()) << grid.status();
-    absl::StatusOr<std::optional<models::RotaryTables>> rotary =
-        model->VideoRotary(*grid);
-    ASSERT_TRUE(rotary.ok() && rotary->has_value()) << name;
-    EXPECT_TRUE(AllClose((*rotary)->cos, golden.Input("image_rotary_emb_cos"),
-                         {.atol = 1e-6}))
+    absl::StatusOr<VideoPositions> positions =
+        model->PositionsOn(*grid, at::kCPU);
+    ASSERT_TRUE(positions.ok() && positions->rotary.has_value()) << name;
+    EXPECT_FALSE(positions->sincos.defined()) << name;
+    EXPECT_TRUE(AllClose(positions->rotary->cos,
+                         golden.Input("image_rotary_emb_cos"), {.atol = 1e-6}))
         << name;
-    EXPECT_TRUE(AllClose((*rotary)->sin, golden.Input("image_rotary_emb_sin"),
-                         {.atol = 1e-6}))
+    EXPECT_TRUE(AllClose(positions->rotary->sin,
+                         golden.Input("image_rotary_emb_sin"), {.atol = 1e-6}))
         << name;
   }
+}
+
+// A video's forwards share their positions: asked again for the grid and
+// device of the last call, the model gives the same tensors rather than
+// making (and, on a GPU, copying) them again.
+TEST_P(CogVideoXGoldenTest, PositionsAreMadeOncePerGrid) {
+  const GoldenCase golden("models/" + GetParam());
+  std::shared_ptr<CogVideoXTransformer3DModel> model = LoadGoldenModel(golden);
+  ASSERT_NE(model, nullptr);
+  const VideoTokenGrid grid{.frames = 2, .height = 2, .width = 2};
+  absl::StatusOr<VideoPositions> first = model->PositionsOn(grid, at::kCPU);
+  absl::StatusOr<VideoPositions> again = model->PositionsOn(grid, at::kCPU);
+  ASSERT_TRUE(first.ok() && again.ok());
+  const at::Tensor& table =
+      first->rotary.has_value() ? first->rotary->cos : first->sincos;
+  const at::Tensor& same =
+      again->rotary.has_value() ? again->rotary->cos : again->sincos;
+  EXPECT_TRUE(table.is_same(same));
+  EXPECT_EQ(table.size(0), grid.tokens());
+}
+
+// The kept positions follow the grid: after a forward over the golden video,
+// one over a narrower video equals a fresh model's.
+TEST_P(CogVideoXGoldenTest, AnotherGridGetsItsOwnPositions) {
+  const GoldenCase golden("models/" + GetParam());
+  std::shared_ptr<CogVideoXTransformer3DModel> model = LoadGoldenModel(golden);
+  std::shared_ptr<CogVideoXTransformer3DModel> fresh = LoadGoldenModel(golden);
+  ASSERT_NE(model, nullptr);
+  ASSERT_NE(fresh, nullptr);
+  CogVideoXTransformerInputs narrow = GoldenInputs(golden);
+  narrow.hidden_states =
+      narrow.hidden_states.narrow(4, 0, model->config().patch_size);
+  torch::NoGradGuard no_grad;
+  ASSERT_TRUE(model->Forward(GoldenInputs(golden)).ok());
+  absl::StatusOr<at::Tensor> after_another = model->Forward(narrow);
+  absl::StatusOr<at::Tensor> alone = fresh->Forward(narrow);
+  ASSERT_TRUE(after_another.ok()) << after_another.status();
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_TRUE(at::equal(*after_another, *alone));
 }
 
 CogVideoXTransformerConfig GoldenConfig(const std::string& name) {
