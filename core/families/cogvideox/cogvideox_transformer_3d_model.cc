@@ -161,24 +161,20 @@ absl::StatusOr<VideoTokenGrid> CogVideoXTransformer3DModel::CheckInputs(
 
 absl::StatusOr<VideoPositions> CogVideoXTransformer3DModel::PositionsOn(
     const VideoTokenGrid& grid, at::Device device) {
-  absl::MutexLock lock(&positions_mutex_);
-  if (kept_positions_.has_value() && kept_positions_->device == device &&
-      kept_positions_->grid.frames == grid.frames &&
-      kept_positions_->grid.height == grid.height &&
-      kept_positions_->grid.width == grid.width) {
-    return kept_positions_->positions;
-  }
-  VideoPositions positions;
-  if (config_.use_rotary_positional_embeddings) {
-    ASSIGN_OR_RETURN(models::RotaryTables tables,
-                     RotaryVideoPositions(config_, grid));
-    positions.rotary =
-        models::RotaryTables{tables.cos.to(device), tables.sin.to(device)};
-  } else {
-    positions.sincos = SincosVideoPositions(config_, grid).to(device);
-  }
-  kept_positions_ = KeptPositions{grid, device, positions};
-  return positions;
+  return positions_.Get(
+      std::make_tuple(grid.frames, grid.height, grid.width, device),
+      [&]() -> absl::StatusOr<VideoPositions> {
+        VideoPositions positions;
+        if (config_.use_rotary_positional_embeddings) {
+          ASSIGN_OR_RETURN(models::RotaryTables tables,
+                           RotaryVideoPositions(config_, grid));
+          positions.rotary = models::RotaryTables{tables.cos.to(device),
+                                                  tables.sin.to(device)};
+        } else {
+          positions.sincos = SincosVideoPositions(config_, grid).to(device);
+        }
+        return positions;
+      });
 }
 
 absl::StatusOr<VideoPositions> CogVideoXTransformer3DModel::PositionsFor(

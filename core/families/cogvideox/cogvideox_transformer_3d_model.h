@@ -8,17 +8,17 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "core/families/cogvideox/cogvideox_block.h"
 #include "core/families/cogvideox/cogvideox_positions.h"
 #include "core/families/cogvideox/cogvideox_transformer_config.h"
 #include "core/models/block_range.h"
 #include "core/models/component_weights.h"
+#include "core/models/kept_for_key.h"
 #include "core/models/layers/attention.h"
 #include "core/models/layers/conv.h"
 #include "core/models/layers/linear.h"
@@ -170,12 +170,6 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
   absl::StatusOr<VideoPositions> PositionsFor(
       const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid);
 
-  struct KeptPositions {
-    VideoTokenGrid grid;
-    at::Device device;
-    VideoPositions positions;
-  };
-
   CogVideoXTransformerConfig config_;
   models::BlockRange blocks_;
   CogVideoXPatchEmbed patch_embed_{nullptr};
@@ -184,9 +178,10 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
   torch::nn::LayerNorm norm_final_{nullptr};
   CogVideoXOutputNorm norm_out_{nullptr};
   models::Linear proj_out_{nullptr};
-  absl::Mutex positions_mutex_;
-  std::optional<KeptPositions> kept_positions_
-      ABSL_GUARDED_BY(positions_mutex_);
+  // Keyed by the grid's frames, height and width, and the device.
+  models::KeptForKey<std::tuple<int64_t, int64_t, int64_t, at::Device>,
+                     VideoPositions>
+      positions_;
 };
 
 // Builds a CogVideoXTransformer3DModel from a diffusers `transformer/`

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,7 @@
 #include "core/families/flux/flux_sequence_parallel.h"
 #include "core/families/flux/flux_transformer_loader.h"
 #include "core/families/latent_grid.h"
+#include "core/models/kept_for_key.h"
 #include "core/models/vae/autoencoder_kl.h"
 #include "core/schedulers/flow_match_euler.h"
 #include "core/schedulers/numpy_compat.h"
@@ -121,7 +123,7 @@ class FluxModel final
     inputs.hidden_states = latents;
     inputs.encoder_hidden_states = text.states.to(options());
     inputs.pooled_projections = text.pooled.to(options());
-    const PositionIds& ids = PositionIdsFor(grid, text.states.size(1));
+    const PositionIds ids = PositionIdsFor(grid, text.states.size(1));
     inputs.img_ids = ids.image;
     inputs.txt_ids = ids.text;
     inputs.timestep =
@@ -147,23 +149,18 @@ class FluxModel final
   }
 
  private:
-  // The RoPE position ids of one grid and text length, computed once for
-  // every step of a generation rather than per forward.
+  // The RoPE position ids of one grid and text length, made once for every
+  // step of a generation rather than per forward.
   struct PositionIds {
-    int64_t latent_height = 0;
-    int64_t latent_width = 0;
     at::Tensor image;
     at::Tensor text;
   };
-  const PositionIds& PositionIdsFor(const families::FluxLatentGrid& grid,
-                                    int64_t text_tokens) {
-    if (!ids_.image.defined() || ids_.latent_height != grid.height ||
-        ids_.latent_width != grid.width || ids_.text.size(0) != text_tokens) {
-      ids_ = PositionIds{grid.height, grid.width,
-                         families::LatentImageIds(grid, options()),
+  PositionIds PositionIdsFor(const families::FluxLatentGrid& grid,
+                             int64_t text_tokens) {
+    return ids_.Get(std::make_tuple(grid.height, grid.width, text_tokens), [&] {
+      return PositionIds{families::LatentImageIds(grid, options()),
                          families::TextIds(text_tokens, options())};
-    }
-    return ids_;
+    });
   }
 
   absl::StatusOr<families::FluxLatentGrid> Grid(
@@ -172,7 +169,8 @@ class FluxModel final
                                    vae().config().scale_factor());
   }
 
-  PositionIds ids_;
+  // Keyed by the grid's height and width and the text's tokens.
+  models::KeptForKey<std::tuple<int64_t, int64_t, int64_t>, PositionIds> ids_;
 };
 
 class Flux final : public Family {

@@ -30,10 +30,12 @@ PixArtPatchEmbedImpl::PixArtPatchEmbedImpl(int64_t in_channels, int64_t dim,
 
 at::Tensor PixArtPatchEmbedImpl::Forward(const at::Tensor& latent) {
   const at::Tensor patches = proj_->forward(latent);
-  const at::Tensor table =
-      SincosPositionTable2d(dim_, patches.size(2), patches.size(3), base_size_,
-                            interpolation_scale_)
-          .to(patches.device());
+  const at::Tensor table = table_.Get(
+      std::make_tuple(patches.size(2), patches.size(3), patches.device()), [&] {
+        return SincosPositionTable2d(dim_, patches.size(2), patches.size(3),
+                                     base_size_, interpolation_scale_)
+            .to(patches.device());
+      });
   return (patches.flatten(2).transpose(1, 2) + table.unsqueeze(0))
       .to(patches.scalar_type());
 }

@@ -11,7 +11,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <tuple>
 
+#include "core/models/kept_for_key.h"
 #include "core/models/layers/conv.h"
 #include "core/models/layers/linear.h"
 #include "core/models/layers/timestep_embeddings.h"
@@ -19,8 +21,9 @@
 namespace ditserve::models {
 
 // diffusers PatchEmbed as PixArt builds it (no layer norm, sincos table not
-// stored): `proj` is a patch_size-strided convolution; the table is
-// recomputed for the grid of every input, scaled to base_size.
+// stored): `proj` is a patch_size-strided convolution; the table is made for
+// the grid of the input, scaled to base_size, and kept on its device until a
+// grid of another size comes.
 class PixArtPatchEmbedImpl : public torch::nn::Module {
  public:
   PixArtPatchEmbedImpl(int64_t in_channels, int64_t dim, int64_t patch_size,
@@ -34,6 +37,8 @@ class PixArtPatchEmbedImpl : public torch::nn::Module {
   double base_size_;
   double interpolation_scale_;
   Conv2d proj_;
+  // Keyed by the grid's height and width, and the device.
+  KeptForKey<std::tuple<int64_t, int64_t, at::Device>, at::Tensor> table_;
 };
 TORCH_MODULE(PixArtPatchEmbed);
 

@@ -20,13 +20,18 @@ using ::testing::HasSubstr;
 class FluxFamilyTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    model_ = Load();
+    ASSERT_NE(model_, nullptr);
+  }
+
+  std::unique_ptr<FamilyModel> Load() const {
     LoadOptions options;
     options.attention = std::make_shared<parallel::LocalAttention>();
     options.prompt_encoders = false;
     absl::StatusOr<std::unique_ptr<FamilyModel>> model =
         FluxFamily().Load(golden_.dir(), options);
-    ASSERT_TRUE(model.ok()) << model.status();
-    model_ = *std::move(model);
+    EXPECT_TRUE(model.ok()) << model.status();
+    return model.ok() ? *std::move(model) : nullptr;
   }
 
   GenerationRequest Request() const {
@@ -80,6 +85,24 @@ TEST_F(FluxFamilyTest, GuidanceGoesIntoTheEmbeddingNotABatch) {
       });
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(model_batch, 1);
+}
+
+// The position ids kept from one size are not used for another: after a
+// generation at the golden size, one 16 pixels wider equals a fresh model's.
+TEST_F(FluxFamilyTest, EachSizeGetsItsOwnPositionIds) {
+  GenerationRequest request = Request();
+  request.num_inference_steps = 1;
+  ASSERT_TRUE(engine::Generate(*model_, request, nullptr).ok());
+  request.width += 16;
+  const absl::StatusOr<DecodeOutput> after =
+      engine::Generate(*model_, request, nullptr);
+  const std::unique_ptr<FamilyModel> fresh = Load();
+  ASSERT_NE(fresh, nullptr);
+  const absl::StatusOr<DecodeOutput> alone =
+      engine::Generate(*fresh, request, nullptr);
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_TRUE(torch::equal(after->vae_input, alone->vae_input));
 }
 
 TEST_F(FluxFamilyTest, EncodingWithoutPromptEncodersIsAFailedPrecondition) {
