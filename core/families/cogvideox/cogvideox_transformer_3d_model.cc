@@ -161,26 +161,21 @@ absl::StatusOr<VideoTokenGrid> CogVideoXTransformer3DModel::CheckInputs(
 
 absl::StatusOr<VideoPositions> CogVideoXTransformer3DModel::PositionsOn(
     const VideoTokenGrid& grid, at::Device device) {
-  return positions_.Get(
-      std::make_tuple(grid.frames, grid.height, grid.width, device),
-      [&]() -> absl::StatusOr<VideoPositions> {
-        VideoPositions positions;
-        if (config_.use_rotary_positional_embeddings) {
-          ASSIGN_OR_RETURN(models::RotaryTables tables,
-                           RotaryVideoPositions(config_, grid));
-          positions.rotary = models::RotaryTables{tables.cos.to(device),
-                                                  tables.sin.to(device)};
-        } else {
-          positions.sincos = SincosVideoPositions(config_, grid).to(device);
-        }
-        return positions;
-      });
-}
-
-absl::StatusOr<VideoPositions> CogVideoXTransformer3DModel::PositionsFor(
-    const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid) {
   return base::Guarded(absl::StrCat(kModel, " position tables"), [&] {
-    return PositionsOn(grid, inputs.hidden_states.device());
+    return positions_.Get(
+        std::make_tuple(grid.frames, grid.height, grid.width, device),
+        [&]() -> absl::StatusOr<VideoPositions> {
+          VideoPositions positions;
+          if (config_.use_rotary_positional_embeddings) {
+            ASSIGN_OR_RETURN(models::RotaryTables tables,
+                             RotaryVideoPositions(config_, grid));
+            positions.rotary = models::RotaryTables{tables.cos.to(device),
+                                                    tables.sin.to(device)};
+          } else {
+            positions.sincos = SincosVideoPositions(config_, grid).to(device);
+          }
+          return positions;
+        });
   });
 }
 
@@ -189,7 +184,8 @@ absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::Forward(
   RETURN_IF_ERROR(
       models::CheckHoldsEveryBlock(kModel, blocks_, config_.num_layers));
   ASSIGN_OR_RETURN(const VideoTokenGrid grid, CheckInputs(inputs));
-  ASSIGN_OR_RETURN(const VideoPositions positions, PositionsFor(inputs, grid));
+  ASSIGN_OR_RETURN(const VideoPositions positions,
+                   PositionsOn(grid, inputs.hidden_states.device()));
   return base::Guarded(absl::StrCat(kModel, " forward"), [&] {
     const Embedded embedded = Embed(inputs, positions);
     const JointTokens x = RunBlocks(embedded.tokens, embedded, std::nullopt);
@@ -206,7 +202,8 @@ absl::StatusOr<at::Tensor> CogVideoXTransformer3DModel::ForwardShard(
   ASSIGN_OR_RETURN(const VideoTokenGrid grid, CheckInputs(inputs));
   RETURN_IF_ERROR(
       models::CheckSequenceShard(shard, inputs.hidden_states.size(0)));
-  ASSIGN_OR_RETURN(const VideoPositions positions, PositionsFor(inputs, grid));
+  ASSIGN_OR_RETURN(const VideoPositions positions,
+                   PositionsOn(grid, inputs.hidden_states.device()));
   return base::Guarded(absl::StrCat(kModel, " sharded forward"), [&] {
     return ForwardShardUnchecked(Embed(inputs, positions), shard);
   });
@@ -230,7 +227,8 @@ absl::StatusOr<CogVideoXStreams> CogVideoXTransformer3DModel::ForwardStage(
                            {batch, text_tokens, config_.inner_dim()}));
     RETURN_IF_ERROR(status);
   }
-  ASSIGN_OR_RETURN(const VideoPositions positions, PositionsFor(inputs, grid));
+  ASSIGN_OR_RETURN(const VideoPositions positions,
+                   PositionsOn(grid, inputs.hidden_states.device()));
   return base::Guarded(absl::StrCat(kModel, " stage forward"), [&] {
     Embedded stage;
     stage.temb = TimeEmbedding(inputs);

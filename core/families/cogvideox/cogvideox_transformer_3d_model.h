@@ -138,7 +138,8 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
   // kept and made again only for another grid or device: a video's steps and
   // PipeFusion's patches share them, and RoPE tables made on the host in
   // every forward were copied to a GPU in every block, each copy waiting for
-  // the GPU. INVALID_ARGUMENT as RotaryVideoPositions.
+  // the GPU. INVALID_ARGUMENT as RotaryVideoPositions, LibTorch errors as
+  // INTERNAL.
   absl::StatusOr<VideoPositions> PositionsOn(const VideoTokenGrid& grid,
                                              at::Device device);
 
@@ -166,9 +167,6 @@ class CogVideoXTransformer3DModel : public torch::nn::Module {
       const CogVideoXTransformerInputs& inputs) const;
   at::Tensor ForwardShardUnchecked(const Embedded& embedded,
                                    const models::SequenceShard& shard);
-  // PositionsOn the device of `inputs`, exceptions as Status.
-  absl::StatusOr<VideoPositions> PositionsFor(
-      const CogVideoXTransformerInputs& inputs, const VideoTokenGrid& grid);
 
   CogVideoXTransformerConfig config_;
   models::BlockRange blocks_;
