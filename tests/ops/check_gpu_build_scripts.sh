@@ -59,6 +59,9 @@ check="${root}/deploy/gpu/check.sh"
 expect "gpu/check.sh: no --libtorch" 2 "usage:" bash "${check}"
 expect "gpu/check.sh: unknown argument" 2 "unknown argument --bogus" \
   bash "${check}" --libtorch python --bogus
+expect "gpu/check.sh: an unknown model" 2 \
+  "--models: unknown model flux-schnell; expected some of: flux-dev" \
+  bash "${check}" --libtorch python --models "sd3-medium flux-schnell"
 # Debian's LibTorch has no CUDA: the configuration stops right after finding
 # it and says what to pass instead.
 expect "DITSERVE_CUDA=ON with a CPU LibTorch" 1 \
