@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "core/config/config_digest.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
