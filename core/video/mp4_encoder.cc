@@ -4,6 +4,7 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavformat/avio.h>
+#include <libavformat/version.h>
 #include <libavutil/dict.h>
 #include <libavutil/error.h>
 #include <libavutil/frame.h>
@@ -120,7 +121,15 @@ int64_t Seek(int64_t size, int64_t offset, int whence, int64_t* position) {
   return target;
 }
 
-int WriteToFile(void* opaque, uint8_t* data, int size) {
+// The bytes FFmpeg hands the write callback: const from libavformat 61
+// (FFmpeg 7, Debian 13) on.
+#if LIBAVFORMAT_VERSION_MAJOR >= 61
+using WrittenBytes = const uint8_t*;
+#else
+using WrittenBytes = uint8_t*;
+#endif
+
+int WriteToFile(void* opaque, WrittenBytes data, int size) {
   auto* file = static_cast<MemoryFile*>(opaque);
   const size_t end = static_cast<size_t>(file->position) + size;
   try {  // No exception may cross FFmpeg's C frames.
