@@ -1,5 +1,7 @@
 #include "core/dist/group_store.h"
 
+#include <torch/version.h>
+
 #include <cstdint>
 #include <string>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -30,6 +33,18 @@ c10::intrusive_ptr<c10d::Store> ConnectTcpStore(
   store_options.isServer = is_server;
   store_options.waitWorkers = false;
   store_options.timeout = timeout;
+#if TORCH_VERSION_MAJOR > 2 || \
+    (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  // From 2.4 on a TCPStore runs on libuv unless told otherwise, and a
+  // LibTorch built without libuv (Debian 13's 2.6) refuses before it
+  // listens or connects. The classic backend speaks the same protocol.
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+  } catch (const c10::Error& error) {
+    if (!absl::StrContains(error.what_without_backtrace(), "libuv")) throw;
+  }
+  store_options.useLibUV = false;
+#endif
   return c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
 }
 
