@@ -36,6 +36,20 @@ class Worker:
         self.process.wait()
 
 
+def rgb(images):
+    """A pipeline's PIL images as uint8 [N, H, W, 3], the layout of the
+    worker's "rgb"."""
+    import numpy as np
+    import torch
+    return torch.from_numpy(np.stack([np.asarray(image) for image in images]))
+
+
+def videos_rgb(videos):
+    """A video pipeline's PIL frames as uint8 [B, F, H, W, 3]."""
+    import torch
+    return torch.stack([rgb(frames) for frames in videos])
+
+
 def timed_on_cpu(run):
     """`run`'s output and milliseconds."""
     start = time.perf_counter()
