@@ -10,13 +10,15 @@
 #
 #   --root     the chroot, made once and kept (default /srv/ditserve-trixie,
 #              about 4 GB with the build)
-#   CTEST_ARG  what ctest gets (default: every test but the end-to-end ones
-#              and the checks of deploy/, which do not touch LibTorch)
+#   CTEST_ARG  what ctest gets (default: nothing, so every test, the
+#              end-to-end ones with their real Prometheus, Node.js clients
+#              and Python client included)
 #
-# Needs root, debootstrap, apt access to deb.debian.org and the packages
-# deploy/install-deps.sh installs (the chroot takes grpc-proto's health.proto
-# from this machine: Debian 13 does not package it). HEAD is what is built:
-# commit first.
+# Needs root, debootstrap, apt access to deb.debian.org, access to the npm
+# registry (the end-to-end tests' packages, tests/e2e/package-lock.json) and
+# the packages deploy/install-deps.sh installs (the chroot takes grpc-proto's
+# health.proto from this machine: Debian 13 does not package it). HEAD is
+# what is built: commit first.
 set -euo pipefail
 
 usage() {
@@ -37,9 +39,6 @@ while (($# > 0)); do
   esac
 done
 ctest_args=("$@")
-if ((${#ctest_args[@]} == 0)); then
-  ctest_args=(-LE e2e -E '^ops/')
-fi
 for tool in debootstrap chroot git; do
   if ! command -v "$tool" >/dev/null; then
     echo "torch2_cpu_check.sh: needs $tool (apt-get install $tool)" >&2
@@ -52,9 +51,9 @@ if [[ ! -f $health_proto ]]; then
   exit 1
 fi
 
-# What the build and the C++ tests need, as Debian 13 names it: the
-# libraries of deploy/install-deps.sh without the tools of the end-to-end
-# tests, the fuzzers and deploy/'s checks.
+# What the build and the tests need, as Debian 13 names it: what
+# deploy/install-deps.sh installs but the fuzzers' clang and clang-format
+# (tests/run.sh's, not ctest's).
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   libtorch-dev libopenblas0-pthread libdnnl-dev libgloo-dev ocl-icd-opencl-dev
@@ -65,6 +64,7 @@ packages=(
   libturbojpeg0-dev libwebp-dev libcpp-httplib-dev libssl-dev
   libgtest-dev libgmock-dev
   python3-grpcio python3-protobuf openssl ffmpeg sentencepiece iproute2
+  prometheus curl nodejs npm systemd python3-yaml
 )
 
 started=$(date +%s)
@@ -101,14 +101,18 @@ src=$root/src/ditserve
 git -C "$src" fetch -q "$repo" HEAD
 git -C "$src" checkout -q -f FETCH_HEAD
 
+stamp "the end-to-end tests' npm packages"
+in_root "cd /src/ditserve/tests/e2e &&
+  npm ci --no-audit --no-fund --loglevel=error"
+
 stamp "building against $(in_root "dpkg-query -W -f '\${Version}' libtorch-dev")"
-# promtool only serves deploy/'s checks, which are not run here.
 in_root "cd /src/ditserve &&
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DPROMTOOL=/bin/true >/dev/null && cmake --build build -j $jobs"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+  cmake --build build -j $jobs"
 
 stamp "ctest ${ctest_args[*]}"
-printf -v quoted ' %q' "${ctest_args[@]}"
+quoted=
+if ((${#ctest_args[@]} > 0)); then printf -v quoted ' %q' "${ctest_args[@]}"; fi
 in_root "cd /src/ditserve && ctest --test-dir build --output-on-failure \
   -j $jobs$quoted"
 stamp finished
