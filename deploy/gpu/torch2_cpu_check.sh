@@ -14,7 +14,7 @@
 #              end-to-end ones with their real Prometheus, Node.js clients
 #              and Python client included)
 #
-# Needs root, debootstrap, apt access to deb.debian.org, access to the npm
+# Needs root, debootstrap, apt access to deb.debian.org, npm access to its
 # registry (the end-to-end tests' packages, tests/e2e/package-lock.json) and
 # the packages deploy/install-deps.sh installs (the chroot takes grpc-proto's
 # health.proto from this machine: Debian 13 does not package it). HEAD is
@@ -39,7 +39,7 @@ while (($# > 0)); do
   esac
 done
 ctest_args=("$@")
-for tool in debootstrap chroot git; do
+for tool in debootstrap chroot git npm; do
   if ! command -v "$tool" >/dev/null; then
     echo "torch2_cpu_check.sh: needs $tool (apt-get install $tool)" >&2
     exit 1
@@ -64,7 +64,7 @@ packages=(
   libturbojpeg0-dev libwebp-dev libcpp-httplib-dev libssl-dev
   libgtest-dev libgmock-dev
   python3-grpcio python3-protobuf openssl ffmpeg sentencepiece iproute2
-  prometheus curl nodejs npm systemd python3-yaml
+  prometheus curl nodejs systemd python3-yaml
 )
 
 started=$(date +%s)
@@ -101,9 +101,10 @@ src=$root/src/ditserve
 git -C "$src" fetch -q "$repo" HEAD
 git -C "$src" checkout -q -f FETCH_HEAD
 
+# By this machine's npm, with its registry, proxy and certificate settings,
+# which the chroot does not have; the packages are JavaScript alone.
 stamp "the end-to-end tests' npm packages"
-in_root "cd /src/ditserve/tests/e2e &&
-  npm ci --no-audit --no-fund --loglevel=error"
+(cd "$src/tests/e2e" && npm ci --no-audit --no-fund --loglevel=error)
 
 stamp "building against $(in_root "dpkg-query -W -f '\${Version}' libtorch-dev")"
 in_root "cd /src/ditserve &&
