@@ -38,6 +38,9 @@ const std::vector<std::string>& AllowedFields() {
                                    "user",
                                    "output_format",
                                    "output_compression",
+                                   "quality",
+                                   "style",
+                                   "background",
                                    "negative_prompt",
                                    "num_inference_steps",
                                    "guidance_scale",
@@ -215,6 +218,25 @@ absl::Status ReadFormats(const Json& body, v1::GenerateRequest& request) {
   return absl::OkStatus();
 }
 
+// An OpenAI field for something ditserve does not do, taken where its value
+// asks for what the server does anyway (`accepted`: OpenAI's defaults, which
+// must mean what leaving the field out means, and values true of every
+// image here). Clients send defaults explicitly: LangChain.js's DALL-E
+// wrapper sends "quality": "standard" and "style": "vivid" with every
+// request. Any other value is refused, with `why`.
+absl::Status ReadServersChoice(const Json& body, absl::string_view field,
+                               const std::vector<std::string>& accepted,
+                               absl::string_view why) {
+  if (!body.contains(std::string(field))) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const std::string value, ReadString(body, field));
+  if (std::find(accepted.begin(), accepted.end(), value) != accepted.end()) {
+    return absl::OkStatus();
+  }
+  return FieldError(
+      field, absl::StrCat("\"", value, "\" is not offered; allowed: \"",
+                          absl::StrJoin(accepted, "\", \""), "\" (", why, ")"));
+}
+
 // The GenerateRequest fields that keep their names over HTTP.
 absl::Status ReadDitserveFields(const Json& body,
                                 v1::GenerateRequest& request) {
@@ -347,6 +369,14 @@ absl::StatusOr<ImagesRequest> ParseImagesRequest(absl::string_view body_text,
   }
   if (body.contains("size")) RETURN_IF_ERROR(ReadSize(body, request));
   RETURN_IF_ERROR(ReadFormats(body, request));
+  RETURN_IF_ERROR(ReadServersChoice(
+      body, "quality", {"auto", "standard"},
+      "the model's quality follows num_inference_steps and guidance_scale"));
+  RETURN_IF_ERROR(ReadServersChoice(
+      body, "style", {"vivid"},
+      "DALL-E 3's default; ditserve generates from the prompt as given"));
+  RETURN_IF_ERROR(ReadServersChoice(body, "background", {"auto", "opaque"},
+                                    "the images have no alpha channel"));
   RETURN_IF_ERROR(ReadDitserveFields(body, request));
   return parsed;
 }

@@ -8,7 +8,9 @@
 // OpenAI's fields: model, prompt, n, size ("WxH"), response_format
 // ("b64_json"), user, output_format ("png", "jpeg", "webp", and "mp4" for
 // video models), output_compression (the JPEG or WebP quality, 1 to 100:
-// GenerateRequest.output_quality).
+// GenerateRequest.output_quality), and quality ("auto", "standard"), style
+// ("vivid") and background ("auto", "opaque") with only the values that ask
+// for what the server does anyway.
 // ditserve's own fields keep their GenerateRequest names: negative_prompt,
 // num_inference_steps, guidance_scale, seed, max_sequence_length,
 // num_frames, fps, use_dynamic_cfg, use_resolution_binning, vae_tiling,

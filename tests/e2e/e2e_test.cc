@@ -152,6 +152,8 @@ TEST(OpenAiSdkE2eTest, ImagesGenerateReturnsTheGrpcImagesAndTypedErrors) {
               ::testing::HasSubstr("width 50"));
   EXPECT_EQ(summary["too_many"]["param"], "n");
   EXPECT_EQ(summary["url_format"]["param"], "response_format");
+  EXPECT_EQ(summary["hd_quality"]["status"], 400);
+  EXPECT_EQ(summary["hd_quality"]["param"], "quality");
   EXPECT_EQ(summary["other_model"]["status"], 404);
   EXPECT_EQ(summary["other_model"]["class"], "NotFoundError");
 }

@@ -49,6 +49,9 @@ async function main() {
     size: '48x64',
     response_format: 'b64_json',
     user: 'e2e-test',
+    // OpenAI's defaults, which LangChain.js's DALL-E wrapper always sends.
+    quality: 'standard',
+    style: 'vivid',
     // ditserve's own fields travel in the same body.
     num_inference_steps: 2,
     seed: 7,
@@ -114,6 +117,8 @@ async function main() {
         {model, prompt: 'x', output_format: 'webp', output_compression: 101})),
     unstreamed_previews: await refusal(client.images.generate(
         {model, prompt: 'x', partial_images: 1, num_inference_steps: 2})),
+    hd_quality: await refusal(client.images.generate(
+        {model, prompt: 'x', quality: 'hd', num_inference_steps: 2})),
     other_model: await refusal(
         client.images.generate({model: 'dall-e-3', prompt: 'x'})),
   };

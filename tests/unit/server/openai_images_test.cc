@@ -100,6 +100,22 @@ TEST(ParseImagesRequestTest, LossyFormatsAndTheirCompression) {
   }
 }
 
+TEST(ParseImagesRequestTest, OpenAiDefaultsSentExplicitlyChangeNothing) {
+  absl::StatusOr<ImagesRequest> plain =
+      ParseImagesRequest(R"({"prompt": "x", "n": 2})", kMaxBatch);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  for (const std::string fields :
+       {R"("quality": "auto", "background": "auto")",
+        R"("quality": "standard", "style": "vivid", "background": "opaque")"}) {
+    absl::StatusOr<ImagesRequest> parsed = ParseImagesRequest(
+        absl::StrCat(R"({"prompt": "x", "n": 2, )", fields, "}"), kMaxBatch);
+    ASSERT_TRUE(parsed.ok()) << fields << ": " << parsed.status();
+    EXPECT_EQ(parsed->request.SerializeAsString(),
+              plain->request.SerializeAsString())
+        << fields;
+  }
+}
+
 TEST(ParseImagesRequestTest, NumericSeedIsRead) {
   absl::StatusOr<ImagesRequest> parsed =
       ParseImagesRequest(R"({"prompt": "x", "seed": 42})", kMaxBatch);
@@ -163,8 +179,18 @@ INSTANTIATE_TEST_SUITE_P(
                 R"({"prompt": "a", "output_format": "webp",
                     "output_compression": 0.8})",
                 "output_compression", "32-bit integer"},
-        BadBody{"openai_quality", R"({"prompt": "a", "quality": "hd"})",
-                "quality", "unknown field; allowed: model, prompt, n"},
+        BadBody{"unknown_field", R"({"prompt": "a", "moderation": "low"})",
+                "moderation", "unknown field; allowed: model, prompt, n"},
+        BadBody{"hd_quality", R"({"prompt": "a", "quality": "hd"})", "quality",
+                "\"hd\" is not offered; allowed: \"auto\", \"standard\" "
+                "(the model's quality follows num_inference_steps"},
+        BadBody{"natural_style", R"({"prompt": "a", "style": "natural"})",
+                "style", "allowed: \"vivid\""},
+        BadBody{"transparent_background",
+                R"({"prompt": "a", "background": "transparent"})", "background",
+                "allowed: \"auto\", \"opaque\" (the images have no alpha"},
+        BadBody{"quality_as_number", R"({"prompt": "a", "quality": 1})",
+                "quality", "must be a string"},
         BadBody{"negative_seed", R"({"prompt": "a", "seed": -1})", "seed",
                 "0 to 2^64 - 1"},
         BadBody{"steps_as_string",
