@@ -89,10 +89,13 @@ const char* PartialImageDecoder::Report(int step,
   engine::StageTimings untimed;
   absl::StatusOr<std::vector<v1::Image>> images =
       base::Guarded("partial image", [&] {
-        return wanting.size() == jobs_.size()
-                   ? encode_(config_, latents, untimed)
-                   : encode_(wanted, latents.index_select(0, at::tensor(rows)),
-                             untimed);
+        if (wanting.size() == jobs_.size()) {
+          return encode_(config_, latents, untimed);
+        }
+        // index_select wants its index on the latents' device (a GPU's).
+        const at::Tensor selected = latents.index_select(
+            0, at::tensor(rows, latents.options().dtype(at::kLong)));
+        return encode_(wanted, selected, untimed);
       });
   v1::GenerateResponse merged;
   if (images.ok()) {
