@@ -1,6 +1,8 @@
 #include "server/host_flags.h"
 
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <utility>
 
 #include "absl/flags/flag.h"
@@ -84,9 +86,13 @@ absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags() {
     const char* name;
     int64_t value;
     int64_t least;
+    int64_t most = std::numeric_limits<int64_t>::max();
   };
+  // Every request passes through the queue, so 0 would refuse them all; the
+  // HTTP API keeps a thread for each request that may wait.
+  constexpr int64_t kMostQueued = 10000;
   for (const Limit& limit : {
-           Limit{"max_queue", absl::GetFlag(FLAGS_max_queue), 0},
+           Limit{"max_queue", absl::GetFlag(FLAGS_max_queue), 1, kMostQueued},
            // 0: no limit.
            Limit{"max_queued_per_client",
                  absl::GetFlag(FLAGS_max_queued_per_client), 0},
@@ -100,10 +106,12 @@ absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags() {
            Limit{"max_request_bytes", absl::GetFlag(FLAGS_max_request_bytes),
                  0},
        }) {
-    if (limit.value < limit.least) {
-      return absl::InvalidArgumentError(absl::StrCat("--", limit.name, " ",
-                                                     limit.value, ": allowed ",
-                                                     limit.least, " or more"));
+    if (limit.value < limit.least || limit.value > limit.most) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", limit.name, " ", limit.value, ": allowed ", limit.least,
+          limit.most == std::numeric_limits<int64_t>::max()
+              ? std::string(" or more")
+              : absl::StrCat(" to ", limit.most)));
     }
   }
   constexpr double kMaxQueueWaitSeconds = 2e6;

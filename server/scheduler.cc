@@ -37,7 +37,13 @@ void AddTiming(v1::GenerateResponse& response, engine::Stage stage,
 // gRPC cancels a call when its deadline passes, so a job past its deadline
 // is also cancelled, and must count as deadline_exceeded.
 std::optional<absl::Status> StopReason(const Job& job, absl::Time now, int step,
-                                       int total_steps) {
+                                       int total_steps, bool drain_expired) {
+  if (drain_expired) {
+    return absl::UnavailableError(absl::StrCat(
+        "server shutting down: its drain timeout (--drain_timeout_s) passed; "
+        "stopped after step ",
+        step, " of ", total_steps));
+  }
   if (job.DeadlinePassed(now)) {
     return absl::DeadlineExceededError(
         absl::StrCat("deadline passed after step ", step, " of ", total_steps));
@@ -140,12 +146,17 @@ void Scheduler::Drain(absl::Duration timeout) {
          (queue_->depth() > 0 || running_.load())) {
     absl::SleepFor(absl::Milliseconds(20));
   }
-  stop_.store(true);
-  if (thread_.joinable()) thread_.join();
+  // Past the timeout the queued jobs are answered at once and the running
+  // run stops after its current step, so that the host is gone before its
+  // supervisor's kill (TimeoutStopSec, terminationGracePeriodSeconds), which
+  // would leave its clients a reset connection instead of UNAVAILABLE.
+  if (absl::Now() >= give_up) drain_expired_.store(true);
   while (std::shared_ptr<Job> job = queue_->Pop(absl::ZeroDuration())) {
     job->Finish(absl::UnavailableError(
         "server shut down before the request could run"));
   }
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
 }
 
 bool Scheduler::WaitForBrokenGroup(absl::Duration timeout) {
@@ -270,13 +281,14 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     progress.set_elapsed_seconds(absl::ToDoubleSeconds(now - started));
     // Each request that stops here gets its own reason; the run goes on while
     // any other request still wants its images.
+    const bool drain_expired = drain_expired_.load();
     int live = 0;
     bool any_cancelled = false;
     for (const std::shared_ptr<Job>& job : jobs) {
       if (job->finished()) continue;
       job->ReportEvent(event);
       std::optional<absl::Status> reason =
-          StopReason(*job, now, step, total_steps);
+          StopReason(*job, now, step, total_steps, drain_expired);
       if (!reason.has_value()) {
         ++live;
         continue;
@@ -286,6 +298,7 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     }
     metrics_->SetRequestsRunning(live);
     if (live > 0) return v1::STEP_DECISION_CONTINUE;
+    if (drain_expired) return v1::STEP_DECISION_ABORT;
     return any_cancelled ? v1::STEP_DECISION_CANCEL
                          : v1::STEP_DECISION_DEADLINE;
   });

@@ -51,7 +51,8 @@ class Scheduler {
   void Start();
   // Returns once the queue is empty and the running job (if any) finished,
   // or `timeout` passed; then shuts the group down and stops the thread.
-  // Jobs still queued after the timeout are answered UNAVAILABLE.
+  // Past the timeout, jobs still queued are answered UNAVAILABLE, and the
+  // running ones too after the step they are in (STEP_DECISION_ABORT).
   void Drain(absl::Duration timeout);
   // True once the rank group broke (a rank was lost); the thread has then
   // failed its run, answered every queued job UNAVAILABLE, paused admission
@@ -85,6 +86,8 @@ class Scheduler {
   const config::ModelSpec spec_;
   const SchedulerOptions options_;
   std::atomic<bool> stop_{false};
+  // Drain's timeout passed: the running run stops after its step.
+  std::atomic<bool> drain_expired_{false};
   std::atomic<bool> running_{false};
   absl::Notification group_broken_;
   mutable absl::Mutex mu_;

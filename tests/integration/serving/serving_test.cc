@@ -481,6 +481,17 @@ TEST(ServingStartUpTest, NegativePromptCacheSizeFailsStartUpNamingTheFlag) {
       HasSubstr("--prompt_cache_mb must be 0 (no cache) or more, got -1"));
 }
 
+// Every request passes through the queue: a queue of none would refuse them
+// all, and the HTTP API holds a thread for each place in it.
+TEST(ServingStartUpTest, QueueLimitOutsideItsRangeFailsStartUpNamingTheFlag) {
+  EXPECT_THAT(
+      StartUpFailure({.world_size = 1, .host_flags = {"--max_queue=0"}}),
+      HasSubstr("--max_queue 0: allowed 1 to 10000"));
+  EXPECT_THAT(StartUpFailure(
+                  {.world_size = 1, .host_flags = {"--max_queue=2000000000"}}),
+              HasSubstr("--max_queue 2000000000: allowed 1 to 10000"));
+}
+
 TEST_F(ServingTest, StreamSendsAcceptedThenEveryStepThenTheResult) {
   v1::GenerateRequest request = SmallRequest("streamed");
   request.set_num_inference_steps(3);
@@ -1040,6 +1051,55 @@ TEST(ServingFailureTest, SigtermLetsTheRunningRequestFinishThenAllExitZero) {
   }
   EXPECT_TRUE(running.reader->Finish().ok());
   EXPECT_TRUE(got_result);
+  for (const RankExit& exit :
+       (*cluster)->ranks().WaitAll(std::chrono::seconds(60))) {
+    EXPECT_EQ(exit.exit_code, 0) << "rank " << exit.rank << " output:\n"
+                                 << (*cluster)->ranks().Output(exit.rank);
+    EXPECT_FALSE(exit.timed_out) << "rank " << exit.rank;
+  }
+}
+
+// Past --drain_timeout_s the host answers its queued request and stops the
+// running one after its step, both UNAVAILABLE, and every rank exits 0: a
+// supervisor's kill at the end of its grace period would otherwise find it
+// still running and leave its clients a reset connection.
+TEST(ServingFailureTest, SigtermPastTheDrainTimeoutAnswersEveryRequest) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 2,
+                             .rank_flags = {"--dp_degree=2"},
+                             .host_flags = {"--drain_timeout_s=1"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const v1::GenerateRequest long_request = LongRequest();
+  RunningStream running =
+      StartAndWaitForFirstStep(**cluster, long_request, kCallSeconds);
+  grpc::Status queued_status;
+  std::thread queued([&] {
+    v1::GenerateResponse response;
+    queued_status = Generate(**cluster, SmallRequest("queued"), &response);
+  });
+  ASSERT_TRUE(WaitForQueueDepth(**cluster, 1, kQueueWait));
+  (*cluster)->Terminate();
+
+  v1::GenerateStreamResponse message;
+  int last_step = 0;
+  bool got_result = false;
+  while (running.reader->Read(&message)) {
+    if (message.has_progress()) last_step = message.progress().step();
+    got_result = got_result || message.has_result();
+  }
+  const grpc::Status stopped = running.reader->Finish();
+  EXPECT_EQ(stopped.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << stopped.error_message();
+  EXPECT_THAT(stopped.error_message(),
+              HasSubstr("drain timeout (--drain_timeout_s) passed; stopped "
+                        "after step"));
+  EXPECT_FALSE(got_result);
+  EXPECT_LT(last_step, long_request.num_inference_steps());
+  queued.join();
+  EXPECT_EQ(queued_status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << queued_status.error_message();
+  EXPECT_THAT(queued_status.error_message(),
+              HasSubstr("shut down before the request could run"));
   for (const RankExit& exit :
        (*cluster)->ranks().WaitAll(std::chrono::seconds(60))) {
     EXPECT_EQ(exit.exit_code, 0) << "rank " << exit.rank << " output:\n"
