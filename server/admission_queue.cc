@@ -72,12 +72,19 @@ std::deque<std::shared_ptr<Job>>::iterator AdmissionQueue::PlaceFor(
   // group by work rather than by request (jobs of one client, and those
   // without a named token, which count as one, keep arrival order).
   double turn_of_new = 0;
+  int own_ahead = 0;
   for (const std::shared_ptr<Job>& queued : jobs_) {
     if (queued->config().priority() == priority &&
         queued->client() == job.client()) {
       turn_of_new += RunWork(queued->config(), hidden_size_);
+      ++own_ahead;
     }
   }
+  // Turns count the jobs still queued, so a job that leaves (runs, is
+  // cancelled, joins a batch) shortens its client's turns alone: the
+  // client's next job may then have an earlier turn than one of its jobs
+  // already queued (placed behind other clients' while more of its own
+  // waited), and still goes behind all of them.
   absl::flat_hash_map<absl::string_view, double> work_ahead;
   return std::find_if(jobs_.begin(), jobs_.end(),
                       [&](const std::shared_ptr<Job>& queued) {
@@ -87,7 +94,8 @@ std::deque<std::shared_ptr<Job>>::iterator AdmissionQueue::PlaceFor(
                         double& ahead = work_ahead[queued->client()];
                         const double turn = ahead;
                         ahead += RunWork(queued->config(), hidden_size_);
-                        return turn > turn_of_new;
+                        if (queued->client() == job.client()) --own_ahead;
+                        return own_ahead == 0 && turn > turn_of_new;
                       });
 }
 

@@ -176,6 +176,34 @@ TEST(AdmissionQueueTest, LongSequencesTakeLongerTurns) {
   ExpectShortJobsAheadOfTheSecondLongOne(64, 384, 64, 11);
 }
 
+// A job that leaves the queue, run or taken out, shortens the turns of its
+// client's later jobs only: a_2's turn (1, a_1's work) then comes before
+// b_2's (2), yet a_2 still goes behind a_1, which waits behind b_2.
+TEST(AdmissionQueueTest, AClientsNextJobGoesBehindItsEarlierOnes) {
+  for (const bool run : {true, false}) {
+    SCOPED_TRACE(run ? "popped" : "removed");
+    AdmissionQueue queue(8, 0, kHiddenSize, nullptr);
+    Outcome outcome;
+    const std::shared_ptr<Job> a_0 = JobOfWork(&outcome, "a", 3);
+    const std::shared_ptr<Job> b_1 = JobOfWork(&outcome, "b", 2);
+    const std::shared_ptr<Job> b_2 = JobOfWork(&outcome, "b", 2);
+    const std::shared_ptr<Job> a_1 = JobOfWork(&outcome, "a", 1);
+    for (const std::shared_ptr<Job>& job : {a_0, b_1, b_2, a_1}) {
+      ASSERT_TRUE(queue.Push(job).ok());
+    }
+    if (run) {
+      EXPECT_EQ(queue.Pop(absl::Seconds(1)), a_0);
+    } else {
+      EXPECT_TRUE(queue.Remove(a_0));
+    }
+    const std::shared_ptr<Job> a_2 = JobOfWork(&outcome, "a", 1);
+    EXPECT_EQ(*queue.Push(a_2), 3) << "behind a_1";
+    for (const std::shared_ptr<Job>& expected : {b_1, b_2, a_1, a_2}) {
+      EXPECT_EQ(queue.Pop(absl::Seconds(1)), expected);
+    }
+  }
+}
+
 TEST(AdmissionQueueTest, PopsInArrivalOrder) {
   AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome a, b;
