@@ -49,7 +49,7 @@ ABSL_FLAG(double, hung_rank_timeout_s, 6,
           "fails the request in progress, seconds; at least two heartbeats "
           "(1 s)");
 ABSL_FLAG(double, ping_interval_s, 5,
-          "host pings idle workers this often, seconds (below "
+          "host pings idle workers this often, seconds (at most half of "
           "--collective_timeout_s)");
 ABSL_FLAG(std::string, log_format, "text", "text or json");
 ABSL_FLAG(std::string, device, "cpu",
@@ -99,6 +99,25 @@ dist::RankEnvOverrides RankEnvOverridesFromFlags() {
 }
 
 absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags() {
+  // An idle worker waits for the host's next message (a ping at the
+  // latest) for at most a collective timeout, then takes the group as
+  // broken: a longer ping interval breaks an idle group again and again.
+  // Half leaves a ping that comes late room to arrive.
+  const double collective_seconds = absl::GetFlag(FLAGS_collective_timeout_s);
+  const double ping_seconds = absl::GetFlag(FLAGS_ping_interval_s);
+  if (!(collective_seconds > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--collective_timeout_s must be above 0, got ", collective_seconds));
+  }
+  if (!(ping_seconds > 0 && ping_seconds <= collective_seconds / 2)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--ping_interval_s must be above 0 and at most half of "
+        "--collective_timeout_s (",
+        collective_seconds,
+        "): an idle worker that hears nothing from the host for that long "
+        "takes the group as broken; got ",
+        ping_seconds));
+  }
   dist::RendezvousOptions options;
   options.connect_timeout = Millis(absl::GetFlag(FLAGS_connect_timeout_s));
   options.collective_timeout =

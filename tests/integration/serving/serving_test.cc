@@ -481,6 +481,21 @@ TEST(ServingStartUpTest, NegativePromptCacheSizeFailsStartUpNamingTheFlag) {
       HasSubstr("--prompt_cache_mb must be 0 (no cache) or more, got -1"));
 }
 
+// An idle worker takes the group as broken after a collective timeout
+// without a message from the host: pings must come well within it.
+TEST(ServingStartUpTest, PingsSlowerThanHalfTheCollectiveTimeoutFailStartUp) {
+  EXPECT_THAT(
+      StartUpFailure(
+          {.world_size = 1, .rank_flags = {"--collective_timeout_s=2"}}),
+      HasSubstr("--ping_interval_s must be above 0 and at most half of "
+                "--collective_timeout_s (2): an idle worker that hears "
+                "nothing from the host for that long takes the group as "
+                "broken; got 5"));
+  EXPECT_THAT(StartUpFailure({.world_size = 1,
+                              .rank_flags = {"--collective_timeout_s=0"}}),
+              HasSubstr("--collective_timeout_s must be above 0, got 0"));
+}
+
 // Every request passes through the queue: a queue of none would refuse them
 // all, and the HTTP API holds a thread for each place in it.
 TEST(ServingStartUpTest, QueueLimitOutsideItsRangeFailsStartUpNamingTheFlag) {
