@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "core/base/guarded.h"
 #include "core/base/status_macros.h"
+#include "core/dist/collective_failure.h"
 
 namespace ditserve::dist {
 namespace {
@@ -167,26 +168,27 @@ absl::StatusOr<c10::intrusive_ptr<c10d::Work>> StartCollective(
   try {
     return start();
   } catch (...) {
-    return Failure(operation, context, DescribeCurrentException());
+    return MarkCollectiveFailure(
+        Failure(operation, context, DescribeCurrentException()));
   }
 }
 
 absl::Status WaitCollective(absl::string_view operation,
                             const CollectiveContext& context,
                             c10d::Work& work) {
+  absl::Status status;
   try {
     if (IsStreamOrdered(work)) {
       work.wait();
-      return absl::OkStatus();
-    }
-    if (context.watchdog == nullptr) {
+    } else if (context.watchdog == nullptr) {
       work.wait(context.timeout);
-      return absl::OkStatus();
+    } else {
+      status = WaitUnlessGivenUp(work, operation, context);
     }
-    return WaitUnlessGivenUp(work, operation, context);
   } catch (...) {
-    return Failure(operation, context, DescribeCurrentException());
+    status = Failure(operation, context, DescribeCurrentException());
   }
+  return MarkCollectiveFailure(std::move(status));
 }
 
 absl::Status RunCollective(

@@ -1,5 +1,6 @@
 #include "core/engine/rank_loop.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "core/base/process_memory.h"
 #include "core/base/status_macros.h"
 #include "core/config/config_digest.h"
+#include "core/dist/collective_failure.h"
 #include "core/engine/rank_report.h"
 #include "spdlog/spdlog.h"
 
@@ -95,6 +97,7 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
   outcome.config = config;
   outcome.payload_digest = config::StableDigest(message.payload);
   outcome.digest = message.digest;
+  bool collective_failed = false;
   if (!message.agreement.ok()) {
     // Every rank saw the same mismatch; no tensor collective has run.
     outcome.status = message.agreement;
@@ -131,8 +134,20 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
     outcome.status =
         all_prepared.ok() ? CombineRankStatuses(reports) : all_prepared;
     if (!outcome.status.ok()) outcome.output = at::Tensor();
+    collective_failed =
+        std::any_of(reports.begin(), reports.end(), [](const RankReport& r) {
+          return dist::IsCollectiveFailure(r.status);
+        });
   }
   if (options_.on_outcome) options_.on_outcome(outcome);
+  if (collective_failed) {
+    // Every rank read the same reports, so every rank leaves the group here.
+    return absl::UnavailableError(absl::StrCat(
+        "request ", config.request_id(),
+        " failed in a collective, which can leave its process group "
+        "unusable, so the rank group is re-formed: ",
+        outcome.status.message()));
+  }
   return absl::OkStatus();
 }
 

@@ -33,7 +33,9 @@ class RankLoop {
            RankLoopOptions options);
 
   // Rank 0. Each returns an error only when the group broke (a lost rank
-  // names it); a failed request is the outcome's status.
+  // names it) or a request failed in a collective, which re-forms it
+  // (dist::IsCollectiveFailure); another failed request is the outcome's
+  // status.
   //
   // Broadcasts `config`, then prepares, runs and reports it on every rank,
   // consulting `observer` (may be null) at every step boundary.
@@ -51,7 +53,8 @@ class RankLoop {
 
  private:
   // Prepares, runs and reports one RunConfig on this rank. Returns an error
-  // only when the group broke; request failures go into `outcome`.
+  // only when the group broke, or the request failed in a collective on any
+  // rank; other request failures go into `outcome`.
   absl::Status Serve(const dist::ControlMessage& message, RunObserver* observer,
                      StageTimings& timings, RequestOutcome& outcome);
 

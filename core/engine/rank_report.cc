@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "core/base/json.h"
 #include "core/dist/collective.h"
+#include "core/dist/collective_failure.h"
 #include "nlohmann/json.hpp"
 
 namespace ditserve::engine {
@@ -18,6 +19,7 @@ std::string SerializeRankReport(const RankReport& report) {
   nlohmann::json json;
   json["code"] = static_cast<int>(report.status.code());
   json["message"] = std::string(report.status.message());
+  json["collective_failure"] = dist::IsCollectiveFailure(report.status);
   nlohmann::json seconds = nlohmann::json::object();
   for (Stage stage : kAllStages) {
     seconds[std::string(StageName(stage))] = report.timings.seconds(stage);
@@ -42,6 +44,9 @@ absl::StatusOr<RankReport> ParseRankReport(absl::string_view text) {
     report.status =
         absl::Status(static_cast<absl::StatusCode>(json.at("code").get<int>()),
                      json.at("message").get<std::string>());
+    if (json.at("collective_failure").get<bool>()) {
+      report.status = dist::MarkCollectiveFailure(std::move(report.status));
+    }
     const nlohmann::json& seconds = json.at("seconds");
     for (Stage stage : kAllStages) {
       report.timings.Add(

@@ -21,7 +21,8 @@ struct RankReport {
   base::ProcessMemory memory;
 };
 
-// JSON {"code": int, "message": str, "seconds": {stage name: s},
+// JSON {"code": int, "message": str, "collective_failure": bool (the
+// status's dist::IsCollectiveFailure), "seconds": {stage name: s},
 // "resident_bytes": int, "peak_resident_bytes": int}.
 std::string SerializeRankReport(const RankReport& report);
 // INTERNAL naming the problem when `text` is not such a report.

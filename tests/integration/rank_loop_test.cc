@@ -289,6 +289,39 @@ TEST_P(RankFailureTest, KilledRankIsNamedBySurvivorsWithinTheTimeout) {
   }
 }
 
+// A rank that stalls past its peer's collective timeout, though alive,
+// leaves that wait timed out and Gloo's pairs of the group closed: every
+// rank reads the mark in the reports and leaves the group, rather than run
+// the next config on the closed pairs ("could not be posted"). The stall
+// ends before rank 0's wait for the reports times out too.
+TEST(CollectiveFailureTest, ATimedOutCollectiveEndsTheGroupOnEveryRank) {
+  constexpr int kWorld = 2;
+  std::unique_ptr<RankLauncher> ranks =
+      Launch(kWorld, {"--scenario=stall", "--stall_rank=1",
+                      absl::StrCat("--stall_ms=", kTimeoutMs * 3 / 2)});
+  ASSERT_NE(ranks, nullptr);
+  for (const RankExit& exit : ranks->WaitAll(kScenarioLimit)) {
+    EXPECT_FALSE(exit.timed_out) << "rank " << exit.rank << " still running";
+    EXPECT_EQ(exit.exit_code, 3) << "rank " << exit.rank << " output:\n"
+                                 << ranks->Output(exit.rank);
+  }
+  for (int rank = 0; rank < kWorld; ++rank) {
+    Fields failed = OutcomeOf(*ranks, rank, "stall-1");
+    EXPECT_NE(failed["code"], "OK") << "rank " << rank;
+    std::vector<Fields> ends = LinesTagged(ranks->Output(rank), "LOOP_END");
+    ASSERT_THAT(ends, SizeIs(1)) << "rank " << rank;
+    EXPECT_EQ(ends[0]["code"], "UNAVAILABLE") << ends[0]["message"];
+    EXPECT_THAT(ends[0]["message"],
+                HasSubstr("request stall-1 failed in a collective, which can "
+                          "leave its process group unusable, so the rank "
+                          "group is re-formed: rank 0: DEADLINE_EXCEEDED"))
+        << "rank " << rank;
+    for (Fields& outcome : LinesTagged(ranks->Output(rank), "OUTCOME")) {
+      EXPECT_NE(outcome["request"], "stall-2") << "rank " << rank;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(World, RankFailureTest, ::testing::Values(2, 4),
                          [](const auto& info) {
                            return absl::StrCat("world", info.param);

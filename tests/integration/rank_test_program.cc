@@ -40,12 +40,16 @@
 #include "tests/support/frozen_test_config.h"
 
 ABSL_FLAG(std::string, scenario, "consensus",
-          "consensus, fault, seed, cancel, kill or idle (see scenarios.h)");
+          "consensus, fault, seed, cancel, kill, stall or idle (see "
+          "scenarios.h)");
 ABSL_FLAG(int, timeout_ms, 4000, "timeout of every collective");
 ABSL_FLAG(int, ping_interval_ms, 200, "rank 0 pings after this idle time");
 ABSL_FLAG(int, watchdog_interval_ms, 300, "heartbeat interval");
 ABSL_FLAG(int, fault_rank, -1,
           "this rank alters the first RunConfig it parses (height + 16)");
+ABSL_FLAG(int, stall_rank, -1,
+          "this rank sleeps --stall_ms before its first all-gather");
+ABSL_FLAG(int, stall_ms, 0, "see --stall_rank");
 ABSL_FLAG(int, idle_ms, 500,
           "rank 0 idles this long after the last config before shutdown");
 ABSL_FLAG(int, hidden_size, 8, "hidden size the buffers are planned with");
@@ -191,7 +195,10 @@ int Main() {
   }
   dist::ControlChannel channel((*rendezvous)->control(), rank, env->world_size,
                                watchdog, std::move(channel_options));
-  ShardGatherProgram pipeline;
+  ShardGatherProgram pipeline(
+      rank == absl::GetFlag(FLAGS_stall_rank)
+          ? absl::Milliseconds(absl::GetFlag(FLAGS_stall_ms))
+          : absl::ZeroDuration());
   engine::Engine engine(
       rank, *mesh, *groups, channel, watchdog, pipeline,
       {.dimensions = {.hidden_size = absl::GetFlag(FLAGS_hidden_size)},

@@ -26,6 +26,9 @@ struct ScenarioStep {
 //              motivated the shape key).
 //   cancel:    the first is cancelled after its first step; the second runs.
 //   kill:      one config, then idle pings until a rank is killed.
+//   stall:     the stall rank stalls the first config past its peers'
+//              collective timeout, which re-forms the group: the second
+//              must not run on its groups.
 //   idle:      no config; pings, then shutdown.
 inline std::vector<ScenarioStep> ScenarioSteps(absl::string_view scenario) {
   if (scenario == "consensus") {
@@ -51,6 +54,10 @@ inline std::vector<ScenarioStep> ScenarioSteps(absl::string_view scenario) {
     return {{{.request_id = "cancel-1", .sequence_number = 1, .steps = 4},
              /*cancel_after_step=*/0},
             {{.request_id = "cancel-2", .sequence_number = 2, .steps = 4}}};
+  }
+  if (scenario == "stall") {
+    return {{{.request_id = "stall-1", .sequence_number = 1}},
+            {{.request_id = "stall-2", .sequence_number = 2}}};
   }
   if (scenario == "kill") {
     return {{{.request_id = "kill-1", .sequence_number = 1, .prompts = 2}}};

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/dist/collective.h"
 #include "core/engine/buffer_plan.h"
 #include "core/engine/stage_timings.h"
@@ -154,6 +155,8 @@ absl::StatusOr<at::Tensor> ShardGatherProgram::Run(
   {
     engine::ScopedStageTimer timer(context.timings, engine::Stage::kDenoise);
     for (int step = 0; step < config.num_inference_steps(); ++step) {
+      absl::SleepFor(stall_);
+      stall_ = absl::ZeroDuration();
       absl::Status status = GatherSequence(context, dp_seed);
       if (!status.ok()) return status;
       status = context.step_boundary(step);

@@ -4,6 +4,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "core/engine/rank_program.h"
 
 namespace ditserve::testing {
@@ -18,11 +19,19 @@ namespace ditserve::testing {
 // prompt.
 class ShardGatherProgram : public engine::RankProgram {
  public:
+  // `stall`: how long this rank sleeps before its first all-gather, so that
+  // its peers' waits time out with every rank alive.
+  explicit ShardGatherProgram(absl::Duration stall = absl::ZeroDuration())
+      : stall_(stall) {}
+
   absl::StatusOr<at::Tensor> Run(engine::RankContext& context) override;
   // UNIMPLEMENTED: it has no VAE (the rank loop tests never decode).
   absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& config,
                                     const at::Tensor& latents,
                                     engine::StageTimings& timings) override;
+
+ private:
+  absl::Duration stall_;
 };
 
 }  // namespace ditserve::testing

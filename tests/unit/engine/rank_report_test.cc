@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/dist/collective_failure.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -28,6 +29,23 @@ TEST(RankReportTest, SerialisedReportParsesBackToTheSameStatusAndTimings) {
   EXPECT_DOUBLE_EQ(parsed->timings.seconds(Stage::kQueue), 0.0);
   EXPECT_EQ(parsed->memory.resident_bytes, int64_t{3} << 40);
   EXPECT_EQ(parsed->memory.peak_resident_bytes, int64_t{5} << 40);
+}
+
+// A failed collective's mark travels with the report: the ranks that read
+// it re-form the group (RankLoop), whichever rank's collective failed.
+TEST(RankReportTest, ACollectiveFailureStaysOneAcrossTheWire) {
+  RankReport report;
+  report.status = absl::CancelledError("client cancelled request r");
+  absl::StatusOr<RankReport> parsed =
+      ParseRankReport(SerializeRankReport(report));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(dist::IsCollectiveFailure(parsed->status));
+  report.status = dist::MarkCollectiveFailure(absl::DeadlineExceededError(
+      "all-to-all on the sp group did not complete within 1000 ms"));
+  parsed = ParseRankReport(SerializeRankReport(report));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(dist::IsCollectiveFailure(parsed->status));
+  EXPECT_EQ(parsed->status, report.status);
 }
 
 TEST(RankReportTest, ProcessMemoryIsReadFromTheKernel) {
