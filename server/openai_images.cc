@@ -166,18 +166,28 @@ absl::Status ReadSize(const Json& body, v1::GenerateRequest& request) {
   return absl::OkStatus();
 }
 
-absl::Status ReadFormats(const Json& body, v1::GenerateRequest& request) {
-  if (body.contains("response_format")) {
-    ASSIGN_OR_RETURN(const std::string format,
-                     ReadString(body, "response_format"));
-    if (format != "b64_json") {
-      return FieldError("response_format",
-                        absl::StrCat("\"", format,
-                                     "\" is not supported; allowed: "
-                                     "\"b64_json\" (the server keeps no "
-                                     "images to link to)"));
-    }
+// An OpenAI field for something ditserve does not (or only one way) do,
+// taken where its value asks for what the server does anyway (`accepted`:
+// OpenAI's defaults, which must mean what leaving the field out means, and
+// values true of every response here). Clients send defaults explicitly:
+// LangChain.js's DALL-E wrapper sends "quality": "standard" and "style":
+// "vivid" with every request. Any other value is refused, with `why`.
+absl::Status ReadServersChoice(const Json& body, absl::string_view field,
+                               const std::vector<std::string>& accepted,
+                               absl::string_view why) {
+  if (!body.contains(std::string(field))) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const std::string value, ReadString(body, field));
+  if (std::find(accepted.begin(), accepted.end(), value) != accepted.end()) {
+    return absl::OkStatus();
   }
+  return FieldError(
+      field, absl::StrCat("\"", value, "\" is not offered; allowed: \"",
+                          absl::StrJoin(accepted, "\", \""), "\" (", why, ")"));
+}
+
+absl::Status ReadFormats(const Json& body, v1::GenerateRequest& request) {
+  RETURN_IF_ERROR(ReadServersChoice(body, "response_format", {"b64_json"},
+                                    "the server keeps no images to link to"));
   if (body.contains("output_format")) {
     ASSIGN_OR_RETURN(const std::string format,
                      ReadString(body, "output_format"));
@@ -216,25 +226,6 @@ absl::Status ReadFormats(const Json& body, v1::GenerateRequest& request) {
     request.set_output_quality(quality);
   }
   return absl::OkStatus();
-}
-
-// An OpenAI field for something ditserve does not do, taken where its value
-// asks for what the server does anyway (`accepted`: OpenAI's defaults, which
-// must mean what leaving the field out means, and values true of every
-// image here). Clients send defaults explicitly: LangChain.js's DALL-E
-// wrapper sends "quality": "standard" and "style": "vivid" with every
-// request. Any other value is refused, with `why`.
-absl::Status ReadServersChoice(const Json& body, absl::string_view field,
-                               const std::vector<std::string>& accepted,
-                               absl::string_view why) {
-  if (!body.contains(std::string(field))) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const std::string value, ReadString(body, field));
-  if (std::find(accepted.begin(), accepted.end(), value) != accepted.end()) {
-    return absl::OkStatus();
-  }
-  return FieldError(
-      field, absl::StrCat("\"", value, "\" is not offered; allowed: \"",
-                          absl::StrJoin(accepted, "\", \""), "\" (", why, ")"));
 }
 
 // The GenerateRequest fields that keep their names over HTTP.
