@@ -41,6 +41,11 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
 }
 
+bool GathersSequenceShards(const v1::ParallelConfig& parallel) {
+  return parallel.ring_degree() * parallel.ulysses_degree() > 1 &&
+         parallel.pipefusion_degree() == 1;
+}
+
 std::vector<int64_t> LatentsShape(const v1::DerivedShapes& shapes,
                                   std::vector<int64_t> leading) {
   std::vector<int64_t> shape = std::move(leading);
@@ -106,17 +111,24 @@ absl::StatusOr<BufferPlan> PlanBuffers(
                    ", width ", shapes.generated_width(), ", latent_frames ",
                    shapes.latent_frames(), ")");
 
+  const std::string channels_by = absl::StrCat(
+      "model token_output_channels ", dimensions.token_output_channels);
+
   BufferPlan plan;
-  plan.buffers.push_back(
-      {std::string(kSequenceShard),
-       {rows, shapes.shard_tokens(), dimensions.hidden_size},
-       absl::StrCat(rows_by, "; ", tokens_by, "; ", hidden_by)});
-  plan.buffers.push_back(
-      {std::string(kSequenceGather),
-       {sp, rows, shapes.shard_tokens(), dimensions.hidden_size},
-       absl::StrCat("ring ", parallel.ring_degree(), " × ulysses ",
-                    parallel.ulysses_degree(), "; ", rows_by, "; ", tokens_by,
-                    "; ", hidden_by)});
+  if (GathersSequenceShards(parallel)) {
+    if (dimensions.token_output_channels <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model token_output_channels ", dimensions.token_output_channels,
+          " must be positive to plan the gather of ring ",
+          parallel.ring_degree(), " × ulysses ", parallel.ulysses_degree()));
+    }
+    plan.buffers.push_back(
+        {std::string(kSequenceGather),
+         {sp, rows, shapes.shard_tokens(), dimensions.token_output_channels},
+         absl::StrCat("ring ", parallel.ring_degree(), " × ulysses ",
+                      parallel.ulysses_degree(), "; ", rows_by, "; ", tokens_by,
+                      "; ", channels_by)});
+  }
   if (parallel.cfg_degree() > 1) {
     if (dimensions.transformer_out_channels <= 0) {
       return absl::InvalidArgumentError(
@@ -150,8 +162,6 @@ absl::StatusOr<BufferPlan> PlanBuffers(
         "shapes.image_tokens ", shapes.image_tokens(), " (from height ",
         config.height(), ", width ", config.width(), ") shared by ring ",
         parallel.ring_degree(), " × ulysses ", parallel.ulysses_degree());
-    const std::string channels_by = absl::StrCat(
-        "model token_output_channels ", dimensions.token_output_channels);
     if (coordinates.pp > 0) {
       if (dimensions.stages_pass_text_stream) {
         plan.buffers.push_back(

@@ -15,11 +15,11 @@ namespace ditserve::engine {
 
 // Buffer names, shared by the plan and the rank programs that receive into
 // them.
-// Sequence-parallel shard: [rows, shard_tokens, hidden] with rows =
-// max_batch_per_dp_group × branches_per_cfg_rank.
-inline constexpr absl::string_view kSequenceShard = "sequence_shard";
-// The sp group's shards gathered on every sp rank: [sp, rows, shard_tokens,
-// hidden].
+// Sequence parallelism (GathersSequenceShards): the sp group's transformer
+// outputs of one forward gathered on every sp rank, [sp, rows, shard_tokens,
+// token_output_channels] with rows = max_batch_per_dp_group ×
+// branches_per_cfg_rank; a forward of fewer rows gathers into the leading
+// rows.
 inline constexpr absl::string_view kSequenceGather = "sequence_gather";
 // CFG parallel (cfg_degree 2) only: each cfg rank's transformer output of
 // one step, gathered on both, [cfg, rows, transformer_out_channels,
@@ -67,6 +67,11 @@ struct BufferPlan {
   // nullptr when this rank has no buffer of that name.
   const BufferSpec* Find(absl::string_view name) const;
 };
+
+// Whether every transformer forward is split over the sp = ring × ulysses
+// group and its outputs gathered: sp above 1 without PipeFusion, whose
+// stages split each forward themselves.
+bool GathersSequenceShards(const v1::ParallelConfig& parallel);
 
 // The plan of the rank at `coordinates`: a pure function of its arguments.
 // INVALID_ARGUMENT when the config's derived shapes are inconsistent with

@@ -9,11 +9,11 @@
 
 namespace ditserve::engine {
 
-// This rank's shard of every transformer forward of the frozen config when
-// sp = ring × ulysses is above 1 without PipeFusion, else nullopt (the whole
-// sequence on every rank, or PipeFusion stages that split it themselves:
-// StagesFor). INVALID_ARGUMENT when the config's derived shapes do not split
-// over the mesh's sp degree.
+// This rank's shard of every transformer forward of the frozen config, and
+// the planned buffer its outputs are gathered into, when
+// GathersSequenceShards, else nullopt (the whole sequence on every rank, or
+// PipeFusion stages that split it themselves: StagesFor). INVALID_ARGUMENT when
+// the config's derived shapes do not split over the mesh's sp degree.
 absl::StatusOr<std::optional<parallel::SequenceParallel>> SequenceParallelFor(
     const RankContext& context);
 

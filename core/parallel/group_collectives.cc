@@ -45,15 +45,24 @@ at::Tensor AllToAll(const Group& group, absl::string_view operation,
 
 at::Tensor AllGather(const Group& group, absl::string_view operation,
                      const at::Tensor& input, int64_t dim) {
-  std::vector<at::Tensor> inputs = {dist::WireView(input.contiguous())};
-  std::vector<std::vector<at::Tensor>> outputs(1);
+  const at::Tensor contiguous = input.contiguous();
+  std::vector<at::Tensor> outputs;
   for (int i = 0; i < group.size(); ++i) {
-    outputs[0].push_back(at::empty_like(inputs[0]));
+    outputs.push_back(at::empty_like(contiguous));
   }
+  AllGatherInto(group, operation, contiguous, outputs);
+  return at::cat(outputs, dim);
+}
+
+void AllGatherInto(const Group& group, absl::string_view operation,
+                   const at::Tensor& input,
+                   const std::vector<at::Tensor>& outputs) {
+  std::vector<at::Tensor> inputs = {dist::WireView(input.contiguous())};
+  std::vector<std::vector<at::Tensor>> wire_outputs = {
+      dist::WireViews(outputs)};
   ThrowIfError(dist::RunCollective(operation, group.context, [&] {
-    return group.group->allgather(outputs, inputs);
+    return group.group->allgather(wire_outputs, inputs);
   }));
-  return at::cat(outputs[0], dim).view(input.scalar_type());
 }
 
 c10::intrusive_ptr<c10d::Work> PostSend(const Group& group,

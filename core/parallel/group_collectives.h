@@ -35,6 +35,11 @@ at::Tensor AllToAll(const Group& group, absl::string_view operation,
 // group-rank order.
 at::Tensor AllGather(const Group& group, absl::string_view operation,
                      const at::Tensor& input, int64_t dim);
+// Every rank's `input` received into `outputs` (one contiguous tensor of
+// input's shape and type per group rank, in group-rank order).
+void AllGatherInto(const Group& group, absl::string_view operation,
+                   const at::Tensor& input,
+                   const std::vector<at::Tensor>& outputs);
 
 // Point-to-point transfers are posted first and waited for later, so a ring
 // step computes while its blocks travel. `tensors` must stay alive until the

@@ -33,7 +33,8 @@ absl::StatusOr<at::Tensor> GatherShardedForward(
     shard.key_mask = key_mask.to(device);
   }
   ASSIGN_OR_RETURN(at::Tensor output, forward_shard(shard));
-  return sharding.Gather(sequence_parallel.group, output, /*dim=*/1);
+  return sharding.Gather(sequence_parallel.group, output,
+                         sequence_parallel.gathered);
 }
 
 absl::StatusOr<at::Tensor> GatherShardedImageTokens(

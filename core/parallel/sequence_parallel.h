@@ -24,6 +24,9 @@ struct SequenceParallel {
   parallel::SequenceSharding sharding;
   // The sp group (dist::Axis::kSp) the shards are gathered over.
   parallel::Group group;
+  // Where each forward's outputs are gathered: the rank's planned buffer
+  // [sp, rows, shard_tokens, channels per token] (engine::kSequenceGather).
+  at::Tensor gathered;
 };
 
 // A model's forward on one shard: [B, shard.tokens, ...], its output for

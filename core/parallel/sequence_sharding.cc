@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -99,19 +100,36 @@ absl::StatusOr<at::Tensor> SequenceSharding::Unpad(const at::Tensor& padded,
   return padded.narrow(dim, 0, sequence_tokens_);
 }
 
-absl::StatusOr<at::Tensor> SequenceSharding::Gather(const Group& sp_group,
-                                                    const at::Tensor& shard,
-                                                    int64_t dim) const {
+absl::StatusOr<at::Tensor> SequenceSharding::Gather(
+    const Group& sp_group, const at::Tensor& shard,
+    const at::Tensor& gathered) const {
   if (sp_group.size() != degree_) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the ", sp_group.context.group_name, " group has ", sp_group.size(),
         " ranks; the sequence is split over ", degree_));
   }
-  RETURN_IF_ERROR(CheckLength(shard, dim, shard_tokens_, "shard"));
+  const bool fits =
+      shard.dim() == 3 && gathered.dim() == 4 && gathered.size(0) == degree_ &&
+      shard.size(0) <= gathered.size(1) && shard.size(1) == shard_tokens_ &&
+      gathered.size(2) == shard_tokens_ && shard.size(2) == gathered.size(3);
+  if (!fits) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shard ", c10::str(shard.sizes()), " does not fit the planned gather ",
+        c10::str(gathered.sizes()), ": expected [at most rows, shard_tokens ",
+        shard_tokens_, ", channels] into [sp degree ", degree_,
+        ", rows, shard_tokens, channels]"));
+  }
   return base::Guarded("gathering the sequence shards", [&] {
-    return Unpad(
-        AllGather(sp_group, "all-gather of the sequence shards", shard, dim),
-        dim);
+    const int64_t batch = shard.size(0);
+    std::vector<at::Tensor> shards;
+    for (int64_t sp_index = 0; sp_index < degree_; ++sp_index) {
+      shards.push_back(gathered[sp_index].narrow(0, 0, batch));
+    }
+    AllGatherInto(sp_group, "all-gather of the sequence shards",
+                  shard.to(gathered.scalar_type()), shards);
+    // at::cat copies: the buffer is overwritten by the next forward.
+    return Unpad(at::cat(shards, /*dim=*/1).to(shard.scalar_type()),
+                 /*dim=*/1);
   });
 }
 

@@ -47,12 +47,16 @@ class SequenceSharding {
       int64_t batch, const std::optional<at::Tensor>& user_mask) const;
   // `padded` with padded_tokens along `dim`, cut back to sequence_tokens.
   absl::StatusOr<at::Tensor> Unpad(const at::Tensor& padded, int64_t dim) const;
-  // Every sp rank's shard (shard_tokens along `dim`) all-gathered over
-  // `sp_group` in sp order, padding dropped: sequence_tokens along `dim`.
-  // Errors: INVALID_ARGUMENT for a wrong shard length or a group whose size
-  // is not the degree, else the failed collective's Status.
+  // Every sp rank's `shard` [batch, shard_tokens, channels] all-gathered
+  // over `sp_group` into the leading `batch` rows of `gathered` (a planned
+  // buffer [degree, rows, shard_tokens, channels], rows >= batch), in sp
+  // order, padding dropped: a new tensor [batch, sequence_tokens, channels]
+  // of the shard's type. Errors: INVALID_ARGUMENT for a shard that does not
+  // fit `gathered` or a group whose size is not the degree, else the failed
+  // collective's Status.
   absl::StatusOr<at::Tensor> Gather(const Group& sp_group,
-                                    const at::Tensor& shard, int64_t dim) const;
+                                    const at::Tensor& shard,
+                                    const at::Tensor& gathered) const;
 
  private:
   SequenceSharding(int64_t sequence_tokens, int64_t shard_tokens, int degree,

@@ -181,16 +181,22 @@ TEST_P(RankLoopTest, LongerSequenceReprepareResizesTheBuffersOnEveryRank) {
   for (int index = 0; index < 2; ++index) {
     const TestConfigRequest& request = steps[index].request;
     const v1::InputConfig config = Frozen(request, world);
-    const std::string shard_shape =
-        absl::StrCat(config.shapes().max_batch_per_dp_group(), "x",
-                     config.shapes().shard_tokens(), "x8");
+    // World 1 has no sequence parallelism, so nothing to gather.
+    const int sp =
+        config.parallel().ring_degree() * config.parallel().ulysses_degree();
+    const std::string gather_shape =
+        sp == 1
+            ? "(none)"
+            : absl::StrCat(sp, "x", config.shapes().max_batch_per_dp_group(),
+                           "x", config.shapes().shard_tokens(), "x",
+                           kRankTestDimensions.token_output_channels);
     for (int rank = 0; rank < world; ++rank) {
       Fields outcome = OutcomeOf(*ranks, rank, request.request_id);
       EXPECT_EQ(outcome["code"], "OK") << outcome["message"];
       EXPECT_EQ(outcome["allocations"], absl::StrCat(index + 1));
-      EXPECT_EQ(
-          BufferShape(*ranks, rank, request.request_id, engine::kSequenceShard),
-          shard_shape)
+      EXPECT_EQ(BufferShape(*ranks, rank, request.request_id,
+                            engine::kSequenceGather),
+                gather_shape)
           << "rank " << rank;
     }
   }

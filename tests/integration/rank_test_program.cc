@@ -52,7 +52,6 @@ ABSL_FLAG(int, stall_rank, -1,
 ABSL_FLAG(int, stall_ms, 0, "see --stall_rank");
 ABSL_FLAG(int, idle_ms, 500,
           "rank 0 idles this long after the last config before shutdown");
-ABSL_FLAG(int, hidden_size, 8, "hidden size the buffers are planned with");
 
 namespace ditserve::testing {
 namespace {
@@ -199,11 +198,10 @@ int Main() {
       rank == absl::GetFlag(FLAGS_stall_rank)
           ? absl::Milliseconds(absl::GetFlag(FLAGS_stall_ms))
           : absl::ZeroDuration());
-  engine::Engine engine(
-      rank, *mesh, *groups, channel, watchdog, pipeline,
-      {.dimensions = {.hidden_size = absl::GetFlag(FLAGS_hidden_size)},
-       .tensor_options = at::TensorOptions(at::kFloat),
-       .collective_timeout = timeout});
+  engine::Engine engine(rank, *mesh, *groups, channel, watchdog, pipeline,
+                        {.dimensions = kRankTestDimensions,
+                         .tensor_options = at::TensorOptions(at::kFloat),
+                         .collective_timeout = timeout});
   engine::RankLoop loop(
       channel, engine,
       {.on_outcome = [rank, &engine](const engine::RequestOutcome& outcome) {

@@ -5,9 +5,15 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "core/families/model_dimensions.h"
 #include "tests/support/frozen_test_config.h"
 
 namespace ditserve::testing {
+
+// The model dimensions every rank of the rank test program plans its
+// buffers with.
+inline constexpr families::ModelDimensions kRankTestDimensions{
+    .hidden_size = 8, .token_output_channels = 12};
 
 // One config rank 0 submits.
 struct ScenarioStep {

@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,15 +13,15 @@
 #include "absl/time/clock.h"
 #include "core/dist/collective.h"
 #include "core/engine/buffer_plan.h"
+#include "core/engine/sequence_parallel_for.h"
 #include "core/engine/stage_timings.h"
+#include "core/parallel/sequence_sharding.h"
 
 namespace ditserve::testing {
 namespace {
 
 using engine::kDpLatentsGather;
 using engine::kOutputLatents;
-using engine::kSequenceGather;
-using engine::kSequenceShard;
 
 // What rank `rank` holds in its shard for a dp group whose first seed is
 // `seed`: distinct per rank and seed, and computed identically everywhere.
@@ -44,30 +46,34 @@ std::vector<int64_t> Prepend(int64_t first, at::IntArrayRef rest) {
   return shape;
 }
 
-// Fills this rank's shard, all-gathers the sp group's shards into the plan's
-// gather buffer and checks each one.
+// Fills this rank's shard of a forward's outputs, gathers the sp group's
+// shards as every sequence-parallel forward does, into the planned buffer,
+// and checks each one. Nothing to gather without sequence parallelism.
 absl::Status GatherSequence(engine::RankContext& context, uint64_t dp_seed) {
-  absl::StatusOr<at::Tensor> shard = context.buffers.Get(kSequenceShard);
-  if (!shard.ok()) return shard.status();
-  shard->copy_(ExpectedShard(dp_seed, context.rank, shard->sizes()));
+  absl::StatusOr<std::optional<parallel::SequenceParallel>> split =
+      engine::SequenceParallelFor(context);
+  if (!split.ok()) return split.status();
+  if (!split->has_value()) return absl::OkStatus();
+  const parallel::SequenceParallel& sequence_parallel = **split;
+  const parallel::SequenceSharding& sharding = sequence_parallel.sharding;
+  // A whole forward's rows and channels, as the plan sized them.
+  const at::IntArrayRef planned = sequence_parallel.gathered.sizes();
+  const std::vector<int64_t> shard_shape = {planned[1], planned[2], planned[3]};
   const std::vector<int>& sp_ranks = context.groups.ranks(dist::Axis::kSp);
-  absl::StatusOr<at::Tensor> gathered = context.buffers.ForIncoming(
-      kSequenceGather,
-      Prepend(static_cast<int64_t>(sp_ranks.size()), shard->sizes()));
+  absl::StatusOr<at::Tensor> gathered =
+      sharding.Gather(sequence_parallel.group,
+                      ExpectedShard(dp_seed, context.rank, shard_shape),
+                      sequence_parallel.gathered);
   if (!gathered.ok()) return gathered.status();
-  std::vector<std::vector<at::Tensor>> outputs(1);
   for (int index = 0; index < static_cast<int>(sp_ranks.size()); ++index) {
-    outputs[0].push_back((*gathered)[index]);
-  }
-  std::vector<at::Tensor> inputs = {*shard};
-  const dist::ProcessGroupPtr& sp = context.groups.group(dist::Axis::kSp);
-  absl::Status status = dist::RunCollective(
-      "all-gather of sequence shards", context.collective_on(dist::Axis::kSp),
-      [&] { return sp->allgather(outputs, inputs); });
-  if (!status.ok()) return status;
-  for (int index = 0; index < static_cast<int>(sp_ranks.size()); ++index) {
-    if (!at::equal((*gathered)[index],
-                   ExpectedShard(dp_seed, sp_ranks[index], shard->sizes()))) {
+    const int64_t first = index * sharding.shard_tokens();
+    const int64_t tokens =
+        std::min(sharding.shard_tokens(), sharding.sequence_tokens() - first);
+    if (tokens <= 0) continue;
+    const at::Tensor expected =
+        ExpectedShard(dp_seed, sp_ranks[index], shard_shape)
+            .narrow(1, 0, tokens);
+    if (!at::equal(gathered->narrow(1, first, tokens), expected)) {
       return absl::InternalError(absl::StrCat(
           "sequence shard gathered from rank ", sp_ranks[index],
           " differs from what that rank computes for seed ", dp_seed));

@@ -10,11 +10,12 @@
 namespace ditserve::testing {
 
 // A rank program that does real collective work through the plan's buffers
-// without a model: every rank fills its sequence shard from (seed, rank) and
-// all-gathers the sp group's shards into the planned gather buffer; the
-// leaders of the dp groups fill their prompts' latents from each prompt's
-// seed and gather them to rank 0, which places them by the dp offsets into
-// the planned output. Every received value is checked against what its
+// without a model: under sequence parallelism every rank fills its shard of
+// a forward's outputs from (seed, rank) and gathers the sp group's shards
+// into the planned buffer as the families' forwards do; the leaders of the
+// dp groups fill their prompts' latents from each prompt's seed and gather
+// them to rank 0, which places them by the dp offsets into the planned
+// output. Every received value is checked against what its
 // sender must have computed; a difference is INTERNAL naming the rank or
 // prompt.
 class ShardGatherProgram : public engine::RankProgram {

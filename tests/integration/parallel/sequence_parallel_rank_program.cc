@@ -144,11 +144,22 @@ absl::StatusOr<std::string> AttendAndCompare(
                                                   .abs()
                                                   .max()
                                                   .item<double>();
+  // Gathered as the engine gathers a forward's outputs: [batch, tokens,
+  // channels], here every head's values of a token.
+  const int64_t channels = output.size(1) * output.size(3);
   absl::StatusOr<at::Tensor> gathered = sharding->Gather(
-      parallel::GroupAlong(groups, dist::Axis::kSp, options), output, 2);
+      parallel::GroupAlong(groups, dist::Axis::kSp, options),
+      output.transpose(1, 2).reshape(
+          {batch, sharding->shard_tokens(), channels}),
+      at::empty({degree, batch, sharding->shard_tokens(), channels}));
   if (!gathered.ok()) return gathered.status();
   const double gathered_error =
-      (*gathered - expected).abs().max().item<double>();
+      (gathered->view({batch, tokens, output.size(1), output.size(3)})
+           .transpose(1, 2) -
+       expected)
+          .abs()
+          .max()
+          .item<double>();
   return absl::StrCat("RESULT rank=", rank,
                       " attention=", AttentionName(*attention),
                       " real_rows=", real_rows, " shard_error=", shard_error,

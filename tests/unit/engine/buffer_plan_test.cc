@@ -43,10 +43,8 @@ TEST(BufferPlanTest, RankZeroReceivesTheDpLatentsAndTheOutput) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   const v1::DerivedShapes& shapes = config.shapes();
   ASSERT_EQ(shapes.max_batch_per_dp_group(), 2);
-  EXPECT_THAT(plan->Find(kSequenceShard)->shape,
-              ElementsAre(2, shapes.shard_tokens(), 8));
   EXPECT_THAT(plan->Find(kSequenceGather)->shape,
-              ElementsAre(2, 2, shapes.shard_tokens(), 8));
+              ElementsAre(2, 2, shapes.shard_tokens(), 4 * 16));
   EXPECT_THAT(
       plan->Find(kDpLatentsGather)->shape,
       ElementsAre(2, 2, 16, shapes.latent_height(), shapes.latent_width()));
@@ -59,7 +57,7 @@ TEST(BufferPlanTest, OtherRanksHaveNoOutputBuffers) {
   absl::StatusOr<BufferPlan> plan =
       PlanBuffers(Frozen(4, 2, 256), {.dp = 1, .ulysses = 1}, kDimensions);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_NE(plan->Find(kSequenceShard), nullptr);
+  EXPECT_NE(plan->Find(kSequenceGather), nullptr);
   EXPECT_EQ(plan->Find(kOutputLatents), nullptr);
   EXPECT_EQ(plan->Find(kDpLatentsGather), nullptr);
 }
@@ -71,10 +69,19 @@ TEST(BufferPlanTest, ShardTokensFollowTheSequenceLength) {
       PlanBuffers(Frozen(2, 1, 512), {}, kDimensions);
   ASSERT_TRUE(short_plan.ok() && long_plan.ok());
   // 128 px → 8 × 8 patches = 64 image tokens; ulysses 2 halves the sequence.
-  EXPECT_THAT(short_plan->Find(kSequenceShard)->shape,
-              ElementsAre(1, (256 + 64) / 2, 8));
-  EXPECT_THAT(long_plan->Find(kSequenceShard)->shape,
-              ElementsAre(1, (512 + 64) / 2, 8));
+  EXPECT_THAT(short_plan->Find(kSequenceGather)->shape,
+              ElementsAre(2, 1, (256 + 64) / 2, 4 * 16));
+  EXPECT_THAT(long_plan->Find(kSequenceGather)->shape,
+              ElementsAre(2, 1, (512 + 64) / 2, 4 * 16));
+}
+
+TEST(BufferPlanTest, SequenceGatherNeedsTheModelsOutputChannels) {
+  absl::StatusOr<BufferPlan> plan =
+      PlanBuffers(Frozen(2, 1, 256), {}, {.hidden_size = 8});
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(plan.status().message()),
+              HasSubstr("token_output_channels 0 must be positive to plan the "
+                        "gather of ring 1 × ulysses 2"));
 }
 
 v1::InputConfig FrozenPipeFusion(int stages, int max_sequence_length,
@@ -92,6 +99,18 @@ v1::InputConfig FrozenPipeFusion(int stages, int max_sequence_length,
   absl::StatusOr<v1::InputConfig> config = FreezeTestConfig(request, *parallel);
   EXPECT_TRUE(config.ok()) << config.status();
   return *config;
+}
+
+TEST(BufferPlanTest, SequenceOutputsAreGatheredOnlyUnderSequenceParallelism) {
+  absl::StatusOr<BufferPlan> one_rank =
+      PlanBuffers(Frozen(1, 1, 256), {}, kDimensions);
+  ASSERT_TRUE(one_rank.ok()) << one_rank.status();
+  EXPECT_EQ(one_rank->Find(kSequenceGather), nullptr);
+  // PipeFusion stages split each forward themselves.
+  absl::StatusOr<BufferPlan> staged =
+      PlanBuffers(FrozenPipeFusion(2, 256, 1, /*ring=*/2), {}, kDimensions);
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  EXPECT_EQ(staged->Find(kSequenceGather), nullptr);
 }
 
 TEST(BufferPlanTest, PipeFusionStagesReceiveStreamsAndTheNoisePrediction) {
@@ -275,34 +294,35 @@ TEST(BufferPlanTest, CfgParallelNeedsTheTransformerOutputChannels) {
 
 TEST(ReceiveBuffersTest, IncomingSizeOtherThanPlannedNamesTheConfigFields) {
   absl::StatusOr<BufferPlan> plan =
-      PlanBuffers(Frozen(1, 1, 256), {}, kDimensions);
+      PlanBuffers(Frozen(2, 1, 256), {}, kDimensions);
   ASSERT_TRUE(plan.ok()) << plan.status();
   absl::StatusOr<ReceiveBuffers> buffers =
       ReceiveBuffers::Allocate(*plan, at::TensorOptions(at::kFloat));
   ASSERT_TRUE(buffers.ok()) << buffers.status();
   // What a rank that froze max_sequence_length 512 would send.
   absl::StatusOr<at::Tensor> received =
-      buffers->ForIncoming(kSequenceShard, {1, 512 + 64, 8});
+      buffers->ForIncoming(kSequenceGather, {2, 1, (512 + 64) / 2, 64});
   ASSERT_FALSE(received.ok());
   EXPECT_EQ(received.status().code(), absl::StatusCode::kInternal);
   const std::string message(received.status().message());
-  EXPECT_THAT(message, HasSubstr("received [1, 576, 8] into sequence_shard, "
-                                 "planned as [1, 320, 8]"));
-  EXPECT_THAT(message, HasSubstr("shapes.shard_tokens 320"));
+  EXPECT_THAT(message,
+              HasSubstr("received [2, 1, 288, 64] into sequence_gather, "
+                        "planned as [2, 1, 160, 64]"));
+  EXPECT_THAT(message, HasSubstr("shapes.shard_tokens 160"));
   EXPECT_THAT(message, HasSubstr("max_sequence_length 256"));
 }
 
 TEST(ReceiveBuffersTest, PlannedSizeIsAccepted) {
   absl::StatusOr<BufferPlan> plan =
-      PlanBuffers(Frozen(1, 1, 256), {}, kDimensions);
+      PlanBuffers(Frozen(2, 1, 256), {}, kDimensions);
   ASSERT_TRUE(plan.ok()) << plan.status();
   absl::StatusOr<ReceiveBuffers> buffers =
       ReceiveBuffers::Allocate(*plan, at::TensorOptions(at::kFloat));
   ASSERT_TRUE(buffers.ok()) << buffers.status();
   absl::StatusOr<at::Tensor> received =
-      buffers->ForIncoming(kSequenceShard, {1, 320, 8});
+      buffers->ForIncoming(kSequenceGather, {2, 1, 160, 64});
   ASSERT_TRUE(received.ok()) << received.status();
-  EXPECT_THAT(received->sizes().vec(), ElementsAre(1, 320, 8));
+  EXPECT_THAT(received->sizes().vec(), ElementsAre(2, 1, 160, 64));
 }
 
 }  // namespace

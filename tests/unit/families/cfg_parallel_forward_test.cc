@@ -147,8 +147,12 @@ TEST_P(CfgShardedForwardTest, EveryRankGetsTheUnshardedForward) {
   ASSERT_TRUE(expected.ok()) << expected.status();
 
   const int tokens = sd3 ? kSD3SequenceTokens : kPixArtSequenceTokens;
-  const std::vector<parallel::SequenceParallel> splits =
-      ThreadSequenceParallel(tokens, shard_case.degree, kTimeout);
+  const int64_t batch = expected->size(0);
+  // The unpatchified output holds every image token's channels.
+  const int64_t image_tokens = sd3 ? tokens - kSD3TextTokens : tokens;
+  const std::vector<parallel::SequenceParallel> splits = ThreadSequenceParallel(
+      tokens, shard_case.degree, batch,
+      expected->numel() / (batch * image_tokens), kTimeout);
   ASSERT_EQ(splits.size(), static_cast<size_t>(shard_case.degree));
   std::cout << shard_case.Name() << ": " << tokens << " tokens, padded to "
             << splits[0].sharding.padded_tokens() << "\n";

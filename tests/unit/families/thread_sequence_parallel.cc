@@ -25,7 +25,8 @@ v1::DerivedShapes SplitShapes(int tokens, int degree) {
 }
 
 std::vector<parallel::SequenceParallel> ThreadSequenceParallel(
-    int tokens, int degree, std::chrono::milliseconds wait) {
+    int tokens, int degree, int64_t rows, int64_t channels,
+    std::chrono::milliseconds wait) {
   const v1::DerivedShapes shapes = SplitShapes(tokens, degree);
   const std::vector<parallel::Group> groups =
       ThreadRankGroups("sp", degree, wait);
@@ -35,7 +36,10 @@ std::vector<parallel::SequenceParallel> ThreadSequenceParallel(
         parallel::SequenceSharding::Create(shapes, degree, rank);
     EXPECT_TRUE(sharding.ok()) << sharding.status();
     if (!sharding.ok()) return {};
-    ranks.push_back({.sharding = *sharding, .group = groups[rank]});
+    ranks.push_back({.sharding = *sharding,
+                     .group = groups[rank],
+                     .gathered = at::zeros(
+                         {degree, rows, sharding->shard_tokens(), channels})});
   }
   return ranks;
 }

@@ -22,9 +22,12 @@ v1::DerivedShapes SplitShapes(int tokens, int degree);
 
 // The SequenceParallel of every rank of a `degree`-rank sp group run as
 // threads of this process (ThreadRankGroups), splitting `tokens` as Freeze
-// does. Collectives wait at most `wait`.
+// does, each with a gather buffer for forwards of at most `rows` rows of
+// `channels` per token, as the engine plans it. Collectives wait at most
+// `wait`.
 std::vector<parallel::SequenceParallel> ThreadSequenceParallel(
-    int tokens, int degree, std::chrono::milliseconds wait);
+    int tokens, int degree, int64_t rows, int64_t channels,
+    std::chrono::milliseconds wait);
 
 // How a thread rank of ThreadPipeFusion runs: its stage of the driver and
 // the attention its stage transformer calls.

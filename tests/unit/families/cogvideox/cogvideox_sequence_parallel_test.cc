@@ -102,7 +102,8 @@ TEST_P(CogVideoXShardedForwardTest, EveryRankGetsTheUnshardedForward) {
   ASSERT_TRUE(grid.ok()) << grid.status();
   const int64_t tokens = shard_case.text_tokens + grid->tokens();
   const std::vector<parallel::SequenceParallel> splits = ThreadSequenceParallel(
-      static_cast<int>(tokens), shard_case.degree, kTimeout);
+      static_cast<int>(tokens), shard_case.degree, latents.size(0),
+      (*whole)->config().token_output_channels(), kTimeout);
   ASSERT_EQ(splits.size(), static_cast<size_t>(shard_case.degree));
   ASSERT_NE(splits[0].sharding.padded_tokens(), tokens)
       << "the case must pad the joint sequence";

@@ -41,9 +41,10 @@ TEST_P(ShardedFluxForwardTest, EveryRankGetsTheUnshardedForward) {
   torch::NoGradGuard no_grad;
   ASSERT_TRUE(expected.ok()) << expected.status();
 
-  // 8 text + 16 image tokens.
+  // 8 text + 16 image tokens of 64 output channels; the gather buffer has a
+  // row more than the 2 prompts, as for a batch smaller than the largest.
   const std::vector<parallel::SequenceParallel> splits =
-      ThreadSequenceParallel(24, degree, kTimeout);
+      ThreadSequenceParallel(24, degree, /*rows=*/3, /*channels=*/64, kTimeout);
   ASSERT_EQ(splits.size(), static_cast<size_t>(degree));
   std::vector<std::shared_ptr<models::FluxTransformer2DModel>> transformers;
   for (int rank = 0; rank < degree; ++rank) {
