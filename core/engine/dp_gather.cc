@@ -3,13 +3,16 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
 #include "core/dist/collective.h"
+#include "core/dist/collective_failure.h"
 #include "core/dist/wire_view.h"
 #include "core/engine/buffer_plan.h"
+#include "spdlog/spdlog.h"
 
 namespace ditserve::engine {
 
@@ -26,6 +29,61 @@ at::Tensor PaddedGroupLatents(const RankContext& context,
                    at::device(context.buffers.options().device()));
   if (rows.defined()) padded.narrow(0, 0, rows.size(0)).copy_(rows);
   return padded;
+}
+
+// The step boundaries from 0-based `first_step` on, with the previews'
+// gathers, of a dp group that denoises nothing.
+absl::Status FollowSteps(RankContext& context, int first_step) {
+  for (int step = first_step; step < context.config.num_inference_steps();
+       ++step) {
+    RETURN_IF_ERROR(context.step_boundary(step));
+    if (IsPartialImageStep(context.config, step)) {
+      RETURN_IF_ERROR(GatherPartialLatents(context, step, at::Tensor()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// `failure`, still marked as a collective failure when what the rank did
+// after it (`later`) failed in a collective, so that the group is re-formed.
+absl::Status KeepCollectiveFailure(absl::Status failure,
+                                   const absl::Status& later) {
+  if (!dist::IsCollectiveFailure(later)) return failure;
+  return dist::MarkCollectiveFailure(absl::Status(
+      failure.code(),
+      absl::StrCat(failure.message(), "; then ", later.message())));
+}
+
+// This rank's dp group failed with `failure` between step boundaries. The
+// other dp groups share only the control group and the latents gathers with
+// it, and they go on to their next boundary: were this rank to go straight
+// to the rank reports, the two would wait in different collectives until
+// one timed out, and the whole rank group would be re-formed. So rank 0,
+// which decides the boundaries, stops every rank at the next one; any other
+// rank goes on as a dp group without prompts to the end of the run. The run
+// fails with `failure` when the reports are gathered.
+absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
+                                      absl::Status failure) {
+  const StepProgress progress = context.step_progress();
+  // Every rank stopped at that boundary together.
+  if (progress.stopped) return failure;
+  const int steps = context.config.num_inference_steps();
+  if (context.rank == 0 && progress.agreed_steps < steps) {
+    return KeepCollectiveFailure(
+        failure, context.stop_at_boundary(progress.agreed_steps));
+  }
+  spdlog::warn(
+      "rank {}: request {} failed during step {} of {}; taking part in the "
+      "other dp groups' remaining steps: {}",
+      context.rank, context.config.request_id(), progress.agreed_steps + 1,
+      steps, failure.ToString());
+  absl::Status followed = FollowSteps(context, progress.agreed_steps);
+  if (followed.ok()) {
+    followed =
+        GatherDpLatents(context, PaddedGroupLatents(context, at::Tensor()))
+            .status();
+  }
+  return KeepCollectiveFailure(failure, followed);
 }
 
 }  // namespace
@@ -101,14 +159,11 @@ absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
   torch::NoGradGuard no_grad;
   at::Tensor latents;
   if (end > first) {
-    ASSIGN_OR_RETURN(latents, generate(first, end));
+    absl::StatusOr<at::Tensor> generated = generate(first, end);
+    if (!generated.ok()) return FailInStep(context, generated.status());
+    latents = *std::move(generated);
   } else {
-    for (int step = 0; step < context.config.num_inference_steps(); ++step) {
-      RETURN_IF_ERROR(context.step_boundary(step));
-      if (IsPartialImageStep(context.config, step)) {
-        RETURN_IF_ERROR(GatherPartialLatents(context, step, at::Tensor()));
-      }
-    }
+    RETURN_IF_ERROR(FollowSteps(context, 0));
   }
   ScopedStageTimer timer(context.timings, Stage::kGather);
   return GatherDpLatents(context, PaddedGroupLatents(context, latents));

@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/status_macros.h"
+#include "spdlog/spdlog.h"
 
 namespace ditserve::engine {
 namespace {
@@ -96,6 +97,7 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
         " does not match the prepared shapes (prepared → requested): ",
         absl::StrJoin(differing, ", ")));
   }
+  progress_ = StepProgress{};
   RankContext context{
       .config = config,
       .rank = rank_,
@@ -104,8 +106,17 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
       .buffers = *buffers_,
       .step_boundary =
           [this, &config, observer](int step) {
-            return StepBoundary(config, observer, step);
+            absl::Status agreed = StepBoundary(config, observer, step);
+            if (agreed.ok()) {
+              ++progress_.agreed_steps;
+            } else {
+              progress_.stopped = true;
+            }
+            return agreed;
           },
+      .step_progress = [this] { return progress_; },
+      .stop_at_boundary =
+          [this, &config](int step) { return StopAtBoundary(config, step); },
       .partial_latents =
           [observer](int step, at::Tensor latents) {
             if (observer != nullptr) {
@@ -151,10 +162,25 @@ absl::Status Engine::StepBoundary(const v1::InputConfig& config,
     case v1::STEP_DECISION_ABORT:
       return absl::UnavailableError(
           absl::StrCat("host shutting down; stopped ", where));
+    case v1::STEP_DECISION_RANK_ZERO_FAILED:
+      return absl::AbortedError(absl::StrCat("rank 0 failed; stopped ", where));
     default:
       return absl::InternalError(absl::StrCat(
           "unknown step decision ", static_cast<int>(agreed), " for ", where));
   }
+}
+
+absl::Status Engine::StopAtBoundary(const v1::InputConfig& config, int step) {
+  if (rank_ != 0) {
+    return absl::InternalError(absl::StrCat(
+        "rank ", rank_, " asked to stop request ", config.request_id(),
+        " at a step boundary; only rank 0 decides them"));
+  }
+  progress_.stopped = true;
+  spdlog::warn("rank 0: stopping request {} for every rank after step {} of {}",
+               config.request_id(), step + 1, config.num_inference_steps());
+  return channel_.BroadcastStepDecision(v1::STEP_DECISION_RANK_ZERO_FAILED)
+      .status();
 }
 
 }  // namespace ditserve::engine

@@ -63,7 +63,8 @@ class Engine {
 
   // FAILED_PRECONDITION (listing the differing fields) when `config` was not
   // the prepared shape; CANCELLED / DEADLINE_EXCEEDED / UNAVAILABLE when rank
-  // 0 stopped the run at a step boundary; otherwise the rank program's result.
+  // 0 stopped the run at a step boundary, ABORTED when it stopped it there
+  // because its own share failed; otherwise the rank program's result.
   // `observer` is used on rank 0 only and may be null.
   absl::StatusOr<at::Tensor> Run(const v1::InputConfig& config,
                                  RunObserver* observer, StageTimings& timings);
@@ -78,6 +79,8 @@ class Engine {
   // with, or OK to continue.
   absl::Status StepBoundary(const v1::InputConfig& config,
                             RunObserver* observer, int step);
+  // Rank 0: RankContext::stop_at_boundary.
+  absl::Status StopAtBoundary(const v1::InputConfig& config, int step);
 
   const int rank_;
   const dist::Mesh& mesh_;
@@ -89,6 +92,8 @@ class Engine {
   std::optional<ShapeKey> prepared_key_;
   std::optional<ReceiveBuffers> buffers_;
   int allocations_ = 0;
+  // The step boundaries of the run in progress.
+  StepProgress progress_;
 };
 
 }  // namespace ditserve::engine

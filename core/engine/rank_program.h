@@ -17,6 +17,15 @@
 
 namespace ditserve::engine {
 
+// How far a run's step boundaries got; the same on every rank.
+struct StepProgress {
+  // Boundaries every rank agreed to continue past: the 0-based step whose
+  // boundary comes next.
+  int agreed_steps = 0;
+  // Whether a boundary stopped the run, on every rank.
+  bool stopped = false;
+};
+
 // Everything one run of a rank program may use on one rank.
 struct RankContext {
   // The frozen config, identical on every rank.
@@ -28,9 +37,15 @@ struct RankContext {
   ReceiveBuffers& buffers;
   // Call after each denoising step (0-based) on every rank: it broadcasts
   // rank 0's continue/cancel decision. Stop and return its error when it is
-  // not OK (CANCELLED, DEADLINE_EXCEEDED, UNAVAILABLE), so all ranks stop at
-  // the same step.
+  // not OK (CANCELLED, DEADLINE_EXCEEDED, UNAVAILABLE, ABORTED), so all ranks
+  // stop at the same step.
   std::function<absl::Status(int step)> step_boundary;
+  // Where this run's step boundaries stand now.
+  std::function<StepProgress()> step_progress;
+  // Rank 0, when its share of the run failed between boundaries: tells
+  // every rank at the boundary of 0-based `step`, which they reach next,
+  // that the run stops there. Other ranks: INTERNAL.
+  std::function<absl::Status(int step)> stop_at_boundary;
   // Rank 0: takes the gathered preview latents of every prompt after 1-based
   // `step`, one of config.partial_image_steps (GatherPartialLatents).
   std::function<void(int step, at::Tensor latents)> partial_latents;

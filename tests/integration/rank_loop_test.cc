@@ -328,6 +328,57 @@ TEST(CollectiveFailureTest, ATimedOutCollectiveEndsTheGroupOnEveryRank) {
   }
 }
 
+// A dp group that fails on its own between step boundaries (an out-of-memory
+// error, say) while the other dp group goes on to its next boundary: the
+// request fails on every rank, naming the group's ranks and their error, and
+// the group serves the next request. Before, the failed ranks went straight
+// to the rank reports while the others waited at the step boundary, so both
+// waited in different collectives until the control timeout re-formed the
+// whole group.
+class DpGroupFailureTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(DpGroupFailureTest, TheRequestFailsAndTheGroupServesOn) {
+  constexpr int kWorld = 4;  // dp 2 × ulysses 2: ranks 2 and 3 are dp group 1
+  const int failing_group = GetParam();
+  std::unique_ptr<RankLauncher> ranks =
+      Launch(kWorld, {"--scenario=dp_failure",
+                      absl::StrCat("--fail_dp_group=", failing_group),
+                      "--fail_step=1"});
+  ASSERT_NE(ranks, nullptr);
+  ExpectAllExitZero(*ranks);
+  const std::string failed_ranks =
+      failing_group == 0 ? "ranks 0, 1" : "ranks 2, 3";
+  for (int rank = 0; rank < kWorld; ++rank) {
+    Fields failed = OutcomeOf(*ranks, rank, "dp-failure-1");
+    EXPECT_EQ(failed["code"], "INTERNAL") << "rank " << rank;
+    EXPECT_THAT(
+        failed["message"],
+        HasSubstr(absl::StrCat(failed_ranks,
+                               ": INTERNAL: failure injected during step 2")))
+        << "rank " << rank;
+    if (failing_group == 0) {
+      // Rank 0 stopped every rank at the next boundary.
+      EXPECT_THAT(failed["message"],
+                  HasSubstr("ranks 2, 3: ABORTED: rank 0 failed; stopped "
+                            "request dp-failure-1 after step 2 of 4"))
+          << "rank " << rank;
+    } else {
+      // Rank 0 got dp group 1's prompt as a group without prompts sends it
+      // (the program's own check).
+      EXPECT_THAT(failed["message"],
+                  HasSubstr("rank 0: INTERNAL: latents of prompt 1 (seed"))
+          << "rank " << rank;
+    }
+    Fields next = OutcomeOf(*ranks, rank, "dp-failure-2");
+    EXPECT_EQ(next["code"], "OK") << "rank " << rank << ": " << next["message"];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FailingDpGroup, DpGroupFailureTest,
+                         ::testing::Values(0, 1), [](const auto& info) {
+                           return absl::StrCat("group", info.param);
+                         });
+
 INSTANTIATE_TEST_SUITE_P(World, RankFailureTest, ::testing::Values(2, 4),
                          [](const auto& info) {
                            return absl::StrCat("world", info.param);

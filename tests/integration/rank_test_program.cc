@@ -40,8 +40,8 @@
 #include "tests/support/frozen_test_config.h"
 
 ABSL_FLAG(std::string, scenario, "consensus",
-          "consensus, fault, seed, cancel, kill, stall or idle (see "
-          "scenarios.h)");
+          "consensus, fault, seed, cancel, kill, stall, dp_failure or idle "
+          "(see scenarios.h)");
 ABSL_FLAG(int, timeout_ms, 4000, "timeout of every collective");
 ABSL_FLAG(int, ping_interval_ms, 200, "rank 0 pings after this idle time");
 ABSL_FLAG(int, watchdog_interval_ms, 300, "heartbeat interval");
@@ -50,6 +50,10 @@ ABSL_FLAG(int, fault_rank, -1,
 ABSL_FLAG(int, stall_rank, -1,
           "this rank sleeps --stall_ms before its first all-gather");
 ABSL_FLAG(int, stall_ms, 0, "see --stall_rank");
+ABSL_FLAG(int, fail_dp_group, -1,
+          "every rank of this dp group fails its first config on its own "
+          "during --fail_step");
+ABSL_FLAG(int, fail_step, 1, "see --fail_dp_group (0-based)");
 ABSL_FLAG(int, idle_ms, 500,
           "rank 0 idles this long after the last config before shutdown");
 
@@ -197,7 +201,10 @@ int Main() {
   ShardGatherProgram pipeline(
       rank == absl::GetFlag(FLAGS_stall_rank)
           ? absl::Milliseconds(absl::GetFlag(FLAGS_stall_ms))
-          : absl::ZeroDuration());
+          : absl::ZeroDuration(),
+      mesh->CoordinatesOf(rank).dp == absl::GetFlag(FLAGS_fail_dp_group)
+          ? absl::GetFlag(FLAGS_fail_step)
+          : -1);
   engine::Engine engine(rank, *mesh, *groups, channel, watchdog, pipeline,
                         {.dimensions = kRankTestDimensions,
                          .tensor_options = at::TensorOptions(at::kFloat),

@@ -35,6 +35,9 @@ struct ScenarioStep {
 //   stall:     the stall rank stalls the first config past its peers'
 //              collective timeout, which re-forms the group: the second
 //              must not run on its groups.
+//   dp_failure: the fail dp group's ranks fail the first config on their own
+//              mid-run, while the other dp group goes on: the request fails
+//              and the second runs on the same group.
 //   idle:      no config; pings, then shutdown.
 inline std::vector<ScenarioStep> ScenarioSteps(absl::string_view scenario) {
   if (scenario == "consensus") {
@@ -64,6 +67,16 @@ inline std::vector<ScenarioStep> ScenarioSteps(absl::string_view scenario) {
   if (scenario == "stall") {
     return {{{.request_id = "stall-1", .sequence_number = 1}},
             {{.request_id = "stall-2", .sequence_number = 2}}};
+  }
+  if (scenario == "dp_failure") {
+    return {{{.request_id = "dp-failure-1",
+              .sequence_number = 1,
+              .prompts = 2,
+              .steps = 4}},
+            {{.request_id = "dp-failure-2",
+              .sequence_number = 2,
+              .prompts = 2,
+              .steps = 4}}};
   }
   if (scenario == "kill") {
     return {{{.request_id = "kill-1", .sequence_number = 1, .prompts = 2}}};

@@ -12,18 +12,20 @@ namespace ditserve::testing {
 // A rank program that does real collective work through the plan's buffers
 // without a model: under sequence parallelism every rank fills its shard of
 // a forward's outputs from (seed, rank) and gathers the sp group's shards
-// into the planned buffer as the families' forwards do; the leaders of the
-// dp groups fill their prompts' latents from each prompt's seed and gather
-// them to rank 0, which places them by the dp offsets into the planned
-// output. Every received value is checked against what its
+// into the planned buffer as the families' forwards do; each dp group's
+// prompts' latents, made from each prompt's seed, are gathered to rank 0 by
+// engine::RunDpGroup. Every received value is checked against what its
 // sender must have computed; a difference is INTERNAL naming the rank or
 // prompt.
 class ShardGatherProgram : public engine::RankProgram {
  public:
   // `stall`: how long this rank sleeps before its first all-gather, so that
-  // its peers' waits time out with every rank alive.
-  explicit ShardGatherProgram(absl::Duration stall = absl::ZeroDuration())
-      : stall_(stall) {}
+  // its peers' waits time out with every rank alive. `fail_step`: the
+  // 0-based step during which this rank's first run fails on its own, after
+  // that step's gather (-1: never).
+  explicit ShardGatherProgram(absl::Duration stall = absl::ZeroDuration(),
+                              int fail_step = -1)
+      : stall_(stall), fail_step_(fail_step) {}
 
   absl::StatusOr<at::Tensor> Run(engine::RankContext& context) override;
   // UNIMPLEMENTED: it has no VAE (the rank loop tests never decode).
@@ -33,6 +35,7 @@ class ShardGatherProgram : public engine::RankProgram {
 
  private:
   absl::Duration stall_;
+  int fail_step_;
 };
 
 }  // namespace ditserve::testing
