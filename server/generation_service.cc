@@ -70,17 +70,22 @@ absl::StatusOr<v1::GenerateRequest> DecodeGenerateRequest(
 }  // namespace
 
 absl::StatusOr<v1::InputConfig> GenerationService::FreezeCall(
-    const grpc::CallbackServerContext& context,
+    grpc::CallbackServerContext& context,
     const absl::StatusOr<std::string>& client,
     const absl::StatusOr<v1::GenerateRequest>& request) const {
   RETURN_IF_ERROR(client.status());
   RETURN_IF_ERROR(request.status());
   const auto header = context.client_metadata().find(kRequestIdHeader);
-  return intake_->Freeze(
+  absl::StatusOr<v1::InputConfig> config = intake_->Freeze(
       *request, Deadline(context),
       header == context.client_metadata().end()
           ? absl::string_view()
           : absl::string_view(header->second.data(), header->second.size()));
+  if (IsNotRetryable(config.status())) {
+    // A negative pushback stops gRPC's retry policies (gRFC A6).
+    context.AddTrailingMetadata("grpc-retry-pushback-ms", "-1");
+  }
+  return config;
 }
 
 // Generate: answers once, when the job finishes (or at once for bad input

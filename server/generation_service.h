@@ -50,9 +50,10 @@ class GenerationService final
 
   // The config `request` freezes to, or why it does not: the call's
   // credentials first (`client`, BearerAuth::AuthenticateCall), then the
-  // bytes, then the fields.
+  // bytes, then the fields. A refusal that no retry can change also tells
+  // gRPC's retry policies not to retry (trailing metadata of `context`).
   absl::StatusOr<v1::InputConfig> FreezeCall(
-      const grpc::CallbackServerContext& context,
+      grpc::CallbackServerContext& context,
       const absl::StatusOr<std::string>& client,
       const absl::StatusOr<v1::GenerateRequest>& request) const;
 

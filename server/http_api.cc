@@ -55,8 +55,11 @@ constexpr absl::Duration kKeepAliveInterval = absl::Seconds(15);
 
 void ReplyError(const absl::Status& status, httplib::Response& response) {
   response.status = HttpStatusFor(status.code());
-  if (status.code() == absl::StatusCode::kResourceExhausted ||
-      status.code() == absl::StatusCode::kUnavailable) {
+  if (IsNotRetryable(status)) {
+    // The OpenAI SDKs retry every 429 unless told otherwise.
+    response.set_header("x-should-retry", "false");
+  } else if (status.code() == absl::StatusCode::kResourceExhausted ||
+             status.code() == absl::StatusCode::kUnavailable) {
     response.set_header("Retry-After", "1");
   }
   response.set_content(ErrorBody(status), kJson);

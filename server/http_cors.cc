@@ -21,7 +21,7 @@ constexpr char kFlag[] = "--http_cors_origins";
 constexpr char kPreflightMaxAgeSeconds[] = "600";
 // Headers a page may read beyond the ones CORS always lets through.
 constexpr char kExposedHeaders[] =
-    "X-Request-Id, Retry-After, WWW-Authenticate";
+    "X-Request-Id, Retry-After, X-Should-Retry, WWW-Authenticate";
 
 // An origin as a browser's Origin header has it: scheme, host and an
 // optional port, nothing after.

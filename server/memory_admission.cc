@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "core/base/status_macros.h"
 #include "core/engine/family_registry.h"
+#include "server/status_conversion.h"
 
 namespace ditserve::server {
 namespace {
@@ -45,10 +46,10 @@ absl::Status CheckRequestMemory(const v1::InputConfig& config,
   if (limit <= 0) return absl::OkStatus();
   ASSIGN_OR_RETURN(const int64_t bytes, EstimatedBytes(config, model.spec));
   if (bytes <= limit) return absl::OkStatus();
-  return absl::ResourceExhaustedError(
+  return MarkNotRetryable(absl::ResourceExhaustedError(
       absl::StrCat("request needs an estimated ", Readable(bytes), " (",
                    Size(config), "), above --max_request_bytes ", limit, " (",
-                   Readable(limit), "); ask for fewer or smaller outputs"));
+                   Readable(limit), "); ask for fewer or smaller outputs")));
 }
 
 bool FitsRequestMemory(const v1::InputConfig& config,

@@ -6,11 +6,26 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/cord.h"
 #include "core/config/field_error.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
 namespace ditserve::server {
+namespace {
+
+constexpr char kNotRetryable[] = "type.ditserve.dev/not-retryable";
+
+}  // namespace
+
+absl::Status MarkNotRetryable(absl::Status status) {
+  if (!status.ok()) status.SetPayload(kNotRetryable, absl::Cord());
+  return status;
+}
+
+bool IsNotRetryable(const absl::Status& status) {
+  return status.GetPayload(kNotRetryable).has_value();
+}
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   const auto code = static_cast<grpc::StatusCode>(status.code());

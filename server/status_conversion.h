@@ -14,6 +14,13 @@ namespace ditserve::server {
 // gRPC's richer error model, for clients that act on the field.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
+// `status` marked as a refusal the same request always gets from this
+// server (it exceeds a configured limit rather than meeting a full queue),
+// so that clients are told not to retry it.
+absl::Status MarkNotRetryable(absl::Status status);
+// Whether `status` carries that mark.
+bool IsNotRetryable(const absl::Status& status);
+
 // "ok", "invalid_argument", ... for the requests_total{status} label.
 std::string StatusLabel(absl::StatusCode code);
 

@@ -61,8 +61,11 @@ TEST(ReflectionE2eTest, ClientBuiltFromReflectionListsDescribesAndCalls) {
 // HTTP API: images equal to gRPC's for the same fields, and OpenAI's error
 // classes for refused requests.
 TEST(OpenAiSdkE2eTest, ImagesGenerateReturnsTheGrpcImagesAndTypedErrors) {
+  // 256 MiB: every request below needs a few MiB but the one that is
+  // refused for its size (1024², about 700 MiB).
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start({.world_size = 1});
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--max_request_bytes=268435456"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   absl::StatusOr<std::string> output = local_cluster::ShellOutput(absl::StrCat(
       "timeout 300 node ", DITSERVE_E2E_DIR, "/openai_client.js http://",
@@ -167,6 +170,18 @@ TEST(OpenAiSdkE2eTest, ImagesGenerateReturnsTheGrpcImagesAndTypedErrors) {
   EXPECT_EQ(summary["hd_quality"]["param"], "quality");
   EXPECT_EQ(summary["other_model"]["status"], 404);
   EXPECT_EQ(summary["other_model"]["class"], "NotFoundError");
+
+  // The SDK retries a 429 twice by default; this one it was told not to, so
+  // the host saw it once.
+  EXPECT_EQ(summary["too_large"]["status"], 429);
+  EXPECT_EQ(summary["too_large"]["class"], "RateLimitError");
+  EXPECT_THAT(summary["too_large"]["message"].get<std::string>(),
+              ::testing::HasSubstr("above --max_request_bytes"));
+  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(local_cluster::MetricValue(*metrics, "ditserve_requests_total",
+                                       {"status=\"resource_exhausted\""}),
+            1);
 }
 
 TEST(PrometheusE2eTest, RealPrometheusScrapesStageHistograms) {

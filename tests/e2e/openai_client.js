@@ -42,6 +42,7 @@ async function main() {
     maxRetries: 0,
     timeout: 300000,
   });
+  const retrying = new OpenAI({baseURL, apiKey: 'unused-without-auth'});
   const generated = await client.images.generate({
     model,
     prompt: 'a lighthouse at dusk',
@@ -121,6 +122,9 @@ async function main() {
         {model, prompt: 'x', quality: 'hd', num_inference_steps: 2})),
     other_model: await refusal(
         client.images.generate({model: 'dall-e-3', prompt: 'x'})),
+    // Above the host's --max_request_bytes, with the SDK's default retries.
+    too_large: await refusal(retrying.images.generate(
+        {model, prompt: 'x', size: '1024x1024', num_inference_steps: 2})),
   };
   console.log(JSON.stringify(summary));
 }

@@ -503,6 +503,28 @@ TEST(HttpApiQueueTest, AStreamRefusedAtAdmissionIsA429WithAnErrorBody) {
 // past its share of the queue, while another client's request still gets
 // in, and takes its turn ahead of the flood's second request: the clients
 // are the names in the token file.
+// A request above --max_request_bytes gets the same refusal however often
+// it is sent, so HTTP clients are told not to retry it: no Retry-After, and
+// the header the OpenAI SDKs obey instead of retrying every 429.
+TEST(HttpApiQueueTest, ARequestAboveTheMemoryLimitIsToldNotToRetry) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--max_request_bytes=268435456"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  nlohmann::json body = SmallBody(1);
+  body["size"] = "1024x1024";
+  const httplib::Result refused =
+      httplib::Client("127.0.0.1", (*cluster)->http_port())
+          .Post("/v1/images/generations", body.dump(), kJson);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_EQ(refused->get_header_value("x-should-retry"), "false");
+  EXPECT_FALSE(refused->has_header("Retry-After"));
+  EXPECT_THAT(nlohmann::json::parse(refused->body)["error"]["message"]
+                  .get<std::string>(),
+              HasSubstr("above --max_request_bytes 268435456"));
+}
+
 TEST(HttpApiQueueTest, AClientPastItsQueueShareIsRefusedAndOthersGetIn) {
   constexpr char kBatchToken[] = "batch-token-0123456789";
   constexpr char kWebToken[] = "web-token-0123456789";

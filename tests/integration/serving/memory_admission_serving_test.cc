@@ -67,6 +67,40 @@ TEST(MemoryAdmissionServingTest,
   EXPECT_EQ(info.limits().max_request_bytes(), kLimit);
 }
 
+// The refusal is the same however often the request is sent, so a client
+// whose gRPC retry policy covers RESOURCE_EXHAUSTED is told not to retry it
+// (a negative grpc-retry-pushback-ms): the host sees it once.
+TEST(MemoryAdmissionServingTest, ARetryPolicyDoesNotRetryTheRefusal) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1,
+           .host_flags = {"--max_request_bytes=" + std::to_string(kLimit)}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  grpc::ChannelArguments arguments;
+  arguments.SetServiceConfigJSON(R"({"methodConfig": [{
+      "name": [{"service": "ditserve.v1.Generation"}],
+      "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s",
+                      "maxBackoff": "0.2s", "backoffMultiplier": 2,
+                      "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}}]})");
+  std::unique_ptr<v1::Generation::Stub> retrying = v1::Generation::NewStub(
+      grpc::CreateCustomChannel((*cluster)->address(),
+                                grpc::InsecureChannelCredentials(), arguments));
+  v1::GenerateRequest large = SmallRequest("too large");
+  large.set_height(1024);
+  large.set_width(1024);
+  v1::GenerateResponse response;
+  auto context = ContextWithDeadline(60);
+  const grpc::Status refused =
+      retrying->Generate(context.get(), large, &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << refused.error_message();
+  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_requests_total",
+                        {"status=\"resource_exhausted\""}),
+            1);
+}
+
 TEST(MemoryAdmissionServingTest, NegativeLimitFailsStartUpNamingTheFlag) {
   EXPECT_THAT(StartUpFailure(
                   {.world_size = 1, .host_flags = {"--max_request_bytes=-1"}}),
