@@ -499,10 +499,6 @@ TEST(HttpApiQueueTest, AStreamRefusedAtAdmissionIsA429WithAnErrorBody) {
   EXPECT_EQ(queued_status, 200) << "the request that waited still ran";
 }
 
-// Under --max_queued_per_client one client's flood of requests is refused
-// past its share of the queue, while another client's request still gets
-// in, and takes its turn ahead of the flood's second request: the clients
-// are the names in the token file.
 // A request above --max_request_bytes gets the same refusal however often
 // it is sent, so HTTP clients are told not to retry it: no Retry-After, and
 // the header the OpenAI SDKs obey instead of retrying every 429.
@@ -525,6 +521,10 @@ TEST(HttpApiQueueTest, ARequestAboveTheMemoryLimitIsToldNotToRetry) {
               HasSubstr("above --max_request_bytes 268435456"));
 }
 
+// Under --max_queued_per_client one client's flood of requests is refused
+// past its share of the queue, while another client's request still gets
+// in, and takes its turn ahead of the flood's second request: the clients
+// are the names in the token file.
 TEST(HttpApiQueueTest, AClientPastItsQueueShareIsRefusedAndOthersGetIn) {
   constexpr char kBatchToken[] = "batch-token-0123456789";
   constexpr char kWebToken[] = "web-token-0123456789";
