@@ -85,6 +85,16 @@ const char* PartialImageDecoder::Report(int step,
     first_row += prompt_counts_[job];
   }
   if (wanting.empty()) return kPartialImageSkipped;
+  // A dp group that failed mid-run sends NaN latents for its prompts until
+  // the run ends (engine::RunDpGroup); the run fails then, and a preview
+  // decoded from them would show nothing the client asked for.
+  if (!at::isfinite(latents).all().item<bool>()) {
+    spdlog::warn(
+        "request_id={} partial image after step {} not sent: its latents are "
+        "not finite",
+        config_.request_id(), step);
+    return kPartialImageFailed;
+  }
   // A preview's decode is not one of the run's stages.
   engine::StageTimings untimed;
   absl::StatusOr<std::vector<v1::Image>> images =

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -31,14 +32,25 @@ at::Tensor PaddedGroupLatents(const RankContext& context,
   return padded;
 }
 
+// What a dp group that failed sends for its prompts: NaN, which no preview
+// decodes (server::PartialImageDecoder) and no output keeps.
+at::Tensor FailedGroupLatents(const RankContext& context) {
+  const auto [first, end] = DpGroupPrompts(context);
+  return at::full(LatentsShape(context.config.shapes(), {end - first}),
+                  std::numeric_limits<float>::quiet_NaN(),
+                  at::device(context.buffers.options().device()));
+}
+
 // The step boundaries from 0-based `first_step` on, with the previews'
-// gathers, of a dp group that denoises nothing.
-absl::Status FollowSteps(RankContext& context, int first_step) {
+// gathers of `rows` (as GatherPartialLatents takes them), of a dp group
+// that denoises nothing.
+absl::Status FollowSteps(RankContext& context, int first_step,
+                         const at::Tensor& rows) {
   for (int step = first_step; step < context.config.num_inference_steps();
        ++step) {
     RETURN_IF_ERROR(context.step_boundary(step));
     if (IsPartialImageStep(context.config, step)) {
-      RETURN_IF_ERROR(GatherPartialLatents(context, step, at::Tensor()));
+      RETURN_IF_ERROR(GatherPartialLatents(context, step, rows));
     }
   }
   return absl::OkStatus();
@@ -67,7 +79,20 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
   const StepProgress progress = context.step_progress();
   // Every rank stopped at that boundary together.
   if (progress.stopped) return failure;
-  const int steps = context.config.num_inference_steps();
+  const v1::InputConfig& config = context.config;
+  const int steps = config.num_inference_steps();
+  const at::Tensor failed_rows = FailedGroupLatents(context);
+  // Failed between the last agreed boundary and its preview gather, which
+  // the other groups are in.
+  const int last_step = progress.agreed_steps - 1;
+  const auto previews_agreed = std::count_if(
+      config.partial_image_steps().begin(), config.partial_image_steps().end(),
+      [&](int preview_step) { return preview_step <= progress.agreed_steps; });
+  if (last_step >= 0 && IsPartialImageStep(config, last_step) &&
+      context.partial_gathers_entered < previews_agreed) {
+    absl::Status owed = GatherPartialLatents(context, last_step, failed_rows);
+    if (!owed.ok()) return KeepCollectiveFailure(failure, owed);
+  }
   if (context.rank == 0 && progress.agreed_steps < steps) {
     return KeepCollectiveFailure(
         failure, context.stop_at_boundary(progress.agreed_steps));
@@ -75,12 +100,13 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
   spdlog::warn(
       "rank {}: request {} failed during step {} of {}; taking part in the "
       "other dp groups' remaining steps: {}",
-      context.rank, context.config.request_id(), progress.agreed_steps + 1,
-      steps, failure.ToString());
-  absl::Status followed = FollowSteps(context, progress.agreed_steps);
+      context.rank, config.request_id(), progress.agreed_steps + 1, steps,
+      failure.ToString());
+  absl::Status followed =
+      FollowSteps(context, progress.agreed_steps, failed_rows);
   if (followed.ok()) {
     followed =
-        GatherDpLatents(context, PaddedGroupLatents(context, at::Tensor()))
+        GatherDpLatents(context, PaddedGroupLatents(context, failed_rows))
             .status();
   }
   return KeepCollectiveFailure(failure, followed);
@@ -163,7 +189,7 @@ absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
     if (!generated.ok()) return FailInStep(context, generated.status());
     latents = *std::move(generated);
   } else {
-    RETURN_IF_ERROR(FollowSteps(context, 0));
+    RETURN_IF_ERROR(FollowSteps(context, 0, at::Tensor()));
   }
   ScopedStageTimer timer(context.timings, Stage::kGather);
   return GatherDpLatents(context, PaddedGroupLatents(context, latents));
@@ -176,6 +202,7 @@ bool IsPartialImageStep(const v1::InputConfig& config, int step) {
 
 absl::Status GatherPartialLatents(RankContext& context, int step,
                                   const at::Tensor& denoised) {
+  ++context.partial_gathers_entered;
   ASSIGN_OR_RETURN(
       at::Tensor gathered,
       GatherDpLatents(context, PaddedGroupLatents(context, denoised)));

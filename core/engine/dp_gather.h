@@ -53,9 +53,9 @@ using DpGroupGenerator =
 // group without prompts skips it but still takes part in every step
 // decision, so that all ranks stop together), then GatherDpLatents. When
 // `generate` fails between step boundaries, the rank still takes part in
-// the remaining step decisions and latents gathers, as a group without
-// prompts, so that the other dp groups' ranks are not left waiting for it,
-// and returns that failure.
+// the remaining step decisions and latents gathers (its prompts' latents
+// NaN), so that the other dp groups' ranks are not left waiting for it, and
+// returns that failure.
 absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
                                       const DpGroupGenerator& generate);
 

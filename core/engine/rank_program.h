@@ -52,6 +52,9 @@ struct RankContext {
   StageTimings& timings;
   // How to wait for and explain a collective on the `axis` group.
   std::function<dist::CollectiveContext(dist::Axis axis)> collective_on;
+  // The preview gathers (GatherPartialLatents) this rank has entered in
+  // this run.
+  int partial_gathers_entered = 0;
 };
 
 // What a model family implements: run one frozen config on this rank.

@@ -335,19 +335,26 @@ TEST(CollectiveFailureTest, ATimedOutCollectiveEndsTheGroupOnEveryRank) {
 // to the rank reports while the others waited at the step boundary, so both
 // waited in different collectives until the control timeout re-formed the
 // whole group.
-class DpGroupFailureTest : public ::testing::TestWithParam<int> {};
+struct DpGroupFailure {
+  int group;
+  // After step 2's boundary, before its preview gather, which the other
+  // group is then in; else before that boundary.
+  bool after_boundary;
+};
+
+class DpGroupFailureTest : public ::testing::TestWithParam<DpGroupFailure> {};
 
 TEST_P(DpGroupFailureTest, TheRequestFailsAndTheGroupServesOn) {
   constexpr int kWorld = 4;  // dp 2 × ulysses 2: ranks 2 and 3 are dp group 1
-  const int failing_group = GetParam();
-  std::unique_ptr<RankLauncher> ranks =
-      Launch(kWorld, {"--scenario=dp_failure",
-                      absl::StrCat("--fail_dp_group=", failing_group),
-                      "--fail_step=1"});
+  const DpGroupFailure failure = GetParam();
+  std::unique_ptr<RankLauncher> ranks = Launch(
+      kWorld, {"--scenario=dp_failure",
+               absl::StrCat("--fail_dp_group=", failure.group), "--fail_step=1",
+               absl::StrCat("--fail_after_boundary=", failure.after_boundary)});
   ASSERT_NE(ranks, nullptr);
   ExpectAllExitZero(*ranks);
   const std::string failed_ranks =
-      failing_group == 0 ? "ranks 0, 1" : "ranks 2, 3";
+      failure.group == 0 ? "ranks 0, 1" : "ranks 2, 3";
   for (int rank = 0; rank < kWorld; ++rank) {
     Fields failed = OutcomeOf(*ranks, rank, "dp-failure-1");
     EXPECT_EQ(failed["code"], "INTERNAL") << "rank " << rank;
@@ -356,15 +363,17 @@ TEST_P(DpGroupFailureTest, TheRequestFailsAndTheGroupServesOn) {
         HasSubstr(absl::StrCat(failed_ranks,
                                ": INTERNAL: failure injected during step 2")))
         << "rank " << rank;
-    if (failing_group == 0) {
+    if (failure.group == 0) {
       // Rank 0 stopped every rank at the next boundary.
       EXPECT_THAT(failed["message"],
-                  HasSubstr("ranks 2, 3: ABORTED: rank 0 failed; stopped "
-                            "request dp-failure-1 after step 2 of 4"))
+                  HasSubstr(absl::StrCat(
+                      "ranks 2, 3: ABORTED: rank 0 failed; stopped request "
+                      "dp-failure-1 after step ",
+                      failure.after_boundary ? 3 : 2, " of 4")))
           << "rank " << rank;
     } else {
-      // Rank 0 got dp group 1's prompt as a group without prompts sends it
-      // (the program's own check).
+      // Rank 0 got dp group 1's prompt as a failed group sends it (the
+      // program's own check).
       EXPECT_THAT(failed["message"],
                   HasSubstr("rank 0: INTERNAL: latents of prompt 1 (seed"))
           << "rank " << rank;
@@ -374,10 +383,14 @@ TEST_P(DpGroupFailureTest, TheRequestFailsAndTheGroupServesOn) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(FailingDpGroup, DpGroupFailureTest,
-                         ::testing::Values(0, 1), [](const auto& info) {
-                           return absl::StrCat("group", info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    FailingDpGroup, DpGroupFailureTest,
+    ::testing::Values(DpGroupFailure{0, false}, DpGroupFailure{1, false},
+                      DpGroupFailure{0, true}, DpGroupFailure{1, true}),
+    [](const auto& info) {
+      return absl::StrCat("group", info.param.group,
+                          info.param.after_boundary ? "_after_boundary" : "");
+    });
 
 INSTANTIATE_TEST_SUITE_P(World, RankFailureTest, ::testing::Values(2, 4),
                          [](const auto& info) {

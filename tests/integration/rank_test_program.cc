@@ -54,6 +54,9 @@ ABSL_FLAG(int, fail_dp_group, -1,
           "every rank of this dp group fails its first config on its own "
           "during --fail_step");
 ABSL_FLAG(int, fail_step, 1, "see --fail_dp_group (0-based)");
+ABSL_FLAG(bool, fail_after_boundary, false,
+          "--fail_dp_group fails after the step's boundary, before its "
+          "preview gather");
 ABSL_FLAG(int, idle_ms, 500,
           "rank 0 idles this long after the last config before shutdown");
 
@@ -204,7 +207,8 @@ int Main() {
           : absl::ZeroDuration(),
       mesh->CoordinatesOf(rank).dp == absl::GetFlag(FLAGS_fail_dp_group)
           ? absl::GetFlag(FLAGS_fail_step)
-          : -1);
+          : -1,
+      absl::GetFlag(FLAGS_fail_after_boundary));
   engine::Engine engine(rank, *mesh, *groups, channel, watchdog, pipeline,
                         {.dimensions = kRankTestDimensions,
                          .tensor_options = at::TensorOptions(at::kFloat),

@@ -35,9 +35,10 @@ struct ScenarioStep {
 //   stall:     the stall rank stalls the first config past its peers'
 //              collective timeout, which re-forms the group: the second
 //              must not run on its groups.
-//   dp_failure: the fail dp group's ranks fail the first config on their own
-//              mid-run, while the other dp group goes on: the request fails
-//              and the second runs on the same group.
+//   dp_failure: the fail dp group's ranks fail the first config (4 steps, a
+//              preview after step 2) on their own mid-run, while the other
+//              dp group goes on: the request fails and the second runs on
+//              the same group.
 //   idle:      no config; pings, then shutdown.
 inline std::vector<ScenarioStep> ScenarioSteps(absl::string_view scenario) {
   if (scenario == "consensus") {
@@ -69,14 +70,17 @@ inline std::vector<ScenarioStep> ScenarioSteps(absl::string_view scenario) {
             {{.request_id = "stall-2", .sequence_number = 2}}};
   }
   if (scenario == "dp_failure") {
+    // One preview, after step 2.
     return {{{.request_id = "dp-failure-1",
               .sequence_number = 1,
               .prompts = 2,
-              .steps = 4}},
+              .steps = 4,
+              .partial_images = 1}},
             {{.request_id = "dp-failure-2",
               .sequence_number = 2,
               .prompts = 2,
-              .steps = 4}}};
+              .steps = 4,
+              .partial_images = 1}}};
   }
   if (scenario == "kill") {
     return {{{.request_id = "kill-1", .sequence_number = 1, .prompts = 2}}};

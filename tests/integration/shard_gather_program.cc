@@ -85,22 +85,39 @@ absl::StatusOr<at::Tensor> ShardGatherProgram::Run(
       context, [&](int first, int end) -> absl::StatusOr<at::Tensor> {
         engine::ScopedStageTimer timer(context.timings,
                                        engine::Stage::kDenoise);
+        std::vector<at::Tensor> rows;
+        for (int prompt = first; prompt < end; ++prompt) {
+          rows.push_back(ExpectedLatents(config.seeds(prompt), one_prompt));
+        }
+        const at::Tensor latents = at::stack(rows);
+        // The first run fails once, at fail_step_, before its boundary or
+        // after it (before that step's preview gather).
+        const auto fails_here = [&](int step, bool after_boundary) {
+          if (step != fail_step_ || after_boundary != fail_after_boundary_) {
+            return false;
+          }
+          fail_step_ = -1;
+          return true;
+        };
         for (int step = 0; step < config.num_inference_steps(); ++step) {
           absl::SleepFor(stall_);
           stall_ = absl::ZeroDuration();
           RETURN_IF_ERROR(GatherSequence(context, config.seeds(first)));
-          if (step == fail_step_) {
-            fail_step_ = -1;
-            return absl::InternalError(
-                absl::StrCat("failure injected during step ", step + 1));
+          for (const bool after_boundary : {false, true}) {
+            if (fails_here(step, after_boundary)) {
+              return absl::InternalError(
+                  absl::StrCat("failure injected during step ", step + 1));
+            }
+            if (!after_boundary) {
+              RETURN_IF_ERROR(context.step_boundary(step));
+            }
           }
-          RETURN_IF_ERROR(context.step_boundary(step));
+          if (engine::IsPartialImageStep(config, step)) {
+            RETURN_IF_ERROR(
+                engine::GatherPartialLatents(context, step, latents));
+          }
         }
-        std::vector<at::Tensor> latents;
-        for (int prompt = first; prompt < end; ++prompt) {
-          latents.push_back(ExpectedLatents(config.seeds(prompt), one_prompt));
-        }
-        return at::stack(latents);
+        return latents;
       });
   if (!output.ok() || context.rank != 0) return output;
   for (int prompt = 0; prompt < config.prompt_size(); ++prompt) {

@@ -22,10 +22,14 @@ class ShardGatherProgram : public engine::RankProgram {
   // `stall`: how long this rank sleeps before its first all-gather, so that
   // its peers' waits time out with every rank alive. `fail_step`: the
   // 0-based step during which this rank's first run fails on its own, after
-  // that step's gather (-1: never).
+  // that step's gather and, when `fail_after_boundary`, after its step
+  // boundary too, before its preview gather (-1: never).
   explicit ShardGatherProgram(absl::Duration stall = absl::ZeroDuration(),
-                              int fail_step = -1)
-      : stall_(stall), fail_step_(fail_step) {}
+                              int fail_step = -1,
+                              bool fail_after_boundary = false)
+      : stall_(stall),
+        fail_step_(fail_step),
+        fail_after_boundary_(fail_after_boundary) {}
 
   absl::StatusOr<at::Tensor> Run(engine::RankContext& context) override;
   // UNIMPLEMENTED: it has no VAE (the rank loop tests never decode).
@@ -36,6 +40,7 @@ class ShardGatherProgram : public engine::RankProgram {
  private:
   absl::Duration stall_;
   int fail_step_;
+  bool fail_after_boundary_;
 };
 
 }  // namespace ditserve::testing

@@ -35,6 +35,7 @@ struct TestConfigRequest {
   int side_pixels = 128;
   int steps = 2;
   uint64_t seed = 42;
+  int partial_images = 0;
 };
 
 // The real Freeze() of a flux-dev request for `parallel`.
@@ -48,6 +49,7 @@ inline absl::StatusOr<v1::InputConfig> FreezeTestConfig(
   generate.set_height(request.side_pixels);
   generate.set_width(request.side_pixels);
   generate.set_num_inference_steps(request.steps);
+  generate.set_partial_images(request.partial_images);
   generate.set_seed(request.seed);
   generate.set_max_sequence_length(request.max_sequence_length);
   generate.set_request_id(request.request_id);

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -174,6 +175,31 @@ TEST_F(PartialImageDecoderTest, EachRequestGetsOnlyThePreviewsItAskedFor) {
 
 // A preview is not the run's result: one that fails is counted and
 // dropped, and the next one still goes out.
+// A dp group that failed mid-run sends NaN latents for its prompts until the
+// run ends; the run fails then, and no client gets a preview decoded from
+// them.
+TEST_F(PartialImageDecoderTest, LatentsThatAreNotFiniteAreNotDecoded) {
+  int decoded = 0;
+  const OutputEncoder encode = [&decoded](const v1::InputConfig& config,
+                                          const at::Tensor& latents,
+                                          engine::StageTimings& timings) {
+    ++decoded;
+    return EncodeRows(config, latents, timings);
+  };
+  at::Tensor latents = Latents(10);
+  latents[2][1] = std::numeric_limits<float>::quiet_NaN();
+  {
+    PartialImageDecoder decoder(config_, jobs_, prompt_counts_, encode,
+                                metrics_);
+    decoder.Decode(2, latents);
+  }
+  EXPECT_EQ(decoded, 0);
+  EXPECT_TRUE(first_.previews.empty());
+  EXPECT_TRUE(second_.previews.empty());
+  EXPECT_EQ(Count(kPartialImageFailed), 1);
+  EXPECT_EQ(Count(kPartialImageSent), 0);
+}
+
 TEST_F(PartialImageDecoderTest, AFailedPreviewIsCountedAndTheNextStillSent) {
   int calls = 0;
   const OutputEncoder encode = [&calls](const v1::InputConfig& config,
