@@ -72,8 +72,9 @@ absl::Status KeepCollectiveFailure(absl::Status failure,
 // to the rank reports, the two would wait in different collectives until
 // one timed out, and the whole rank group would be re-formed. So rank 0,
 // which decides the boundaries, stops every rank at the next one; any other
-// rank goes on as a dp group without prompts to the end of the run. The run
-// fails with `failure` when the reports are gathered.
+// rank takes part in the rest of the run, sending NaN for its prompts. Both
+// first join a preview gather the others may already be in. The run fails
+// with `failure` when the reports are gathered.
 absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
                                       absl::Status failure) {
   const StepProgress progress = context.step_progress();
