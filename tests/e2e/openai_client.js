@@ -42,7 +42,7 @@ async function main() {
     maxRetries: 0,
     timeout: 300000,
   });
-  const retrying = new OpenAI({baseURL, apiKey: 'unused-without-auth'});
+  const withDefaultRetries = new OpenAI({baseURL, apiKey: 'unused-without-auth'});
   const generated = await client.images.generate({
     model,
     prompt: 'a lighthouse at dusk',
@@ -123,7 +123,7 @@ async function main() {
     other_model: await refusal(
         client.images.generate({model: 'dall-e-3', prompt: 'x'})),
     // Above the host's --max_request_bytes, with the SDK's default retries.
-    too_large: await refusal(retrying.images.generate(
+    too_large: await refusal(withDefaultRetries.images.generate(
         {model, prompt: 'x', size: '1024x1024', num_inference_steps: 2})),
   };
   console.log(JSON.stringify(summary));

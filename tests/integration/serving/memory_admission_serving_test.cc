@@ -82,16 +82,17 @@ TEST(MemoryAdmissionServingTest, ARetryPolicyDoesNotRetryTheRefusal) {
       "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s",
                       "maxBackoff": "0.2s", "backoffMultiplier": 2,
                       "retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}}]})");
-  std::unique_ptr<v1::Generation::Stub> retrying = v1::Generation::NewStub(
-      grpc::CreateCustomChannel((*cluster)->address(),
-                                grpc::InsecureChannelCredentials(), arguments));
+  std::unique_ptr<v1::Generation::Stub> with_retry_policy =
+      v1::Generation::NewStub(grpc::CreateCustomChannel(
+          (*cluster)->address(), grpc::InsecureChannelCredentials(),
+          arguments));
   v1::GenerateRequest large = SmallRequest("too large");
   large.set_height(1024);
   large.set_width(1024);
   v1::GenerateResponse response;
   auto context = ContextWithDeadline(60);
   const grpc::Status refused =
-      retrying->Generate(context.get(), large, &response);
+      with_retry_policy->Generate(context.get(), large, &response);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
       << refused.error_message();
   absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
