@@ -181,6 +181,15 @@ int AdmissionQueue::ExpireWaiting(absl::Duration limit, absl::Time now) {
   return static_cast<int>(expired.size());
 }
 
+int AdmissionQueue::FinishQueued(const absl::Status& why) {
+  int finished = 0;
+  while (std::shared_ptr<Job> job = Pop(absl::ZeroDuration())) {
+    job->Finish(why);
+    ++finished;
+  }
+  return finished;
+}
+
 void AdmissionQueue::StartDraining() {
   absl::MutexLock lock(&mu_);
   draining_ = true;

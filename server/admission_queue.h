@@ -78,6 +78,11 @@ class AdmissionQueue {
   // client may retry elsewhere. Returns how many.
   int ExpireWaiting(absl::Duration limit, absl::Time now);
 
+  // Takes out every queued job and finishes it with `why` (those cancelled
+  // or past their deadline with their own reason, as Pop does). Returns how
+  // many it finished with `why`.
+  int FinishQueued(const absl::Status& why);
+
   // Refuses new jobs from now on; queued jobs still run.
   void StartDraining();
   // Refuses new jobs with `why` until Resume (the rank group re-forms).

@@ -61,6 +61,18 @@ int Fail(const absl::Status& status, const char* what) {
   return 1;
 }
 
+// Answers the jobs that waited for a re-formation (Scheduler::FailGroup kept
+// them) once an attempt failed, so that none waits for more than one attempt.
+void AnswerQueuedAfterFailedAttempt(AdmissionQueue& queue,
+                                    const absl::Status& attempt) {
+  const int answered = queue.FinishQueued(absl::UnavailableError(
+      absl::StrCat("the rank group did not re-form: ", attempt.message(),
+                   "; retry in a few seconds")));
+  if (answered > 0) {
+    spdlog::warn("answered {} queued requests UNAVAILABLE", answered);
+  }
+}
+
 // Opens generations of the rank group one after another until one forms
 // (every rank joined and agreed, the lost one back from its supervisor) or
 // the host is told to stop (nullptr).
@@ -74,6 +86,7 @@ std::unique_ptr<ServingGeneration> ReformGroup(
     if (!generation.ok()) {
       spdlog::error("re-forming the rank group: {}",
                     generation.status().ToString());
+      AnswerQueuedAfterFailedAttempt(*shared.queue, generation.status());
       absl::SleepFor(absl::Seconds(1));
       continue;
     }
@@ -90,6 +103,7 @@ std::unique_ptr<ServingGeneration> ReformGroup(
     }
     spdlog::warn("rank group generation {} did not form: {}", *generation,
                  formed.status().ToString());
+    AnswerQueuedAfterFailedAttempt(*shared.queue, formed.status());
   }
   return nullptr;
 }
@@ -273,16 +287,31 @@ int RunHost() {
     if (!(*serving)->scheduler().WaitForBrokenGroup(absl::Milliseconds(200))) {
       continue;
     }
-    // The scheduler failed the running request, answered what was queued and
-    // paused admission; re-form the group once the lost rank returns.
+    // The scheduler failed the running request and paused admission; re-form
+    // the group once the lost rank, if any, returns.
     health.SetServing(false);
     group_status = (*serving)->scheduler().group_status();
     spdlog::error("rank group generation {} broke: {}; re-forming it",
                   (*serving)->generation(), group_status.ToString());
-    metrics.SetRanksAlive((*serving)->Abandon());
+    const int alive = (*serving)->Abandon();
+    metrics.SetRanksAlive(alive);
+    if (alive < env->world_size) {
+      queue.FinishQueued(GroupBrokenRefusal(group_status));
+    } else {
+      // Every rank still beats, so the next generation forms within seconds:
+      // the queued requests wait for it instead of being lost with the failed
+      // one (a failed attempt answers them, AnswerQueuedAfterFailedAttempt).
+      spdlog::warn(
+          "every rank is alive: keeping {} queued requests for the "
+          "re-formed group",
+          queue.depth());
+    }
     serving->reset();
     *serving = ReformGroup(*setup, *store, shared, keep_waiting);
-    if (*serving == nullptr) break;
+    if (*serving == nullptr) {
+      queue.FinishQueued(ShutDownBeforeRunning());
+      break;
+    }
     group_status = absl::OkStatus();
     metrics.SetRanksAlive(env->world_size);
     metrics.SetGroupGeneration((*serving)->generation());

@@ -20,6 +20,19 @@
 #include "spdlog/spdlog.h"
 
 namespace ditserve::server {
+
+absl::Status ShutDownBeforeRunning() {
+  return absl::UnavailableError(
+      "server shut down before the request could run");
+}
+
+absl::Status GroupBrokenRefusal(const absl::Status& group_status) {
+  return absl::UnavailableError(
+      absl::StrCat("rank group broke: ", group_status.message(),
+                   "; it is re-formed once every rank is back: retry in a "
+                   "few seconds"));
+}
+
 namespace {
 
 // How often the thread looks at the queue and the stop flag.
@@ -151,10 +164,7 @@ void Scheduler::Drain(absl::Duration timeout) {
   // supervisor's kill (TimeoutStopSec, terminationGracePeriodSeconds), which
   // would leave its clients a reset connection instead of UNAVAILABLE.
   if (absl::Now() >= give_up) drain_expired_.store(true);
-  while (std::shared_ptr<Job> job = queue_->Pop(absl::ZeroDuration())) {
-    job->Finish(absl::UnavailableError(
-        "server shut down before the request could run"));
-  }
+  queue_->FinishQueued(ShutDownBeforeRunning());
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
 }
@@ -198,14 +208,7 @@ void Scheduler::FailGroup(const absl::Status& status) {
     absl::MutexLock lock(&mu_);
     group_status_ = status;
   }
-  const absl::Status refusal = absl::UnavailableError(
-      absl::StrCat("rank group broke: ", status.message(),
-                   "; it is re-formed once every rank is back: retry in a "
-                   "few seconds"));
-  queue_->Pause(refusal);
-  while (std::shared_ptr<Job> job = queue_->Pop(absl::ZeroDuration())) {
-    job->Finish(refusal);
-  }
+  queue_->Pause(GroupBrokenRefusal(status));
   group_broken_.Notify();
 }
 
@@ -307,7 +310,9 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
   absl::Status group = ran.status();
   const absl::StatusOr<v1::GenerateResponse> outcome =
       [&]() -> absl::StatusOr<v1::GenerateResponse> {
-    RETURN_IF_ERROR(group);
+    // The group broke, whatever the failed wait's own code: a collective's
+    // timeout is not the client's deadline.
+    if (!group.ok()) return absl::UnavailableError(group.message());
     KeepWorkersAlive keep_alive(*loop_, options_.ping_interval);
     // Each request's previews come before its images.
     previews.Wait();

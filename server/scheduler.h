@@ -39,6 +39,12 @@ struct SchedulerOptions {
   absl::Duration ping_interval = absl::Seconds(5);
 };
 
+// What a job still queued gets when the host stops before running it.
+absl::Status ShutDownBeforeRunning();
+// What a job gets while the group that broke with `group_status` re-forms:
+// one admitted meanwhile, or one queued when a rank was lost.
+absl::Status GroupBrokenRefusal(const absl::Status& group_status);
+
 class Scheduler {
  public:
   // `loop`: rank 0's side of the rank loop, driven only by this scheduler's
@@ -54,9 +60,10 @@ class Scheduler {
   // Past the timeout, jobs still queued are answered UNAVAILABLE, and the
   // running ones too after the step they are in (STEP_DECISION_ABORT).
   void Drain(absl::Duration timeout);
-  // True once the rank group broke (a rank was lost); the thread has then
-  // failed its run, answered every queued job UNAVAILABLE, paused admission
-  // (AdmissionQueue::Pause) and ended. Waits at most `timeout` for that.
+  // True once the rank group broke (a rank was lost, or a request failed in
+  // a collective); the thread has then failed its run (UNAVAILABLE), paused
+  // admission (AdmissionQueue::Pause, GroupBrokenRefusal) and ended, leaving
+  // the queued jobs to the host. Waits at most `timeout` for that.
   bool WaitForBrokenGroup(absl::Duration timeout);
   // Why the group broke; OK while it serves.
   absl::Status group_status() const;

@@ -1004,6 +1004,65 @@ TEST(ServingFailureTest, StoppedWorkerFailsTheRequestInTimeAndRejoinsOnResume) {
   EXPECT_TRUE((*cluster)->ranks().Exited().empty());
 }
 
+// A worker stopped for longer than --collective_timeout_s but shorter than
+// --hung_rank_timeout_s fails the running request in a collective while
+// every rank stays alive: the group re-forms at once, and the request that
+// waited in the queue meanwhile runs on the re-formed group. Before, it was
+// answered UNAVAILABLE with the failed one, though the host had accepted it.
+TEST(ServingFailureTest, AQueuedRequestOutlivesACollectiveFailure) {
+  constexpr int kCollectiveTimeoutSeconds = 3;
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 2,
+           .rank_flags = {"--ulysses_degree=2",
+                          absl::StrCat("--collective_timeout_s=",
+                                       kCollectiveTimeoutSeconds),
+                          "--hung_rank_timeout_s=10",
+                          "--ping_interval_s=0.5"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::GenerateRequest failing = LongRequest();
+  failing.set_height(512);
+  failing.set_width(512);
+  RunningStream running =
+      StartAndWaitForFirstStep(**cluster, failing, kCallSeconds);
+  grpc::Status queued_status;
+  v1::GenerateResponse queued_response;
+  std::thread queued([&] {
+    queued_status =
+        Generate(**cluster, SmallRequest("queued"), &queued_response);
+  });
+  ASSERT_TRUE(WaitForQueueDepth(**cluster, 1, kQueueWait));
+  // Rank 0 gives up on its all-to-all with the stopped worker after the
+  // collective timeout, then waits as long again for the rank reports, which
+  // the resumed worker joins.
+  (*cluster)->ranks().Signal(1, SIGSTOP);
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(kCollectiveTimeoutSeconds * 1000 * 4 / 3));
+  (*cluster)->ranks().Signal(1, SIGCONT);
+  v1::GenerateStreamResponse message;
+  while (running.reader->Read(&message)) {
+  }
+  const grpc::Status failed = running.reader->Finish();
+  // Which wait gives up first depends on where the worker stopped: the
+  // all-to-all, the step boundary or the rank reports.
+  EXPECT_EQ(failed.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << failed.error_message();
+  queued.join();
+  ASSERT_TRUE(queued_status.ok())
+      << queued_status.error_message() << "\nrank 0:\n"
+      << (*cluster)->ranks().Output(0) << "rank 1:\n"
+      << (*cluster)->ranks().Output(1);
+  ASSERT_EQ(queued_response.images_size(), 1);
+  ExpectPngOfSize(queued_response.images(0), 48, 64);
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(
+      0, "every rank is alive: keeping 1 queued requests for the re-formed",
+      std::chrono::seconds(5)));
+  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_group_generation", {}), 1);
+  EXPECT_TRUE((*cluster)->ranks().Exited().empty());
+}
+
 // Rank 0 decodes alone after the gather while the workers wait for its next
 // message; a decode far longer than their control timeout must not look like
 // a lost host (rank 0 keeps pinging them meanwhile).

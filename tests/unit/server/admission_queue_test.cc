@@ -359,6 +359,26 @@ TEST(AdmissionQueueTest, PauseRefusesWithItsReasonUntilResumedButNotDraining) {
               HasSubstr("draining"));
 }
 
+TEST(AdmissionQueueTest, FinishQueuedAnswersEveryJobCancelledOnesAsCancelled) {
+  int last_depth = -1;
+  AdmissionQueue queue(4, 0, kHiddenSize,
+                       [&](int depth) { last_depth = depth; });
+  Outcome a, b, cancelled;
+  ASSERT_TRUE(queue.Push(MakeJob(&a)).ok());
+  std::shared_ptr<Job> cancelled_job = MakeJob(&cancelled);
+  ASSERT_TRUE(queue.Push(cancelled_job).ok());
+  ASSERT_TRUE(queue.Push(MakeJob(&b)).ok());
+  cancelled_job->Cancel();
+  const absl::Status why = absl::UnavailableError("the group did not re-form");
+  EXPECT_EQ(queue.FinishQueued(why), 2);
+  EXPECT_EQ(a.status, why);
+  EXPECT_EQ(b.status, why);
+  ASSERT_TRUE(cancelled.status.has_value());
+  EXPECT_EQ(cancelled.status->code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(last_depth, 0);
+  EXPECT_EQ(queue.FinishQueued(why), 0);
+}
+
 TEST(AdmissionQueueTest, RemoveTakesOutOnlyQueuedJobs) {
   AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome a, b;
