@@ -61,6 +61,8 @@ class Rendezvous {
   const RankEnv& env() const { return store_->env(); }
   int64_t generation() const { return generation_; }
   const RendezvousOptions& options() const { return options_; }
+  // The store under this generation's keys.
+  const c10::intrusive_ptr<c10d::Store>& store() const { return scoped_; }
   // Gloo over every rank.
   const ProcessGroupPtr& world() const { return world_; }
   // Gloo over every rank, used only by the control channel.

@@ -72,9 +72,10 @@ absl::Status KeepCollectiveFailure(absl::Status failure,
 // to the rank reports, the two would wait in different collectives until
 // one timed out, and the whole rank group would be re-formed. So rank 0,
 // which decides the boundaries, stops every rank at the next one; any other
-// rank takes part in the rest of the run, sending NaN for its prompts. Both
-// first join a preview gather the others may already be in. The run fails
-// with `failure` when the reports are gathered.
+// rank posts its failure, on which rank 0 does the same at the next boundary
+// it decides, and takes part in the run until then, sending NaN for its
+// prompts. Both first join a preview gather the others may already be in.
+// The run fails with `failure` when the reports are gathered.
 absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
                                       absl::Status failure) {
   const StepProgress progress = context.step_progress();
@@ -83,6 +84,13 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
   const v1::InputConfig& config = context.config;
   const int steps = config.num_inference_steps();
   const at::Tensor failed_rows = FailedGroupLatents(context);
+  // First, so that rank 0 reads it at the next boundary it decides.
+  if (context.rank != 0) {
+    if (absl::Status posted = context.post_dp_failure(failure); !posted.ok()) {
+      spdlog::warn("rank {}: {}; the other dp groups run to the end",
+                   context.rank, posted.ToString());
+    }
+  }
   // Failed between the last agreed boundary and its preview gather, which
   // the other groups are in.
   const int last_step = progress.agreed_steps - 1;
@@ -98,6 +106,7 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
     return KeepCollectiveFailure(
         failure, context.stop_at_boundary(progress.agreed_steps));
   }
+
   spdlog::warn(
       "rank {}: request {} failed during step {} of {}; taking part in the "
       "other dp groups' remaining steps: {}",

@@ -1,5 +1,6 @@
 #include "core/engine/engine.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/status_macros.h"
+#include "core/engine/dp_failure_board.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::engine {
@@ -85,6 +87,7 @@ absl::Status Engine::Prepare(const v1::InputConfig& config,
 absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
                                        RunObserver* observer,
                                        StageTimings& timings) {
+  ++runs_started_;
   if (!prepared_key_.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "config ", config.request_id(), " run before any Prepare"));
@@ -117,6 +120,16 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
       .step_progress = [this] { return progress_; },
       .stop_at_boundary =
           [this, &config](int step) { return StopAtBoundary(config, step); },
+      .post_dp_failure =
+          [this](const absl::Status& failure) {
+            if (rank_ == 0) {
+              return absl::InternalError(
+                  "rank 0 posted a dp group failure; it stops the run itself "
+                  "(stop_at_boundary)");
+            }
+            if (options_.dp_failures == nullptr) return absl::OkStatus();
+            return options_.dp_failures->Post(runs_started_, rank_, failure);
+          },
       .partial_latents =
           [observer](int step, at::Tensor latents) {
             if (observer != nullptr) {
@@ -146,6 +159,10 @@ absl::Status Engine::StepBoundary(const v1::InputConfig& config,
         absl::ToUnixMicros(absl::Now()) >= config.deadline_unix_micros()) {
       decision = v1::STEP_DECISION_DEADLINE;
     }
+    if (decision == v1::STEP_DECISION_CONTINUE &&
+        AnotherDpGroupFailed(config, step)) {
+      decision = v1::STEP_DECISION_DP_GROUP_FAILED;
+    }
   }
   ASSIGN_OR_RETURN(v1::StepDecision agreed,
                    channel_.BroadcastStepDecision(decision));
@@ -162,8 +179,9 @@ absl::Status Engine::StepBoundary(const v1::InputConfig& config,
     case v1::STEP_DECISION_ABORT:
       return absl::UnavailableError(
           absl::StrCat("host shutting down; stopped ", where));
-    case v1::STEP_DECISION_RANK_ZERO_FAILED:
-      return absl::AbortedError(absl::StrCat("rank 0 failed; stopped ", where));
+    case v1::STEP_DECISION_DP_GROUP_FAILED:
+      return absl::AbortedError(
+          absl::StrCat("a dp group failed; stopped ", where));
     default:
       return absl::InternalError(absl::StrCat(
           "unknown step decision ", static_cast<int>(agreed), " for ", where));
@@ -179,8 +197,27 @@ absl::Status Engine::StopAtBoundary(const v1::InputConfig& config, int step) {
   progress_.stopped = true;
   spdlog::warn("rank 0: stopping request {} for every rank after step {} of {}",
                config.request_id(), step + 1, config.num_inference_steps());
-  return channel_.BroadcastStepDecision(v1::STEP_DECISION_RANK_ZERO_FAILED)
+  return channel_.BroadcastStepDecision(v1::STEP_DECISION_DP_GROUP_FAILED)
       .status();
+}
+
+bool Engine::AnotherDpGroupFailed(const v1::InputConfig& config, int step) {
+  if (options_.dp_failures == nullptr || config.parallel().dp_degree() < 2) {
+    return false;
+  }
+  const absl::StatusOr<std::optional<std::string>> posted =
+      options_.dp_failures->Read(runs_started_);
+  if (!posted.ok()) {
+    // Without the post the failed group's ranks still follow to the end.
+    spdlog::warn("rank 0: {}", posted.status().ToString());
+    return false;
+  }
+  if (!posted->has_value()) return false;
+  spdlog::warn(
+      "rank 0: stopping request {} for every rank after step {} of {}, as "
+      "{}",
+      config.request_id(), step + 1, config.num_inference_steps(), **posted);
+  return true;
 }
 
 }  // namespace ditserve::engine

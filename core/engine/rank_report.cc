@@ -68,7 +68,10 @@ absl::Status CombineRankStatuses(const std::vector<RankReport>& reports) {
   for (int rank = 0; rank < static_cast<int>(reports.size()); ++rank) {
     const absl::Status& status = reports[rank].status;
     if (status.ok()) continue;
-    if (code == absl::StatusCode::kOk) code = status.code();
+    // A rank stopped because another failed says nothing of the cause.
+    if (code == absl::StatusCode::kOk || code == absl::StatusCode::kAborted) {
+      code = status.code();
+    }
     const std::string error = status.ToString();
     auto same =
         std::find_if(errors.begin(), errors.end(),

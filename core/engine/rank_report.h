@@ -29,8 +29,9 @@ std::string SerializeRankReport(const RankReport& report);
 absl::StatusOr<RankReport> ParseRankReport(absl::string_view text);
 
 // OK when every report is OK; otherwise the code of the lowest failing rank
-// and a message naming each failing rank with its error (ranks failing with
-// the same error share one entry: "ranks 1, 2: ...").
+// that was not stopped for another's failure (ABORTED, Engine::Run) and a
+// message naming each failing rank with its error (ranks failing with the
+// same error share one entry: "ranks 1, 2: ...").
 absl::Status CombineRankStatuses(const std::vector<RankReport>& reports);
 
 }  // namespace ditserve::engine

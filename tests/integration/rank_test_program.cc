@@ -33,6 +33,7 @@
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
+#include "core/engine/dp_failure_board.h"
 #include "core/engine/engine.h"
 #include "core/engine/rank_loop.h"
 #include "tests/integration/scenarios.h"
@@ -209,10 +210,12 @@ int Main() {
           ? absl::GetFlag(FLAGS_fail_step)
           : -1,
       absl::GetFlag(FLAGS_fail_after_boundary));
+  engine::DpFailureBoard dp_failures((*rendezvous)->store());
   engine::Engine engine(rank, *mesh, *groups, channel, watchdog, pipeline,
                         {.dimensions = kRankTestDimensions,
                          .tensor_options = at::TensorOptions(at::kFloat),
-                         .collective_timeout = timeout});
+                         .collective_timeout = timeout,
+                         .dp_failures = &dp_failures});
   engine::RankLoop loop(
       channel, engine,
       {.on_outcome = [rank, &engine](const engine::RequestOutcome& outcome) {

@@ -76,5 +76,18 @@ TEST(RankReportTest, FailuresNameEachRankAndTakeTheLowestRanksCode) {
                         "CANCELLED: stopped"));
 }
 
+TEST(RankReportTest, RanksStoppedForAnothersFailureDoNotSetTheCode) {
+  std::vector<RankReport> reports(4);
+  reports[0].status = absl::AbortedError("a dp group failed");
+  reports[1].status = absl::AbortedError("a dp group failed");
+  reports[2].status = absl::ResourceExhaustedError("out of memory");
+  reports[3].status = absl::InternalError("out of memory too");
+  absl::Status combined = CombineRankStatuses(reports);
+  EXPECT_EQ(combined.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(combined.message()),
+              HasSubstr("ranks 0, 1: ABORTED: a dp group failed; rank 2: "
+                        "RESOURCE_EXHAUSTED: out of memory; rank 3: INTERNAL"));
+}
+
 }  // namespace
 }  // namespace ditserve::engine
