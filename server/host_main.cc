@@ -65,9 +65,12 @@ int Fail(const absl::Status& status, const char* what) {
 // them) once an attempt failed, so that none waits for more than one attempt.
 void AnswerQueuedAfterFailedAttempt(AdmissionQueue& queue,
                                     const absl::Status& attempt) {
-  const int answered = queue.FinishQueued(absl::UnavailableError(
-      absl::StrCat("the rank group did not re-form: ", attempt.message(),
-                   "; retry in a few seconds")));
+  const int answered = queue.FinishQueued(
+      stop_requested
+          ? ShutDownBeforeRunning()
+          : absl::UnavailableError(absl::StrCat(
+                "the rank group did not re-form: ", attempt.message(),
+                "; retry in a few seconds")));
   if (answered > 0) {
     spdlog::warn("answered {} queued requests UNAVAILABLE", answered);
   }
@@ -179,8 +182,22 @@ int RunHost() {
                     .max_request_bytes = options.max_request_bytes,
                     .ping_interval =
                         absl::Seconds(absl::GetFlag(FLAGS_ping_interval_s))}};
-  const auto keep_waiting = []() -> absl::Status {
+  const absl::Duration max_queue_wait =
+      absl::Seconds(absl::GetFlag(FLAGS_max_queue_wait_s));
+  const auto shed_overdue = [&] {
+    if (max_queue_wait <= absl::ZeroDuration()) return;
+    if (const int shed = queue.ExpireWaiting(max_queue_wait, absl::Now());
+        shed > 0) {
+      spdlog::warn(
+          "refused {} queued requests that waited longer than "
+          "--max_queue_wait_s {}",
+          shed, absl::ToDoubleSeconds(max_queue_wait));
+    }
+  };
+  // Also while the group re-forms, which requests may wait through.
+  const auto keep_waiting = [&]() -> absl::Status {
     if (stop_requested) return absl::CancelledError("the host is stopping");
+    shed_overdue();
     return absl::OkStatus();
   };
   // A rank that is missing at start-up fails the start: it is a
@@ -272,18 +289,8 @@ int RunHost() {
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);
   absl::Status group_status;
-  const absl::Duration max_queue_wait =
-      absl::Seconds(absl::GetFlag(FLAGS_max_queue_wait_s));
   while (!stop_requested) {
-    if (max_queue_wait > absl::ZeroDuration()) {
-      if (const int shed = queue.ExpireWaiting(max_queue_wait, absl::Now());
-          shed > 0) {
-        spdlog::warn(
-            "refused {} queued requests that waited longer than "
-            "--max_queue_wait_s {}",
-            shed, absl::ToDoubleSeconds(max_queue_wait));
-      }
-    }
+    shed_overdue();
     if (!(*serving)->scheduler().WaitForBrokenGroup(absl::Milliseconds(200))) {
       continue;
     }

@@ -256,7 +256,15 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     // each job still runs, alone.
     spdlog::error("request_id={} could not be batched: {}",
                   jobs[0]->config().request_id(), merged.status().ToString());
-    for (const std::shared_ptr<Job>& job : jobs) RETURN_IF_ERROR(Run({job}));
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (absl::Status group = Run({jobs[i]}); !group.ok()) {
+        // Taken out of the queue, so no one else answers them.
+        for (size_t later = i + 1; later < jobs.size(); ++later) {
+          jobs[later]->Finish(GroupBrokenRefusal(group));
+        }
+        return group;
+      }
+    }
     return absl::OkStatus();
   }
   const v1::InputConfig& config = *merged;

@@ -61,7 +61,8 @@ class Scheduler {
   // running ones too after the step they are in (STEP_DECISION_ABORT).
   void Drain(absl::Duration timeout);
   // True once the rank group broke (a rank was lost, or a request failed in
-  // a collective); the thread has then failed its run (UNAVAILABLE), paused
+  // a collective); the thread has then failed the run in progress, if any
+  // (UNAVAILABLE), paused
   // admission (AdmissionQueue::Pause, GroupBrokenRefusal) and ended, leaving
   // the queued jobs to the host. Waits at most `timeout` for that.
   bool WaitForBrokenGroup(absl::Duration timeout);
