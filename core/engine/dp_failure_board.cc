@@ -24,7 +24,11 @@ absl::Status DpFailureBoard::Post(int64_t run, int rank,
   return base::GuardedAs(
       absl::StatusCode::kUnavailable,
       absl::StrCat("posting the failure of run ", run, " in the store"), [&] {
-        store_->set(KeyOf(run), std::vector<uint8_t>(text.begin(), text.end()));
+        const std::string key = KeyOf(run);
+        store_->set(key, std::vector<uint8_t>(text.begin(), text.end()));
+        // A set gets no reply; a check on the same connection returns once
+        // the store holds it, so that rank 0's next read finds it.
+        store_->check({key});
       });
 }
 

@@ -52,10 +52,12 @@ using DpGroupGenerator =
 // This rank's share of a run: `generate` makes its dp group's latents (a
 // group without prompts skips it but still takes part in every step
 // decision, so that all ranks stop together), then GatherDpLatents. When
-// `generate` fails between step boundaries, the rank still takes part in
-// the remaining step decisions and latents gathers (its prompts' latents
-// NaN), so that the other dp groups' ranks are not left waiting for it, and
-// returns that failure.
+// `generate` fails between step boundaries, every rank stops at a later
+// boundary that rank 0 decides (at once when its own group failed, else once
+// it reads the post on the DpFailureBoard); until then the rank takes part
+// in the step decisions and latents gathers (its prompts' latents NaN), so
+// that the other dp groups' ranks are not left waiting for it. Returns that
+// failure.
 absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
                                       const DpGroupGenerator& generate);
 

@@ -121,13 +121,17 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
       .stop_at_boundary =
           [this, &config](int step) { return StopAtBoundary(config, step); },
       .post_dp_failure =
-          [this](const absl::Status& failure) {
+          [this, &config](const absl::Status& failure) {
             if (rank_ == 0) {
               return absl::InternalError(
                   "rank 0 posted a dp group failure; it stops the run itself "
                   "(stop_at_boundary)");
             }
-            if (options_.dp_failures == nullptr) return absl::OkStatus();
+            // Rank 0 reads none then (AnotherDpGroupFailed).
+            if (options_.dp_failures == nullptr ||
+                config.parallel().dp_degree() < 2) {
+              return absl::OkStatus();
+            }
             return options_.dp_failures->Post(runs_started_, rank_, failure);
           },
       .partial_latents =
