@@ -4,13 +4,11 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <utility>
 #include <vector>
 #ifdef DITSERVE_WITH_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -61,8 +59,8 @@ bool IsPointToPoint(c10d::Work& work) {
 }
 
 // UNAVAILABLE when waits on `context`'s group should end before their
-// timeout: a rank hung, rank 0 opened a newer generation of the group, or a
-// rank of the group failed in the run and will not join; else OK.
+// timeout: a rank hung, or rank 0 opened a newer generation of the group;
+// else OK.
 absl::Status ReasonToGiveUp(absl::string_view operation,
                             const CollectiveContext& context) {
   Watchdog& watchdog = *context.watchdog;
@@ -78,13 +76,6 @@ absl::Status ReasonToGiveUp(absl::string_view operation,
                      " group was left: rank 0 re-forms the group as "
                      "generation ",
                      *newer));
-  }
-  if (context.failed_peer) {
-    if (std::optional<std::string> failed = context.failed_peer()) {
-      return absl::UnavailableError(absl::StrCat(
-          operation, " on the ", context.group_name,
-          " group was given up: a rank of it failed in this run, ", *failed));
-    }
   }
   return absl::OkStatus();
 }
@@ -133,12 +124,6 @@ absl::Status WaitUnlessGivenUp(c10d::Work& work, absl::string_view operation,
 }
 
 }  // namespace
-
-std::function<std::optional<std::string>()> FailedPeerAmong(
-    const FailedRankProbe& probe, std::vector<int> ranks) {
-  if (!probe) return nullptr;
-  return [probe, ranks = std::move(ranks)] { return probe(ranks); };
-}
 
 std::string RankList(const std::vector<int>& ranks) {
   return absl::StrCat(ranks.size() == 1 ? "rank " : "ranks ",

@@ -3,7 +3,6 @@
 
 #include <chrono>
 #include <functional>
-#include <optional>
 #include <string>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
@@ -23,21 +22,7 @@ struct CollectiveContext {
   // Names lost ranks after a failure and hung ones during the wait; may be
   // null (then no rank is named and only `timeout` ends a wait).
   Watchdog* watchdog = nullptr;
-  // Names a rank of the group whose share of the run in progress failed
-  // ("rank 3: INTERNAL: ..."), which will not join, or nullopt; may be
-  // empty. Asked with the watchdog's questions.
-  std::function<std::optional<std::string>()> failed_peer;
 };
-
-// Names the first of `ranks` that posted that its share of the run in
-// progress failed, or nullopt (engine::RunFailureBoard::FailedAmong).
-using FailedRankProbe =
-    std::function<std::optional<std::string>(const std::vector<int>& ranks)>;
-
-// `probe` asked about `ranks`, for CollectiveContext::failed_peer; empty when
-// `probe` is.
-std::function<std::optional<std::string>()> FailedPeerAmong(
-    const FailedRankProbe& probe, std::vector<int> ranks);
 
 // Issues one collective through `start` without waiting for it; errors as
 // RunCollective's.

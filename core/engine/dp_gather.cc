@@ -84,11 +84,12 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
   const v1::InputConfig& config = context.config;
   const int steps = config.num_inference_steps();
   const at::Tensor failed_rows = FailedGroupLatents(context);
-  // First, so that rank 0 reads it at the next boundary it decides, and
-  // peers waiting for this rank give up.
-  if (absl::Status posted = context.post_failure(failure); !posted.ok()) {
-    spdlog::warn("rank {}: {}; the other ranks wait for their timeouts",
-                 context.rank, posted.ToString());
+  // First, so that rank 0 reads it at the next boundary it decides.
+  if (context.rank != 0) {
+    if (absl::Status posted = context.post_dp_failure(failure); !posted.ok()) {
+      spdlog::warn("rank {}: {}; the other dp groups run to the end",
+                   context.rank, posted.ToString());
+    }
   }
   // Failed between the last agreed boundary and its preview gather, which
   // the other groups are in.

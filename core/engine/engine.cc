@@ -11,7 +11,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/status_macros.h"
-#include "core/engine/run_failure_board.h"
+#include "core/engine/dp_failure_board.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::engine {
@@ -87,7 +87,7 @@ absl::Status Engine::Prepare(const v1::InputConfig& config,
 absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
                                        RunObserver* observer,
                                        StageTimings& timings) {
-  if (options_.run_failures != nullptr) options_.run_failures->BeginNextRun();
+  ++runs_started_;
   if (!prepared_key_.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "config ", config.request_id(), " run before any Prepare"));
@@ -120,10 +120,19 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
       .step_progress = [this] { return progress_; },
       .stop_at_boundary =
           [this, &config](int step) { return StopAtBoundary(config, step); },
-      .post_failure =
-          [this](const absl::Status& failure) {
-            if (options_.run_failures == nullptr) return absl::OkStatus();
-            return options_.run_failures->Post(failure);
+      .post_dp_failure =
+          [this, &config](const absl::Status& failure) {
+            if (rank_ == 0) {
+              return absl::InternalError(
+                  "rank 0 posted a dp group failure; it stops the run itself "
+                  "(stop_at_boundary)");
+            }
+            // Rank 0 reads none then (AnotherDpGroupFailed).
+            if (options_.dp_failures == nullptr ||
+                config.parallel().dp_degree() < 2) {
+              return absl::OkStatus();
+            }
+            return options_.dp_failures->Post(runs_started_, rank_, failure);
           },
       .partial_latents =
           [observer](int step, at::Tensor latents) {
@@ -134,17 +143,10 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
       .timings = timings,
       .collective_on =
           [this](dist::Axis axis) {
-            dist::CollectiveContext context{
+            return dist::CollectiveContext{
                 .group_name = std::string(dist::AxisName(axis)),
                 .timeout = options_.collective_timeout,
                 .watchdog = watchdog_};
-            // A failed rank still joins its dp group's gathers.
-            if (axis != dist::Axis::kDp) {
-              context.failed_peer = dist::FailedPeerAmong(
-                  RunFailureBoard::ProbeOf(options_.run_failures),
-                  groups_.ranks(axis));
-            }
-            return context;
           },
   };
   return program_.Run(context);
@@ -161,7 +163,8 @@ absl::Status Engine::StepBoundary(const v1::InputConfig& config,
         absl::ToUnixMicros(absl::Now()) >= config.deadline_unix_micros()) {
       decision = v1::STEP_DECISION_DEADLINE;
     }
-    if (decision == v1::STEP_DECISION_CONTINUE && FailurePosted(config, step)) {
+    if (decision == v1::STEP_DECISION_CONTINUE &&
+        AnotherDpGroupFailed(config, step)) {
       decision = v1::STEP_DECISION_DP_GROUP_FAILED;
     }
   }
@@ -202,14 +205,12 @@ absl::Status Engine::StopAtBoundary(const v1::InputConfig& config, int step) {
       .status();
 }
 
-bool Engine::FailurePosted(const v1::InputConfig& config, int step) {
-  // With one dp group a failure elsewhere holds rank 0 in a collective
-  // that gives up on it, or fails rank 0's own share.
-  if (options_.run_failures == nullptr || config.parallel().dp_degree() < 2) {
+bool Engine::AnotherDpGroupFailed(const v1::InputConfig& config, int step) {
+  if (options_.dp_failures == nullptr || config.parallel().dp_degree() < 2) {
     return false;
   }
   const absl::StatusOr<std::optional<std::string>> posted =
-      options_.run_failures->ReadAny();
+      options_.dp_failures->Read(runs_started_);
   if (!posted.ok()) {
     // Without the post the failed group's ranks still follow to the end.
     spdlog::warn("rank 0: {}", posted.status().ToString());

@@ -23,7 +23,7 @@
 
 namespace ditserve::engine {
 
-class RunFailureBoard;
+class DpFailureBoard;
 
 // Watches one request on rank 0; the server implements it.
 class RunObserver {
@@ -46,12 +46,9 @@ struct EngineOptions {
   c10::TensorOptions tensor_options;
   // Longest wait of a data-plane collective.
   std::chrono::milliseconds collective_timeout{30000};
-  // Where a rank posts that its share of a run failed: rank 0 reads it at
-  // every step boundary and stops the run, and the waits of the rank's sp,
-  // cfg and pp groups' collectives give up on it. Null: neither (only rank
-  // 0's own failure stops the run early, and peers wait for the collective
-  // timeout).
-  RunFailureBoard* run_failures = nullptr;
+  // Where ranks > 0 post their dp group's failure, which rank 0 reads at
+  // every step boundary; null: only rank 0's own failure stops a run early.
+  DpFailureBoard* dp_failures = nullptr;
 };
 
 // Runs frozen configs on one rank. Prepare sizes the receive buffers from
@@ -72,7 +69,7 @@ class Engine {
   // FAILED_PRECONDITION (listing the differing fields) when `config` was not
   // the prepared shape; CANCELLED / DEADLINE_EXCEEDED / UNAVAILABLE when rank
   // 0 stopped the run at a step boundary, ABORTED when it stopped it there
-  // because a rank's share failed; otherwise the rank program's result.
+  // because a dp group's share failed; otherwise the rank program's result.
   // `observer` is used on rank 0 only and may be null.
   absl::StatusOr<at::Tensor> Run(const v1::InputConfig& config,
                                  RunObserver* observer, StageTimings& timings);
@@ -89,9 +86,9 @@ class Engine {
                             RunObserver* observer, int step);
   // Rank 0: RankContext::stop_at_boundary.
   absl::Status StopAtBoundary(const v1::InputConfig& config, int step);
-  // Rank 0: whether a rank posted that its share of the run in progress
-  // failed (RunFailureBoard).
-  bool FailurePosted(const v1::InputConfig& config, int step);
+  // Rank 0: whether a rank of another dp group posted that its share of the
+  // run in progress failed.
+  bool AnotherDpGroupFailed(const v1::InputConfig& config, int step);
 
   const int rank_;
   const dist::Mesh& mesh_;
@@ -105,6 +102,9 @@ class Engine {
   int allocations_ = 0;
   // The step boundaries of the run in progress.
   StepProgress progress_;
+  // Runs started, the one in progress included: alike on every rank, so it
+  // names the run on the DpFailureBoard.
+  int64_t runs_started_ = 0;
 };
 
 }  // namespace ditserve::engine

@@ -18,8 +18,6 @@ absl::StatusOr<std::unique_ptr<RankRuntime>> RankRuntime::Join(
                    dist::Rendezvous::Join(std::move(store), generation, options,
                                           facts, std::move(keep_waiting)));
   runtime->rendezvous_ = std::move(rendezvous);
-  runtime->run_failures_ = std::make_unique<RunFailureBoard>(
-      runtime->rendezvous_->store(), env.rank);
   ASSIGN_OR_RETURN(dist::Mesh mesh, dist::Mesh::Create(parallel));
   runtime->mesh_.emplace(std::move(mesh));
   ASSIGN_OR_RETURN(
@@ -37,8 +35,7 @@ absl::StatusOr<std::unique_ptr<RankRuntime>> RankRuntime::Join(
 parallel::SequenceParallelOptions RankRuntime::sequence_parallel_options()
     const {
   return {.timeout = rendezvous_->options().collective_timeout,
-          .watchdog = &rendezvous_->watchdog(),
-          .failed_rank = RunFailureBoard::ProbeOf(run_failures_.get())};
+          .watchdog = &rendezvous_->watchdog()};
 }
 
 RankLoop& RankRuntime::StartLoop(RankProgram& program,
@@ -50,7 +47,8 @@ RankLoop& RankRuntime::StartLoop(RankProgram& program,
   engine_options.tensor_options =
       torch::TensorOptions().device(placement.device).dtype(placement.dtype);
   engine_options.collective_timeout = rendezvous_->options().collective_timeout;
-  engine_options.run_failures = run_failures_.get();
+  dp_failures_ = std::make_unique<DpFailureBoard>(rendezvous_->store());
+  engine_options.dp_failures = dp_failures_.get();
   engine_ = std::make_unique<Engine>(env().rank, *mesh_, *groups_, *channel_,
                                      &rendezvous_->watchdog(), program,
                                      engine_options);

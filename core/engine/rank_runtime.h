@@ -15,9 +15,9 @@
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
+#include "core/engine/dp_failure_board.h"
 #include "core/engine/engine.h"
 #include "core/engine/rank_loop.h"
-#include "core/engine/run_failure_board.h"
 #include "core/models/component_weights.h"
 #include "core/parallel/make_attention.h"
 #include "ditserve/v1/input_config.pb.h"
@@ -67,8 +67,7 @@ class RankRuntime {
   std::optional<dist::Mesh> mesh_;
   std::optional<dist::MeshGroups> groups_;
   std::unique_ptr<dist::ControlChannel> channel_;
-  // Before the model is loaded: its attention's collectives ask it.
-  std::unique_ptr<RunFailureBoard> run_failures_;
+  std::unique_ptr<DpFailureBoard> dp_failures_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<RankLoop> loop_;
 };

@@ -15,9 +15,7 @@ Group GroupAlong(const dist::MeshGroups& groups, dist::Axis axis,
   return Group{.group = groups.group(axis),
                .context = {.group_name = std::string(dist::AxisName(axis)),
                            .timeout = options.timeout,
-                           .watchdog = options.watchdog,
-                           .failed_peer = dist::FailedPeerAmong(
-                               options.failed_rank, groups.ranks(axis))}};
+                           .watchdog = options.watchdog}};
 }
 
 std::unique_ptr<models::Attention> MakeAttention(

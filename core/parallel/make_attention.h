@@ -19,8 +19,6 @@ struct SequenceParallelOptions {
   std::chrono::milliseconds timeout{30000};
   // Names hung and lost ranks; may be null.
   dist::Watchdog* watchdog = nullptr;
-  // Which ranks failed in the run in progress; may be empty.
-  dist::FailedRankProbe failed_rank;
 };
 
 // `groups`' group along `axis` with the context its collectives use (the

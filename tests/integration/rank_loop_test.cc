@@ -385,45 +385,6 @@ TEST_P(DpGroupFailureTest, TheRequestFailsAndTheGroupServesOn) {
   }
 }
 
-// One rank fails on its own after step 2's boundary while its sp peer goes
-// on into step 3's gather, which it will not join: the peer gives up on it
-// as soon as it asks the RunFailureBoard, rather than after the collective
-// timeout (4 s here, 60 s by default), and the group re-forms since the sp
-// group's collective was left half done. Rank 0 stops the other dp group at
-// the next boundary.
-TEST(SpPeerFailureTest, APeerGivesUpOnAFailedRankInsteadOfTimingOut) {
-  constexpr int kWorld = 4;  // dp 2 × ulysses 2: rank 3 fails, rank 2 waits
-  std::unique_ptr<RankLauncher> ranks =
-      Launch(kWorld, {"--scenario=sp_failure", "--fail_rank=3", "--fail_step=1",
-                      "--fail_after_boundary=true"});
-  ASSERT_NE(ranks, nullptr);
-  for (const RankExit& exit : ranks->WaitAll(kScenarioLimit)) {
-    EXPECT_FALSE(exit.timed_out) << "rank " << exit.rank << " still running";
-    EXPECT_EQ(exit.exit_code, 3) << "rank " << exit.rank << " output:\n"
-                                 << ranks->Output(exit.rank);
-  }
-  for (int rank = 0; rank < kWorld; ++rank) {
-    Fields failed = OutcomeOf(*ranks, rank, "sp-failure-1");
-    EXPECT_THAT(failed["message"],
-                HasSubstr("rank 3: INTERNAL: failure injected during step 2"))
-        << "rank " << rank;
-    EXPECT_THAT(failed["message"],
-                HasSubstr("on the sp group was given up: a rank of it failed "
-                          "in this run, rank 3: INTERNAL: failure injected "
-                          "during step 2"))
-        << "rank " << rank;
-    EXPECT_THAT(failed["message"],
-                HasSubstr("ranks 0, 1: ABORTED: a dp group failed; stopped "
-                          "request sp-failure-1 after step 3 of 4"))
-        << "rank " << rank;
-    std::vector<Fields> ends = LinesTagged(ranks->Output(rank), "LOOP_END");
-    ASSERT_THAT(ends, SizeIs(1)) << "rank " << rank;
-    EXPECT_EQ(ends[0]["code"], "UNAVAILABLE") << ends[0]["message"];
-    EXPECT_THAT(ends[0]["message"],
-                HasSubstr("request sp-failure-1 failed in a collective"));
-  }
-}
-
 INSTANTIATE_TEST_SUITE_P(
     FailingDpGroup, DpGroupFailureTest,
     ::testing::Values(DpGroupFailure{0, false}, DpGroupFailure{1, false},

@@ -33,16 +33,16 @@
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
+#include "core/engine/dp_failure_board.h"
 #include "core/engine/engine.h"
 #include "core/engine/rank_loop.h"
-#include "core/engine/run_failure_board.h"
 #include "tests/integration/scenarios.h"
 #include "tests/integration/shard_gather_program.h"
 #include "tests/support/frozen_test_config.h"
 
 ABSL_FLAG(std::string, scenario, "consensus",
-          "consensus, fault, seed, cancel, kill, stall, dp_failure, "
-          "sp_failure or idle (see scenarios.h)");
+          "consensus, fault, seed, cancel, kill, stall, dp_failure or idle "
+          "(see scenarios.h)");
 ABSL_FLAG(int, timeout_ms, 4000, "timeout of every collective");
 ABSL_FLAG(int, ping_interval_ms, 200, "rank 0 pings after this idle time");
 ABSL_FLAG(int, watchdog_interval_ms, 300, "heartbeat interval");
@@ -54,12 +54,10 @@ ABSL_FLAG(int, stall_ms, 0, "see --stall_rank");
 ABSL_FLAG(int, fail_dp_group, -1,
           "every rank of this dp group fails its first config on its own "
           "during --fail_step");
-ABSL_FLAG(int, fail_rank, -1,
-          "this rank alone fails its first config during --fail_step");
 ABSL_FLAG(int, fail_step, 1, "see --fail_dp_group (0-based)");
 ABSL_FLAG(bool, fail_after_boundary, false,
-          "--fail_dp_group and --fail_rank fail after the step's boundary, "
-          "before its preview gather");
+          "--fail_dp_group fails after the step's boundary, before its "
+          "preview gather");
 ABSL_FLAG(int, idle_ms, 500,
           "rank 0 idles this long after the last config before shutdown");
 
@@ -208,17 +206,16 @@ int Main() {
       rank == absl::GetFlag(FLAGS_stall_rank)
           ? absl::Milliseconds(absl::GetFlag(FLAGS_stall_ms))
           : absl::ZeroDuration(),
-      mesh->CoordinatesOf(rank).dp == absl::GetFlag(FLAGS_fail_dp_group) ||
-              rank == absl::GetFlag(FLAGS_fail_rank)
+      mesh->CoordinatesOf(rank).dp == absl::GetFlag(FLAGS_fail_dp_group)
           ? absl::GetFlag(FLAGS_fail_step)
           : -1,
       absl::GetFlag(FLAGS_fail_after_boundary));
-  engine::RunFailureBoard run_failures((*rendezvous)->store(), rank);
+  engine::DpFailureBoard dp_failures((*rendezvous)->store());
   engine::Engine engine(rank, *mesh, *groups, channel, watchdog, pipeline,
                         {.dimensions = kRankTestDimensions,
                          .tensor_options = at::TensorOptions(at::kFloat),
                          .collective_timeout = timeout,
-                         .run_failures = &run_failures});
+                         .dp_failures = &dp_failures});
   engine::RankLoop loop(
       channel, engine,
       {.on_outcome = [rank, &engine](const engine::RequestOutcome& outcome) {

@@ -39,9 +39,6 @@ struct ScenarioStep {
 //              preview after step 2) on their own mid-run, while the other
 //              dp group goes on: the request fails and the second runs on
 //              the same group.
-//   sp_failure: the fail rank fails the first config (4 steps) on its own
-//              mid-run while its sp peer waits for it, which re-forms the
-//              group: the second must not run on its groups.
 //   idle:      no config; pings, then shutdown.
 inline std::vector<ScenarioStep> ScenarioSteps(absl::string_view scenario) {
   if (scenario == "consensus") {
@@ -84,16 +81,6 @@ inline std::vector<ScenarioStep> ScenarioSteps(absl::string_view scenario) {
               .prompts = 2,
               .steps = 4,
               .partial_images = 1}}};
-  }
-  if (scenario == "sp_failure") {
-    return {{{.request_id = "sp-failure-1",
-              .sequence_number = 1,
-              .prompts = 2,
-              .steps = 4}},
-            {{.request_id = "sp-failure-2",
-              .sequence_number = 2,
-              .prompts = 2,
-              .steps = 4}}};
   }
   if (scenario == "kill") {
     return {{{.request_id = "kill-1", .sequence_number = 1, .prompts = 2}}};
