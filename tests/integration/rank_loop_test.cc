@@ -33,6 +33,9 @@ constexpr int kTimeoutMs = 4000;
 // Start-up of up to four LibTorch processes on two busy cores, plus the
 // scenario itself.
 constexpr std::chrono::seconds kScenarioLimit{45};
+// The rank test program's exit code when its loop ended with the group
+// broken.
+constexpr int kLeftTheGroup = 3;
 
 // One printed line: its key=value fields; "message" takes the rest of the
 // line.
@@ -112,11 +115,11 @@ std::unique_ptr<RankLauncher> Launch(int world,
   return ranks.ok() ? std::move(*ranks) : nullptr;
 }
 
-// Waits for every rank and expects each to have exited 0.
-void ExpectAllExitZero(RankLauncher& ranks) {
+// Waits for every rank and expects each to have exited `code`.
+void ExpectAllExit(RankLauncher& ranks, int code) {
   for (const RankExit& exit : ranks.WaitAll(kScenarioLimit)) {
     EXPECT_FALSE(exit.timed_out) << "rank " << exit.rank << " still running";
-    EXPECT_EQ(exit.exit_code, 0)
+    EXPECT_EQ(exit.exit_code, code)
         << "rank " << exit.rank << " (signal " << exit.signal << ") output:\n"
         << ranks.Output(exit.rank);
   }
@@ -135,7 +138,7 @@ TEST_P(RankLoopTest, BroadcastConfigsReachEveryRankByteIdentical) {
   const int world = GetParam();
   std::unique_ptr<RankLauncher> ranks = Launch(world, {"--scenario=consensus"});
   ASSERT_NE(ranks, nullptr);
-  ExpectAllExitZero(*ranks);
+  ExpectAllExit(*ranks, 0);
   for (const ScenarioStep& step : ScenarioSteps("consensus")) {
     const TestConfigRequest& request = step.request;
     const v1::RunConfig sent = RunConfigOf(Frozen(request, world));
@@ -165,7 +168,7 @@ TEST_P(RankLoopTest, IdleGroupPingsThenEveryRankExitsZeroOnShutdown) {
   std::unique_ptr<RankLauncher> ranks = Launch(
       world, {"--scenario=idle", "--idle_ms=1500", "--ping_interval_ms=100"});
   ASSERT_NE(ranks, nullptr);
-  ExpectAllExitZero(*ranks);
+  ExpectAllExit(*ranks, 0);
   for (int rank = 0; rank < world; ++rank) {
     std::vector<Fields> ends = LinesTagged(ranks->Output(rank), "LOOP_END");
     ASSERT_THAT(ends, SizeIs(1)) << ranks->Output(rank);
@@ -177,7 +180,7 @@ TEST_P(RankLoopTest, LongerSequenceReprepareResizesTheBuffersOnEveryRank) {
   const int world = GetParam();
   std::unique_ptr<RankLauncher> ranks = Launch(world, {"--scenario=seed"});
   ASSERT_NE(ranks, nullptr);
-  ExpectAllExitZero(*ranks);
+  ExpectAllExit(*ranks, 0);
   const std::vector<ScenarioStep> steps = ScenarioSteps("seed");
   for (int index = 0; index < 2; ++index) {
     const TestConfigRequest& request = steps[index].request;
@@ -207,7 +210,7 @@ TEST_P(RankLoopTest, CancelAtAStepBoundaryStopsEveryRankAndTheNextConfigRuns) {
   const int world = GetParam();
   std::unique_ptr<RankLauncher> ranks = Launch(world, {"--scenario=cancel"});
   ASSERT_NE(ranks, nullptr);
-  ExpectAllExitZero(*ranks);
+  ExpectAllExit(*ranks, 0);
   for (int rank = 0; rank < world; ++rank) {
     Fields cancelled = OutcomeOf(*ranks, rank, "cancel-1");
     EXPECT_EQ(cancelled["code"], "CANCELLED");
@@ -236,7 +239,7 @@ TEST_P(RankFailureTest, AlteredConfigOnOneRankIsNamedOnEveryRankAndNextRuns) {
   std::unique_ptr<RankLauncher> ranks = Launch(
       world, {"--scenario=fault", absl::StrCat("--fault_rank=", faulty)});
   ASSERT_NE(ranks, nullptr);
-  ExpectAllExitZero(*ranks);
+  ExpectAllExit(*ranks, 0);
   const std::vector<ScenarioStep> steps = ScenarioSteps("fault");
   const v1::RunConfig sent = RunConfigOf(Frozen(steps[0].request, world));
   v1::RunConfig altered = sent;
@@ -291,7 +294,7 @@ TEST_P(RankFailureTest, KilledRankIsNamedBySurvivorsWithinTheTimeout) {
     if (exit.rank == victim) {
       EXPECT_EQ(exit.signal, SIGKILL);
     } else {
-      EXPECT_EQ(exit.exit_code, 3) << "rank " << exit.rank;
+      EXPECT_EQ(exit.exit_code, kLeftTheGroup) << "rank " << exit.rank;
     }
   }
 }
@@ -307,11 +310,7 @@ TEST(CollectiveFailureTest, ATimedOutCollectiveEndsTheGroupOnEveryRank) {
       Launch(kWorld, {"--scenario=stall", "--stall_rank=1",
                       absl::StrCat("--stall_ms=", kTimeoutMs * 3 / 2)});
   ASSERT_NE(ranks, nullptr);
-  for (const RankExit& exit : ranks->WaitAll(kScenarioLimit)) {
-    EXPECT_FALSE(exit.timed_out) << "rank " << exit.rank << " still running";
-    EXPECT_EQ(exit.exit_code, 3) << "rank " << exit.rank << " output:\n"
-                                 << ranks->Output(exit.rank);
-  }
+  ExpectAllExit(*ranks, kLeftTheGroup);
   for (int rank = 0; rank < kWorld; ++rank) {
     Fields failed = OutcomeOf(*ranks, rank, "stall-1");
     EXPECT_NE(failed["code"], "OK") << "rank " << rank;
@@ -354,7 +353,7 @@ TEST_P(DpGroupFailureTest, TheRequestFailsAndTheGroupServesOn) {
                absl::StrCat("--fail_dp_group=", failure.group), "--fail_step=1",
                absl::StrCat("--fail_after_boundary=", failure.after_boundary)});
   ASSERT_NE(ranks, nullptr);
-  ExpectAllExitZero(*ranks);
+  ExpectAllExit(*ranks, 0);
   const std::string failed_ranks =
       failure.group == 0 ? "ranks 0, 1" : "ranks 2, 3";
   for (int rank = 0; rank < kWorld; ++rank) {
