@@ -61,8 +61,9 @@ int Fail(const absl::Status& status, const char* what) {
   return 1;
 }
 
-// Answers the jobs that waited for a re-formation (Scheduler::FailGroup kept
-// them) once an attempt failed, so that none waits for more than one attempt.
+// Answers the jobs that waited for a re-formation (kept when every rank was
+// alive) once an attempt failed, so that none waits for more than one
+// attempt.
 void AnswerQueuedAfterFailedAttempt(AdmissionQueue& queue,
                                     const absl::Status& attempt) {
   const int answered = queue.FinishQueued(

@@ -106,7 +106,6 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
     return KeepCollectiveFailure(
         failure, context.stop_at_boundary(progress.agreed_steps));
   }
-
   spdlog::warn(
       "rank {}: request {} failed during step {} of {}; taking part in the "
       "other dp groups' remaining steps: {}",
