@@ -58,9 +58,10 @@ bool IsPointToPoint(c10d::Work& work) {
          dynamic_cast<c10d::ProcessGroupGloo::RecvWork*>(&work) != nullptr;
 }
 
-// UNAVAILABLE when waits on `context`'s group should end before their
-// timeout: a rank hung, or rank 0 opened a newer generation of the group;
-// else OK.
+// Not OK when waits on `context`'s group should end before their timeout:
+// UNAVAILABLE when a rank hung or rank 0 opened a newer generation of the
+// group, ABORTED when a rank that leaves the group on failure failed the run
+// (the failure is its own, and the rank reports it).
 absl::Status ReasonToGiveUp(absl::string_view operation,
                             const CollectiveContext& context) {
   Watchdog& watchdog = *context.watchdog;
@@ -77,6 +78,14 @@ absl::Status ReasonToGiveUp(absl::string_view operation,
                      "generation ",
                      *newer));
   }
+  if (std::optional<std::string> failed =
+          watchdog.FailedAmong(context.leave_on_failure)) {
+    return absl::AbortedError(absl::StrCat(
+        operation, " on the ", context.group_name,
+        " group was left: a rank of the group failed its share of the run "
+        "and will not join (",
+        *failed, ")"));
+  }
   return absl::OkStatus();
 }
 
@@ -88,8 +97,9 @@ absl::Status WaitUnlessGivenUp(c10d::Work& work, absl::string_view operation,
   if (IsPointToPoint(work)) {
     // A timed-out point-to-point wait tears down Gloo's pairs, so it is
     // never sliced: the watchdog's monitor aborts it instead.
-    const int64_t id = watchdog.AbortOnHang([&work] { work.abort(); });
-    absl::Cleanup remove = [&] { watchdog.RemoveAbortOnHang(id); };
+    const int64_t id = watchdog.AbortOnGiveUp([&work] { work.abort(); },
+                                              context.leave_on_failure);
+    absl::Cleanup remove = [&] { watchdog.RemoveAbortOnGiveUp(id); };
     if (work.wait(context.timeout)) return absl::OkStatus();
     absl::Status given_up = ReasonToGiveUp(operation, context);
     if (given_up.ok()) {
@@ -116,6 +126,9 @@ absl::Status WaitUnlessGivenUp(c10d::Work& work, absl::string_view operation,
       throw std::runtime_error(
           absl::StrCat("timed out after ", context.timeout.count(), " ms"));
     }
+    // Completed since the slice ended: a rank's failure post, which may
+    // follow its last part in the collective, is no reason to leave it.
+    if (completed->HasBeenNotified()) break;
     RETURN_IF_ERROR(ReasonToGiveUp(operation, context));
   }
   // Completed: returns at once, or rethrows the collective's error.

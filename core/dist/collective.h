@@ -22,6 +22,12 @@ struct CollectiveContext {
   // Names lost ranks after a failure and hung ones during the wait; may be
   // null (then no rank is named and only `timeout` ends a wait).
   Watchdog* watchdog = nullptr;
+  // Ranks of the group that stop joining its collectives once they fail
+  // their share of the run in progress: a dp group's own groups
+  // (engine::RunDpGroup). A wait ends as soon as the watchdog reads such a
+  // rank's post (Watchdog::FailedAmong) rather than at `timeout`. Empty for
+  // groups a failed rank goes on joining (control, dp).
+  std::vector<int> leave_on_failure;
 };
 
 // Issues one collective through `start` without waiting for it; errors as
@@ -40,7 +46,8 @@ absl::Status WaitCollective(absl::string_view operation,
 // Issues one collective through `start` and waits for it at most
 // context.timeout, or until the watchdog finds a hung rank. Failures become
 // a Status naming the operation and group: UNAVAILABLE naming the hung or
-// lost rank(s) when the watchdog reports any, DEADLINE_EXCEEDED for a
+// lost rank(s) when the watchdog reports any, ABORTED naming the ranks of
+// context.leave_on_failure that failed the run, DEADLINE_EXCEEDED for a
 // timeout with every rank alive, INTERNAL otherwise.
 absl::Status RunCollective(
     absl::string_view operation, const CollectiveContext& context,

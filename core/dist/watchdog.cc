@@ -1,6 +1,7 @@
 #include "core/dist/watchdog.h"
 
 #include <exception>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,6 +33,7 @@ Watchdog::Watchdog(c10::intrusive_ptr<c10d::Store> store, int rank,
       rank_(rank),
       world_size_(world_size),
       options_(options),
+      run_failures_(scoped_, world_size),
       counters_(world_size, -1),
       advanced_at_(world_size, absl::Now()),
       exited_(world_size, false),
@@ -78,6 +80,7 @@ void Watchdog::Beat() {
       Observe(*counters, absl::Now());
     }
     ObserveGeneration();
+    ObserveRunFailures();
     {
       absl::MutexLock seen_lock(&seen_mutex_);
       store_call_since_.reset();
@@ -122,6 +125,49 @@ void Watchdog::ObserveGeneration() {
   superseded_by_ = current;
 }
 
+void Watchdog::ObserveRunFailures() {
+  std::optional<int64_t> run;
+  int64_t count_seen = 0;
+  {
+    absl::MutexLock seen_lock(&seen_mutex_);
+    run = followed_run_;
+    count_seen = static_cast<int64_t>(run_posts_.size());
+  }
+  if (!run.has_value()) return;
+  absl::StatusOr<std::map<int, std::string>> posts;
+  {
+    absl::MutexLock store_lock(&store_mutex_);
+    const absl::StatusOr<int64_t> count = run_failures_.Count(*run);
+    // Each rank posts once a run, so the count tells when to read again.
+    if (!count.ok() || *count == count_seen) return;
+    posts = run_failures_.Read(*run);
+  }
+  if (!posts.ok()) return;
+  absl::MutexLock seen_lock(&seen_mutex_);
+  // The rank may have moved on to its next run meanwhile.
+  if (followed_run_ == run) run_posts_ = *std::move(posts);
+}
+
+void Watchdog::FollowRun(int64_t run) {
+  absl::MutexLock seen_lock(&seen_mutex_);
+  followed_run_ = run;
+  run_posts_.clear();
+}
+
+std::optional<std::string> Watchdog::FailedAmong(
+    const std::vector<int>& ranks) {
+  std::map<int, std::string> failed;
+  absl::MutexLock seen_lock(&seen_mutex_);
+  for (int rank : ranks) {
+    if (rank == rank_) continue;
+    if (auto post = run_posts_.find(rank); post != run_posts_.end()) {
+      failed.insert(*post);
+    }
+  }
+  if (failed.empty()) return std::nullopt;
+  return DescribePosts(failed);
+}
+
 std::optional<int64_t> Watchdog::SupersededBy() {
   absl::MutexLock seen_lock(&seen_mutex_);
   return superseded_by_;
@@ -148,23 +194,31 @@ std::vector<int> Watchdog::HungRanks() {
 
 void Watchdog::Monitor() {
   while (!WaitForStop()) {
-    if (HungRanks().empty() && !SupersededBy().has_value()) continue;
-    // Called under the lock so that none runs after RemoveAbortOnHang
+    const bool group_broke = !HungRanks().empty() || SupersededBy().has_value();
+    // Called under the lock so that none runs after RemoveAbortOnGiveUp
     // returned (the work it aborts may be gone by then).
     absl::MutexLock lock(&aborts_mutex_);
-    for (auto& [id, abort] : aborts_) abort();
-    aborts_.clear();
+    for (auto pending = aborts_.begin(); pending != aborts_.end();) {
+      if (group_broke || FailedAmong(pending->second.failing).has_value()) {
+        pending->second.abort();
+        pending = aborts_.erase(pending);
+      } else {
+        ++pending;
+      }
+    }
   }
 }
 
-int64_t Watchdog::AbortOnHang(std::function<void()> abort) {
+int64_t Watchdog::AbortOnGiveUp(std::function<void()> abort,
+                                std::vector<int> failing) {
   absl::MutexLock lock(&aborts_mutex_);
   const int64_t id = next_abort_id_++;
-  aborts_.emplace(id, std::move(abort));
+  aborts_.emplace(id, PendingAbort{.abort = std::move(abort),
+                                   .failing = std::move(failing)});
   return id;
 }
 
-void Watchdog::RemoveAbortOnHang(int64_t id) {
+void Watchdog::RemoveAbortOnGiveUp(int64_t id) {
   absl::MutexLock lock(&aborts_mutex_);
   aborts_.erase(id);
 }

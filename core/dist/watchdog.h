@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <thread>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/dist/run_failure_board.h"
 
 namespace ditserve::dist {
 
@@ -37,7 +39,9 @@ struct WatchdogOptions {
 // exited first, so only a rank that died is named. Rank 0 hosts the store,
 // so an unreachable or silent store names rank 0. It also watches the group
 // generation (GroupStore): once rank 0 opened a newer one, waits on this
-// generation's groups end (SupersededBy).
+// generation's groups end (SupersededBy). And it reads the run failure posts
+// of the run in progress (FollowRun), so that a wait on a rank that failed
+// its share and will not join ends at once (FailedAmong).
 class Watchdog {
  public:
   // Starts the heartbeat and monitor threads on `store`, which must be a
@@ -64,12 +68,21 @@ class Watchdog {
   // saw it; nullopt while this one is current. Does not block.
   std::optional<int64_t> SupersededBy();
 
+  // From now on the heartbeat thread reads the RunFailureBoard's posts for
+  // `run`, the run this rank takes part in, instead of the previous run's.
+  void FollowRun(int64_t run);
+
+  // "rank 3: INTERNAL: ..." for the ranks of `ranks` other than this one
+  // that posted a failure of the run followed, as the heartbeat thread last
+  // read them; nullopt when none did. Does not block.
+  std::optional<std::string> FailedAmong(const std::vector<int>& ranks);
+
   // Calls `abort` once, from the monitor thread, when HungRanks() turns
-  // non-empty or the generation is superseded, unless RemoveAbortOnHang(id) ran
-  // first (after which it is never called). For waits that cannot be sliced
-  // (point-to-point).
-  int64_t AbortOnHang(std::function<void()> abort);
-  void RemoveAbortOnHang(int64_t id);
+  // non-empty, the generation is superseded or FailedAmong(`failing`) has a
+  // value, unless RemoveAbortOnGiveUp(id) ran first (after which it is never
+  // called). For waits that cannot be sliced (point-to-point).
+  int64_t AbortOnGiveUp(std::function<void()> abort, std::vector<int> failing);
+  void RemoveAbortOnGiveUp(int64_t id);
 
   // How long FindLostRanks observes the heartbeats.
   std::chrono::milliseconds window() const {
@@ -80,7 +93,8 @@ class Watchdog {
  private:
   // Heartbeat thread body: bumps this rank's counter and reads the others.
   void Beat();
-  // Monitor thread body: runs the aborts once a rank hangs.
+  // Monitor thread body: runs the aborts once a rank hangs, the generation
+  // is superseded, or a rank they name posted a failure.
   void Monitor();
   // Waits one interval; true once the destructor asked the threads to stop.
   bool WaitForStop();
@@ -92,6 +106,14 @@ class Watchdog {
   void Observe(const std::vector<int64_t>& counters, absl::Time now);
   // Records whether rank 0 opened a newer generation.
   void ObserveGeneration();
+  // Records the posts of the run followed.
+  void ObserveRunFailures();
+
+  // A wait's abort and the ranks whose failure ends it (AbortOnGiveUp).
+  struct PendingAbort {
+    std::function<void()> abort;
+    std::vector<int> failing;
+  };
 
   const c10::intrusive_ptr<c10d::Store> store_;
   // store_ in this generation's namespace.
@@ -100,6 +122,8 @@ class Watchdog {
   const int rank_;
   const int world_size_;
   const WatchdogOptions options_;
+  // Over scoped_, so only under store_mutex_.
+  RunFailureBoard run_failures_;
   // Serialises store operations of the heartbeat thread and of callers.
   absl::Mutex store_mutex_;
   absl::Mutex stop_mutex_;
@@ -115,10 +139,11 @@ class Watchdog {
   // Set while the heartbeat thread is in a store call.
   std::optional<absl::Time> store_call_since_ ABSL_GUARDED_BY(seen_mutex_);
   std::optional<int64_t> superseded_by_ ABSL_GUARDED_BY(seen_mutex_);
+  std::optional<int64_t> followed_run_ ABSL_GUARDED_BY(seen_mutex_);
+  std::map<int, std::string> run_posts_ ABSL_GUARDED_BY(seen_mutex_);
 
   absl::Mutex aborts_mutex_;
-  std::map<int64_t, std::function<void()>> aborts_
-      ABSL_GUARDED_BY(aborts_mutex_);
+  std::map<int64_t, PendingAbort> aborts_ ABSL_GUARDED_BY(aborts_mutex_);
   int64_t next_abort_id_ ABSL_GUARDED_BY(aborts_mutex_) = 0;
 
   std::thread beat_thread_;

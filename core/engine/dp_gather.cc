@@ -71,11 +71,15 @@ absl::Status KeepCollectiveFailure(absl::Status failure,
 // it, and they go on to their next boundary: were this rank to go straight
 // to the rank reports, the two would wait in different collectives until
 // one timed out, and the whole rank group would be re-formed. So rank 0,
-// which decides the boundaries, stops every rank at the next one; any other
-// rank posts its failure, on which rank 0 does the same at the next boundary
-// it decides, and takes part in the run until then, sending NaN for its
-// prompts. Both first join a preview gather the others may already be in.
-// The run fails with `failure` when the reports are gathered.
+// which decides the boundaries, stops every rank at the next one. Every
+// failed rank first posts its failure: rank 0 reads it at the next boundary
+// it decides and stops every rank there, and the rank's dp group peers,
+// which may wait for it in a collective of the group that it never joins,
+// leave that wait on it (their watchdogs read it) rather than at the
+// collective timeout. Until the stop a rank other than 0 takes part in the
+// run, sending NaN for its prompts; both first join a preview gather the
+// others may already be in. The run fails with `failure` when the reports
+// are gathered.
 absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
                                       absl::Status failure) {
   const StepProgress progress = context.step_progress();
@@ -85,11 +89,11 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
   const int steps = config.num_inference_steps();
   const at::Tensor failed_rows = FailedGroupLatents(context);
   // First, so that rank 0 reads it at the next boundary it decides.
-  if (context.rank != 0) {
-    if (absl::Status posted = context.post_dp_failure(failure); !posted.ok()) {
-      spdlog::warn("rank {}: {}; the other dp groups run to the end",
-                   context.rank, posted.ToString());
-    }
+  if (absl::Status posted = context.post_failure(failure); !posted.ok()) {
+    spdlog::warn(
+        "rank {}: {}; ranks waiting for this one wait until their collective "
+        "timeout, and the other dp groups run to the end",
+        context.rank, posted.ToString());
   }
   // Failed between the last agreed boundary and its preview gather, which
   // the other groups are in.

@@ -54,7 +54,7 @@ using DpGroupGenerator =
 // decision, so that all ranks stop together), then GatherDpLatents. When
 // `generate` fails between step boundaries, every rank stops at a later
 // boundary that rank 0 decides (at once when its own group failed, else once
-// it reads the post on the DpFailureBoard); until then the rank takes part
+// it reads the post on the RunFailureBoard); until then the rank takes part
 // in the step decisions and latents gathers (its prompts' latents NaN), so
 // that the other dp groups' ranks are not left waiting for it. Returns that
 // failure.

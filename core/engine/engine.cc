@@ -1,5 +1,6 @@
 #include "core/engine/engine.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,7 +12,6 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/status_macros.h"
-#include "core/engine/dp_failure_board.h"
 #include "spdlog/spdlog.h"
 
 namespace ditserve::engine {
@@ -88,6 +88,7 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
                                        RunObserver* observer,
                                        StageTimings& timings) {
   ++runs_started_;
+  if (watchdog_ != nullptr) watchdog_->FollowRun(runs_started_);
   if (!prepared_key_.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "config ", config.request_id(), " run before any Prepare"));
@@ -120,19 +121,10 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
       .step_progress = [this] { return progress_; },
       .stop_at_boundary =
           [this, &config](int step) { return StopAtBoundary(config, step); },
-      .post_dp_failure =
-          [this, &config](const absl::Status& failure) {
-            if (rank_ == 0) {
-              return absl::InternalError(
-                  "rank 0 posted a dp group failure; it stops the run itself "
-                  "(stop_at_boundary)");
-            }
-            // Rank 0 reads none then (AnotherDpGroupFailed).
-            if (options_.dp_failures == nullptr ||
-                config.parallel().dp_degree() < 2) {
-              return absl::OkStatus();
-            }
-            return options_.dp_failures->Post(runs_started_, rank_, failure);
+      .post_failure =
+          [this](const absl::Status& failure) {
+            if (options_.run_failures == nullptr) return absl::OkStatus();
+            return options_.run_failures->Post(runs_started_, rank_, failure);
           },
       .partial_latents =
           [observer](int step, at::Tensor latents) {
@@ -143,10 +135,15 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
       .timings = timings,
       .collective_on =
           [this](dist::Axis axis) {
+            // Every group but the dp axis' lies within one dp group, whose
+            // ranks stop joining it once one fails (RunDpGroup).
             return dist::CollectiveContext{
                 .group_name = std::string(dist::AxisName(axis)),
                 .timeout = options_.collective_timeout,
-                .watchdog = watchdog_};
+                .watchdog = watchdog_,
+                .leave_on_failure = axis == dist::Axis::kDp
+                                        ? std::vector<int>{}
+                                        : groups_.ranks(axis)};
           },
   };
   return program_.Run(context);
@@ -164,7 +161,7 @@ absl::Status Engine::StepBoundary(const v1::InputConfig& config,
       decision = v1::STEP_DECISION_DEADLINE;
     }
     if (decision == v1::STEP_DECISION_CONTINUE &&
-        AnotherDpGroupFailed(config, step)) {
+        RunFailurePosted(config, step)) {
       decision = v1::STEP_DECISION_DP_GROUP_FAILED;
     }
   }
@@ -205,22 +202,23 @@ absl::Status Engine::StopAtBoundary(const v1::InputConfig& config, int step) {
       .status();
 }
 
-bool Engine::AnotherDpGroupFailed(const v1::InputConfig& config, int step) {
-  if (options_.dp_failures == nullptr || config.parallel().dp_degree() < 2) {
+bool Engine::RunFailurePosted(const v1::InputConfig& config, int step) {
+  if (options_.run_failures == nullptr || config.parallel().dp_degree() < 2) {
     return false;
   }
-  const absl::StatusOr<std::optional<std::string>> posted =
-      options_.dp_failures->Read(runs_started_);
-  if (!posted.ok()) {
+  const absl::StatusOr<std::map<int, std::string>> posts =
+      options_.run_failures->Read(runs_started_);
+  if (!posts.ok()) {
     // Without the post the failed group's ranks still follow to the end.
-    spdlog::warn("rank 0: {}", posted.status().ToString());
+    spdlog::warn("rank 0: {}", posts.status().ToString());
     return false;
   }
-  if (!posted->has_value()) return false;
+  if (posts->empty()) return false;
   spdlog::warn(
       "rank 0: stopping request {} for every rank after step {} of {}, as "
       "{}",
-      config.request_id(), step + 1, config.num_inference_steps(), **posted);
+      config.request_id(), step + 1, config.num_inference_steps(),
+      dist::DescribePosts(*posts));
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include "core/dist/control_channel.h"
 #include "core/dist/mesh.h"
 #include "core/dist/mesh_groups.h"
+#include "core/dist/run_failure_board.h"
 #include "core/engine/buffer_plan.h"
 #include "core/engine/rank_program.h"
 #include "core/engine/receive_buffers.h"
@@ -22,8 +23,6 @@
 #include "ditserve/v1/input_config.pb.h"
 
 namespace ditserve::engine {
-
-class DpFailureBoard;
 
 // Watches one request on rank 0; the server implements it.
 class RunObserver {
@@ -46,9 +45,11 @@ struct EngineOptions {
   c10::TensorOptions tensor_options;
   // Longest wait of a data-plane collective.
   std::chrono::milliseconds collective_timeout{30000};
-  // Where ranks > 0 post their dp group's failure, which rank 0 reads at
-  // every step boundary; null: only rank 0's own failure stops a run early.
-  DpFailureBoard* dp_failures = nullptr;
+  // Where a rank posts that its share of a run failed: rank 0 reads it at
+  // every step boundary, and the rank's dp group peers through their
+  // watchdogs. Null: only rank 0's own failure stops a run early, and peers
+  // waiting for the failed rank wait until collective_timeout.
+  dist::RunFailureBoard* run_failures = nullptr;
 };
 
 // Runs frozen configs on one rank. Prepare sizes the receive buffers from
@@ -86,9 +87,10 @@ class Engine {
                             RunObserver* observer, int step);
   // Rank 0: RankContext::stop_at_boundary.
   absl::Status StopAtBoundary(const v1::InputConfig& config, int step);
-  // Rank 0: whether a rank of another dp group posted that its share of the
-  // run in progress failed.
-  bool AnotherDpGroupFailed(const v1::InputConfig& config, int step);
+  // Rank 0, in a run of several dp groups: whether a rank posted that its
+  // share of the run failed (any rank: the failed rank's dp group stops at
+  // the boundary as well as the others, with no wait of its left unmatched).
+  bool RunFailurePosted(const v1::InputConfig& config, int step);
 
   const int rank_;
   const dist::Mesh& mesh_;
@@ -103,7 +105,7 @@ class Engine {
   // The step boundaries of the run in progress.
   StepProgress progress_;
   // Runs started, the one in progress included: alike on every rank, so it
-  // names the run on the DpFailureBoard.
+  // names the run on the RunFailureBoard.
   int64_t runs_started_ = 0;
 };
 

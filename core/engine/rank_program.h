@@ -46,10 +46,10 @@ struct RankContext {
   // every rank at the boundary of 0-based `step`, which they reach next,
   // that the run stops there. Other ranks: INTERNAL.
   std::function<absl::Status(int step)> stop_at_boundary;
-  // Ranks > 0, when their dp group's share of the run failed between
-  // boundaries: asks rank 0 to stop every rank at the next boundary it
-  // decides (DpFailureBoard). Rank 0: INTERNAL.
-  std::function<absl::Status(const absl::Status& failure)> post_dp_failure;
+  // When this rank's share of the run failed between boundaries: posts it
+  // (RunFailureBoard), for rank 0 to stop every rank at the next boundary it
+  // decides and for the rank's dp group peers to stop waiting for it.
+  std::function<absl::Status(const absl::Status& failure)> post_failure;
   // Rank 0: takes the gathered preview latents of every prompt after 1-based
   // `step`, one of config.partial_image_steps (GatherPartialLatents).
   std::function<void(int step, at::Tensor latents)> partial_latents;

@@ -47,8 +47,9 @@ RankLoop& RankRuntime::StartLoop(RankProgram& program,
   engine_options.tensor_options =
       torch::TensorOptions().device(placement.device).dtype(placement.dtype);
   engine_options.collective_timeout = rendezvous_->options().collective_timeout;
-  dp_failures_ = std::make_unique<DpFailureBoard>(rendezvous_->store());
-  engine_options.dp_failures = dp_failures_.get();
+  run_failures_ = std::make_unique<dist::RunFailureBoard>(rendezvous_->store(),
+                                                          env().world_size);
+  engine_options.run_failures = run_failures_.get();
   engine_ = std::make_unique<Engine>(env().rank, *mesh_, *groups_, *channel_,
                                      &rendezvous_->watchdog(), program,
                                      engine_options);

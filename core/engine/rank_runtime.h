@@ -15,7 +15,7 @@
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
-#include "core/engine/dp_failure_board.h"
+#include "core/dist/run_failure_board.h"
 #include "core/engine/engine.h"
 #include "core/engine/rank_loop.h"
 #include "core/models/component_weights.h"
@@ -67,7 +67,7 @@ class RankRuntime {
   std::optional<dist::Mesh> mesh_;
   std::optional<dist::MeshGroups> groups_;
   std::unique_ptr<dist::ControlChannel> channel_;
-  std::unique_ptr<DpFailureBoard> dp_failures_;
+  std::unique_ptr<dist::RunFailureBoard> run_failures_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<RankLoop> loop_;
 };

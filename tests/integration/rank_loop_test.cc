@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -343,6 +344,13 @@ struct DpGroupFailure {
   bool after_boundary;
 };
 
+// For ctest's test list, which gtest's default (the struct's bytes,
+// padding included) would make differ from one listing to the next.
+void PrintTo(const DpGroupFailure& failure, std::ostream* out) {
+  *out << "group " << failure.group
+       << (failure.after_boundary ? " after the boundary" : "");
+}
+
 class DpGroupFailureTest : public ::testing::TestWithParam<DpGroupFailure> {};
 
 TEST_P(DpGroupFailureTest, TheRequestFailsAndTheGroupServesOn) {
@@ -383,6 +391,88 @@ TEST_P(DpGroupFailureTest, TheRequestFailsAndTheGroupServesOn) {
     EXPECT_EQ(next["code"], "OK") << "rank " << rank << ": " << next["message"];
   }
 }
+
+// One rank that fails its share of a run alone (out of memory on one GPU,
+// say) while its dp group's peers go on into the group's next collective:
+// they stop waiting for it as soon as their watchdogs read its post, rather
+// than at the collective timeout, which this test makes far longer than the
+// scenario (the 12 s also bound how long rank 0 keeps the store up after the
+// group broke). The request fails with the rank's own error; a peer's wait was
+// left unmatched on the group's process group, so every rank then leaves
+// the group for it to re-form.
+struct LoneRankFailure {
+  int world;
+  int rank;
+  // See DpGroupFailure.
+  bool after_boundary;
+  // The rank of the failed one's dp group waiting for it in a collective.
+  int peer;
+};
+
+void PrintTo(const LoneRankFailure& failure, std::ostream* out) {
+  *out << "rank " << failure.rank << " of " << failure.world
+       << (failure.after_boundary ? " after the boundary" : "");
+}
+
+class LoneRankFailureTest : public ::testing::TestWithParam<LoneRankFailure> {};
+
+TEST_P(LoneRankFailureTest, ItsPeersStopWaitingForItAtOnce) {
+  const LoneRankFailure failure = GetParam();
+  std::unique_ptr<RankLauncher> ranks =
+      Launch(failure.world,
+             {"--scenario=dp_failure", "--timeout_ms=12000",
+              absl::StrCat("--fail_rank=", failure.rank), "--fail_step=1",
+              absl::StrCat("--fail_after_boundary=", failure.after_boundary)});
+  ASSERT_NE(ranks, nullptr);
+  ExpectAllExit(*ranks, kLeftTheGroup);
+  const std::string own_error = absl::StrCat(
+      "rank ", failure.rank, ": INTERNAL: failure injected during step 2");
+  for (int rank = 0; rank < failure.world; ++rank) {
+    Fields failed = OutcomeOf(*ranks, rank, "dp-failure-1");
+    EXPECT_EQ(failed["code"], "INTERNAL") << "rank " << rank;
+    // Once in the failed rank's own report, once as the peer quotes it.
+    const size_t own_report = failed["message"].find(own_error);
+    ASSERT_NE(own_report, std::string::npos) << failed["message"];
+    EXPECT_NE(failed["message"].find(own_error, own_report + 1),
+              std::string::npos)
+        << failed["message"];
+    EXPECT_THAT(failed["message"],
+                HasSubstr(absl::StrCat(
+                    "rank ", failure.peer,
+                    ": ABORTED: all-gather of the sequence shards on the sp "
+                    "group was left: a rank of the group failed its share of "
+                    "the run and will not join (",
+                    own_error, ")")))
+        << "rank " << rank;
+    std::vector<Fields> ends = LinesTagged(ranks->Output(rank), "LOOP_END");
+    ASSERT_THAT(ends, SizeIs(1)) << "rank " << rank;
+    EXPECT_EQ(ends[0]["code"], "UNAVAILABLE") << ends[0]["message"];
+    EXPECT_THAT(ends[0]["message"],
+                HasSubstr("failed in a collective, which can leave its process "
+                          "group unusable, so the rank group is re-formed"))
+        << "rank " << rank;
+    for (Fields& outcome : LinesTagged(ranks->Output(rank), "OUTCOME")) {
+      EXPECT_NE(outcome["request"], "dp-failure-2") << "rank " << rank;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    FailingRank, LoneRankFailureTest,
+    ::testing::Values(
+        // Rank 0 goes on to step 3's gather after the boundary rank 1 fails
+        // before.
+        LoneRankFailure{2, 1, false, 0},
+        // Rank 1 goes on to step 3's gather while rank 0 stops the run at
+        // the boundary after it.
+        LoneRankFailure{2, 0, true, 1},
+        // Rank 2 waits in step 3's gather of dp group 1 while rank 0 stops
+        // the run at the boundary after it.
+        LoneRankFailure{4, 3, true, 2}),
+    [](const auto& info) {
+      return absl::StrCat("world", info.param.world, "_rank", info.param.rank,
+                          info.param.after_boundary ? "_after_boundary" : "");
+    });
 
 INSTANTIATE_TEST_SUITE_P(
     FailingDpGroup, DpGroupFailureTest,

@@ -33,7 +33,7 @@
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
-#include "core/engine/dp_failure_board.h"
+#include "core/dist/run_failure_board.h"
 #include "core/engine/engine.h"
 #include "core/engine/rank_loop.h"
 #include "tests/integration/scenarios.h"
@@ -54,10 +54,12 @@ ABSL_FLAG(int, stall_ms, 0, "see --stall_rank");
 ABSL_FLAG(int, fail_dp_group, -1,
           "every rank of this dp group fails its first config on its own "
           "during --fail_step");
+ABSL_FLAG(int, fail_rank, -1,
+          "this rank alone fails its first config during --fail_step");
 ABSL_FLAG(int, fail_step, 1, "see --fail_dp_group (0-based)");
 ABSL_FLAG(bool, fail_after_boundary, false,
-          "--fail_dp_group fails after the step's boundary, before its "
-          "preview gather");
+          "--fail_dp_group or --fail_rank fails after the step's boundary, "
+          "before its preview gather");
 ABSL_FLAG(int, idle_ms, 500,
           "rank 0 idles this long after the last config before shutdown");
 
@@ -206,16 +208,17 @@ int Main() {
       rank == absl::GetFlag(FLAGS_stall_rank)
           ? absl::Milliseconds(absl::GetFlag(FLAGS_stall_ms))
           : absl::ZeroDuration(),
-      mesh->CoordinatesOf(rank).dp == absl::GetFlag(FLAGS_fail_dp_group)
+      mesh->CoordinatesOf(rank).dp == absl::GetFlag(FLAGS_fail_dp_group) ||
+              rank == absl::GetFlag(FLAGS_fail_rank)
           ? absl::GetFlag(FLAGS_fail_step)
           : -1,
       absl::GetFlag(FLAGS_fail_after_boundary));
-  engine::DpFailureBoard dp_failures((*rendezvous)->store());
+  dist::RunFailureBoard run_failures((*rendezvous)->store(), env->world_size);
   engine::Engine engine(rank, *mesh, *groups, channel, watchdog, pipeline,
                         {.dimensions = kRankTestDimensions,
                          .tensor_options = at::TensorOptions(at::kFloat),
                          .collective_timeout = timeout,
-                         .dp_failures = &dp_failures});
+                         .run_failures = &run_failures});
   engine::RankLoop loop(
       channel, engine,
       {.on_outcome = [rank, &engine](const engine::RequestOutcome& outcome) {

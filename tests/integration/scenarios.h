@@ -35,10 +35,11 @@ struct ScenarioStep {
 //   stall:     the stall rank stalls the first config past its peers'
 //              collective timeout, which re-forms the group: the second
 //              must not run on its groups.
-//   dp_failure: the fail dp group's ranks fail the first config (4 steps, a
-//              preview after step 2) on their own mid-run, while the other
-//              dp group goes on: the request fails and the second runs on
-//              the same group.
+//   dp_failure: the fail dp group's ranks, or the fail rank alone, fail the
+//              first config (4 steps, a preview after step 2) on their own
+//              mid-run, while the other ranks go on: the request fails, and
+//              the second runs on the same group unless a failed rank left
+//              a peer waiting in a collective of its dp group.
 //   idle:      no config; pings, then shutdown.
 inline std::vector<ScenarioStep> ScenarioSteps(absl::string_view scenario) {
   if (scenario == "consensus") {

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "core/dist/group_store.h"
 #include "core/dist/process_group.h"
+#include "core/dist/run_failure_board.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -52,11 +53,15 @@ class Heartbeats {
 
   // The first beating rank's view.
   CollectiveContext Context(
-      std::chrono::milliseconds timeout = std::chrono::milliseconds(100)) {
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(100),
+      std::vector<int> leave_on_failure = {}) {
     return {.group_name = "control",
             .timeout = timeout,
-            .watchdog = watchdogs_.front().get()};
+            .watchdog = watchdogs_.front().get(),
+            .leave_on_failure = std::move(leave_on_failure)};
   }
+
+  Watchdog& first() { return *watchdogs_.front(); }
 
   const c10::intrusive_ptr<c10d::Store>& store() const { return store_; }
 
@@ -150,17 +155,22 @@ class GlooPairTest : public ::testing::Test {
         rank, 2, options);
   }
 
-  // Runs `start` on rank 0 and checks that the wait ended well before the
-  // collective timeout with UNAVAILABLE saying `why`.
+  // Runs `start` on rank 0 within `timeout`, on a group whose ranks
+  // `leave_on_failure`, and checks that the wait ended with `code` saying
+  // `why`, and well before the collective timeout unless `timeout` is
+  // shorter.
   void ExpectWaitEnded(
       const std::function<c10::intrusive_ptr<c10d::Work>()>& start,
-      const std::string& why) {
+      absl::StatusCode code, const std::string& why,
+      std::chrono::milliseconds timeout = kCollectiveTimeout,
+      std::vector<int> leave_on_failure = {}) {
     const auto begin = std::chrono::steady_clock::now();
     absl::Status status = RunCollective(
-        "broadcast", heartbeats_.Context(kCollectiveTimeout), start);
+        "broadcast", heartbeats_.Context(timeout, std::move(leave_on_failure)),
+        start);
     EXPECT_LT(std::chrono::steady_clock::now() - begin,
               std::chrono::seconds(5));
-    EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+    EXPECT_EQ(status.code(), code) << status;
     EXPECT_THAT(std::string(status.message()), HasSubstr(why));
   }
 
@@ -180,11 +190,13 @@ class HungPeerTest : public GlooPairTest {
 };
 
 TEST_F(HungPeerTest, CollectiveEndsOnTheHungRankBeforeItsTimeout) {
-  ExpectWaitEnded([&] { return group_->broadcast(tensors_); }, kHung);
+  ExpectWaitEnded([&] { return group_->broadcast(tensors_); },
+                  absl::StatusCode::kUnavailable, kHung);
 }
 
 TEST_F(HungPeerTest, ReceiveEndsOnTheHungRankBeforeItsTimeout) {
-  ExpectWaitEnded([&] { return group_->recv(tensors_, 1, 0); }, kHung);
+  ExpectWaitEnded([&] { return group_->recv(tensors_, 1, 0); },
+                  absl::StatusCode::kUnavailable, kHung);
 }
 
 // Rank 1 lives, but rank 0 opens a newer generation of the group while
@@ -207,11 +219,71 @@ class SupersededGenerationTest : public GlooPairTest {
 };
 
 TEST_F(SupersededGenerationTest, CollectiveEndsBeforeItsTimeout) {
-  ExpectWaitEnded([&] { return group_->broadcast(tensors_); }, kLeft);
+  ExpectWaitEnded([&] { return group_->broadcast(tensors_); },
+                  absl::StatusCode::kUnavailable, kLeft);
 }
 
 TEST_F(SupersededGenerationTest, ReceiveEndsBeforeItsTimeout) {
-  ExpectWaitEnded([&] { return group_->recv(tensors_, 1, 0); }, kLeft);
+  ExpectWaitEnded([&] { return group_->recv(tensors_, 1, 0); },
+                  absl::StatusCode::kUnavailable, kLeft);
+}
+
+// Rank 1 lives but failed its share of the run rank 0 waits in, and posts
+// so instead of joining: the wait ends on the post.
+class FailedPeerTest : public GlooPairTest {
+ protected:
+  static constexpr int64_t kRun = 7;
+  FailedPeerTest() : GlooPairTest({0, 1}) {}
+  void SetUp() override {
+    GlooPairTest::SetUp();
+    poster_ = std::thread([this] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      RunFailureBoard board(ScopeToGeneration(heartbeats_.store(), 0),
+                            /*world_size=*/2);
+      EXPECT_TRUE(
+          board.Post(kRun, 1, absl::ResourceExhaustedError("out of memory"))
+              .ok());
+    });
+  }
+  void TearDown() override { poster_.join(); }
+  static constexpr char kFailed[] =
+      "broadcast on the control group was left: a rank of the group failed "
+      "its share of the run and will not join (rank 1: RESOURCE_EXHAUSTED: "
+      "out of memory)";
+  std::thread poster_;
+};
+
+TEST_F(FailedPeerTest, CollectiveEndsOnThePost) {
+  heartbeats_.first().FollowRun(kRun);
+  ExpectWaitEnded([&] { return group_->broadcast(tensors_); },
+                  absl::StatusCode::kAborted, kFailed, kCollectiveTimeout,
+                  {0, 1});
+}
+
+TEST_F(FailedPeerTest, ReceiveEndsOnThePost) {
+  heartbeats_.first().FollowRun(kRun);
+  ExpectWaitEnded([&] { return group_->recv(tensors_, 1, 0); },
+                  absl::StatusCode::kAborted, kFailed, kCollectiveTimeout,
+                  {0, 1});
+}
+
+// Neither a post of a run other than the one rank 0 takes part in, nor one
+// on a group whose ranks go on joining after a failure, is a reason to
+// leave: the wait lasts until its timeout.
+TEST_F(FailedPeerTest, APostOfAnotherRunDoesNotEndTheWait) {
+  heartbeats_.first().FollowRun(kRun + 1);
+  ExpectWaitEnded([&] { return group_->broadcast(tensors_); },
+                  absl::StatusCode::kDeadlineExceeded,
+                  "did not complete within 1500 ms",
+                  std::chrono::milliseconds(1500), {0, 1});
+}
+
+TEST_F(FailedPeerTest, APostDoesNotEndAWaitOnAGroupItsRanksKeepJoining) {
+  heartbeats_.first().FollowRun(kRun);
+  ExpectWaitEnded([&] { return group_->broadcast(tensors_); },
+                  absl::StatusCode::kDeadlineExceeded,
+                  "did not complete within 1500 ms",
+                  std::chrono::milliseconds(1500));
 }
 
 }  // namespace

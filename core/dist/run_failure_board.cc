@@ -1,0 +1,77 @@
+#include "core/dist/run_failure_board.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/base/guarded.h"
+
+namespace ditserve::dist {
+namespace {
+
+// Counts the run's posts; absent until the first, so that a read of a run
+// nobody failed is one check and leaves no key behind.
+std::string CountKey(int64_t run) { return absl::StrCat("run_failure/", run); }
+
+std::string RankKey(int64_t run, int rank) {
+  return absl::StrCat("run_failure/", run, "/", rank);
+}
+
+std::vector<uint8_t> Bytes(const std::string& text) {
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+}  // namespace
+
+RunFailureBoard::RunFailureBoard(c10::intrusive_ptr<c10d::Store> store,
+                                 int world_size)
+    : store_(std::move(store)), world_size_(world_size) {}
+
+absl::Status RunFailureBoard::Post(int64_t run, int rank,
+                                   const absl::Status& failure) {
+  const std::string text = absl::StrCat(
+      absl::StatusCodeToString(failure.code()), ": ", failure.message());
+  return base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("posting the failure of run ", run, " in the store"), [&] {
+        store_->set(RankKey(run, rank), Bytes(text));
+        // A set gets no reply; an add's, on the same connection, comes once
+        // the store holds both.
+        store_->add(CountKey(run), 1);
+      });
+}
+
+absl::StatusOr<int64_t> RunFailureBoard::Count(int64_t run) {
+  return base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("counting the failures of run ", run, " in the store"),
+      [&]() -> int64_t {
+        if (!store_->check({CountKey(run)})) return 0;
+        return store_->add(CountKey(run), 0);
+      });
+}
+
+absl::StatusOr<std::map<int, std::string>> RunFailureBoard::Read(int64_t run) {
+  return base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("reading the failures of run ", run, " in the store"), [&] {
+        std::map<int, std::string> posts;
+        if (!store_->check({CountKey(run)})) return posts;
+        for (int rank = 0; rank < world_size_; ++rank) {
+          const std::string key = RankKey(run, rank);
+          if (!store_->check({key})) continue;
+          const std::vector<uint8_t> text = store_->get(key);
+          posts.emplace(rank, std::string(text.begin(), text.end()));
+        }
+        return posts;
+      });
+}
+
+std::string DescribePosts(const std::map<int, std::string>& posts) {
+  return absl::StrJoin(posts, "; ", [](std::string* out, const auto& post) {
+    absl::StrAppend(out, "rank ", post.first, ": ", post.second);
+  });
+}
+
+}  // namespace ditserve::dist
