@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -124,6 +125,15 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
       .post_failure =
           [this](const absl::Status& failure) {
             if (options_.run_failures == nullptr) return absl::OkStatus();
+            // Rank 0 hosts the store: once it stopped answering, a post
+            // would block until the store client's timeout, though the
+            // group breaks anyway.
+            if (watchdog_ != nullptr &&
+                absl::c_linear_search(watchdog_->HungRanks(), 0)) {
+              return absl::UnavailableError(
+                  "not posted: rank 0, which hosts the store, stopped "
+                  "answering");
+            }
             return options_.run_failures->Post(runs_started_, rank_, failure);
           },
       .partial_latents =

@@ -2,11 +2,13 @@
 // rank_test_program.cc), for world sizes 1, 2 and 4.
 
 #include <chrono>
+#include <csignal>
 #include <map>
 #include <memory>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -327,6 +329,41 @@ TEST(CollectiveFailureTest, ATimedOutCollectiveEndsTheGroupOnEveryRank) {
       EXPECT_NE(outcome["request"], "stall-2") << "rank " << rank;
     }
   }
+}
+
+// Rank 0 stops (SIGSTOP, a hung host) while rank 1 waits for it mid-run.
+// Rank 1's wait ends after the watchdog's hung-rank limit (6 s); its run
+// then fails, and it must not post that failure: rank 0 hosts the store, so
+// the post would block until the store client's timeout (20 s here, 120 s
+// in the server) before the rank could report, leave the group and be
+// restarted. The collective timeout is longer than both.
+TEST(HungRankZeroTest, AWorkerNoticesWithinTheHungRankLimit) {
+  std::unique_ptr<RankLauncher> ranks =
+      Launch(2, {"--scenario=stall", "--stall_rank=1", "--stall_ms=2000",
+                 "--timeout_ms=60000"});
+  ASSERT_NE(ranks, nullptr);
+  for (int rank = 0; rank < 2; ++rank) {
+    ASSERT_TRUE(ranks->WaitForOutput(rank, "READY", kScenarioLimit))
+        << ranks->Output(rank);
+  }
+  // Rank 0 is in the first all-gather, waiting for rank 1's stall.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ranks->Signal(0, SIGSTOP);
+  const auto stopped_at = std::chrono::steady_clock::now();
+  // The stall, the hung-rank limit and a few heartbeats.
+  const auto limit = std::chrono::seconds(15);
+  const bool noticed = ranks->WaitForOutput(1, "LOOP_END", limit);
+  const auto took = std::chrono::steady_clock::now() - stopped_at;
+  ranks->Kill(0);
+  ASSERT_TRUE(noticed) << "rank 1 did not notice within " << limit.count()
+                       << " s:\n"
+                       << ranks->Output(1);
+  EXPECT_LE(took, limit);
+  std::vector<Fields> ends = LinesTagged(ranks->Output(1), "LOOP_END");
+  ASSERT_THAT(ends, SizeIs(1));
+  EXPECT_EQ(ends[0]["code"], "UNAVAILABLE") << ends[0]["message"];
+  EXPECT_THAT(ends[0]["message"], HasSubstr("rank 0 stopped answering"));
+  ranks->WaitAll(kScenarioLimit);
 }
 
 // A dp group that fails on its own between step boundaries (an out-of-memory
