@@ -48,6 +48,11 @@ Watchdog::~Watchdog() {
   }
   beat_thread_.join();
   monitor_thread_.join();
+  {
+    // The store is gone or silent: the mark would only wait for it.
+    absl::MutexLock seen_lock(&seen_mutex_);
+    if (bump_failed_) return;
+  }
   try {
     absl::MutexLock store_lock(&store_mutex_);
     scoped_->set(ExitedKey(rank_), std::vector<uint8_t>{1});
@@ -64,26 +69,33 @@ void Watchdog::Beat() {
       absl::MutexLock seen_lock(&seen_mutex_);
       store_call_since_ = absl::Now();
     }
+    bool bumped = true;
     try {
       absl::MutexLock store_lock(&store_mutex_);
       scoped_->add(key, 1);
     } catch (const std::exception& error) {
       // Expected once rank 0 (the store host) has exited; the other ranks
       // find out through their collectives.
+      bumped = false;
       if (!warned) {
         spdlog::warn("rank {}: heartbeat to the store failed: {}", rank_,
                      std::string(error.what()).substr(0, 200));
         warned = true;
       }
     }
-    if (std::optional<std::vector<int64_t>> counters = ReadCounters()) {
-      Observe(*counters, absl::Now());
+    // After a failed bump the reads would fail too, each after the store
+    // client's timeout when the store is silent, and hold up the stop.
+    if (bumped) {
+      if (std::optional<std::vector<int64_t>> counters = ReadCounters()) {
+        Observe(*counters, absl::Now());
+      }
+      ObserveGeneration();
+      ObserveRunFailures();
     }
-    ObserveGeneration();
-    ObserveRunFailures();
     {
       absl::MutexLock seen_lock(&seen_mutex_);
       store_call_since_.reset();
+      bump_failed_ = !bumped;
     }
   } while (!WaitForStop());
 }
@@ -173,6 +185,13 @@ std::optional<int64_t> Watchdog::SupersededBy() {
   return superseded_by_;
 }
 
+absl::Duration Watchdog::StoreSilence() {
+  absl::MutexLock seen_lock(&seen_mutex_);
+  if (bump_failed_) return absl::InfiniteDuration();
+  if (!store_call_since_.has_value()) return absl::ZeroDuration();
+  return absl::Now() - *store_call_since_;
+}
+
 std::vector<int> Watchdog::HungRanks() {
   const absl::Duration hung_after = absl::FromChrono(options_.hung_after);
   absl::MutexLock seen_lock(&seen_mutex_);
@@ -243,6 +262,9 @@ std::optional<std::vector<int64_t>> Watchdog::ReadCounters() {
 }
 
 std::vector<int> Watchdog::FindLostRanks() {
+  if (rank_ != 0 && StoreSilence() >= absl::FromChrono(options_.hung_after)) {
+    return {0};
+  }
   std::optional<std::vector<int64_t>> before = ReadCounters();
   if (!before.has_value()) {
     return rank_ == 0 ? std::vector<int>{} : std::vector<int>{0};

@@ -56,13 +56,21 @@ class Watchdog {
 
   // Ranks other than this one whose heartbeat did not advance over
   // lapsed_intervals intervals and that did not mark themselves exited;
-  // blocks for that long.
+  // blocks for that long. Rank 0 alone, at once, once the store has been
+  // silent for hung_after (StoreSilence).
   std::vector<int> FindLostRanks();
 
   // Ranks other than this one whose heartbeat has not advanced for
   // hung_after and that did not mark themselves exited; rank 0 alone when
   // the store itself has not answered for that long. Does not block.
   std::vector<int> HungRanks();
+
+  // How long the heartbeat thread's store call in flight has waited (zero
+  // when none), or InfiniteDuration() after a failed heartbeat. Once it
+  // grows, the store (which rank 0 hosts) may have stopped, and another
+  // store call would block until the store client's timeout. Does not
+  // block.
+  absl::Duration StoreSilence();
 
   // The generation rank 0 opened after this one, once the heartbeat thread
   // saw it; nullopt while this one is current. Does not block.
@@ -138,6 +146,8 @@ class Watchdog {
   absl::Time store_answered_at_ ABSL_GUARDED_BY(seen_mutex_);
   // Set while the heartbeat thread is in a store call.
   std::optional<absl::Time> store_call_since_ ABSL_GUARDED_BY(seen_mutex_);
+  // Whether the heartbeat thread's last bump of its counter failed.
+  bool bump_failed_ ABSL_GUARDED_BY(seen_mutex_) = false;
   std::optional<int64_t> superseded_by_ ABSL_GUARDED_BY(seen_mutex_);
   std::optional<int64_t> followed_run_ ABSL_GUARDED_BY(seen_mutex_);
   std::map<int, std::string> run_posts_ ABSL_GUARDED_BY(seen_mutex_);

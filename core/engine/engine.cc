@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -127,11 +126,13 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
             if (options_.run_failures == nullptr) return absl::OkStatus();
             // Rank 0 hosts the store: once it stopped answering, a post
             // would block until the store client's timeout, though the
-            // group breaks anyway.
+            // group breaks anyway. Waiting a heartbeat window first keeps
+            // a slow answer from costing the peers their early end.
             if (watchdog_ != nullptr &&
-                absl::c_linear_search(watchdog_->HungRanks(), 0)) {
+                watchdog_->StoreSilence() >=
+                    absl::FromChrono(watchdog_->window())) {
               return absl::UnavailableError(
-                  "not posted: rank 0, which hosts the store, stopped "
+                  "not posted: the store, which rank 0 hosts, stopped "
                   "answering");
             }
             return options_.run_failures->Post(runs_started_, rank_, failure);

@@ -342,12 +342,11 @@ TEST(HungRankZeroTest, AWorkerNoticesWithinTheHungRankLimit) {
       Launch(2, {"--scenario=stall", "--stall_rank=1", "--stall_ms=2000",
                  "--timeout_ms=60000"});
   ASSERT_NE(ranks, nullptr);
-  for (int rank = 0; rank < 2; ++rank) {
-    ASSERT_TRUE(ranks->WaitForOutput(rank, "READY", kScenarioLimit))
-        << ranks->Output(rank);
-  }
-  // Rank 0 is in the first all-gather, waiting for rank 1's stall.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(ranks->WaitForOutput(1, "stalling", kScenarioLimit))
+      << ranks->Output(1);
+  // Rank 0, which started the run before rank 1, is then in its first
+  // all-gather, where rank 1 will wait for it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ranks->Signal(0, SIGSTOP);
   const auto stopped_at = std::chrono::steady_clock::now();
   // The stall, the hung-rank limit and a few heartbeats.
@@ -363,6 +362,9 @@ TEST(HungRankZeroTest, AWorkerNoticesWithinTheHungRankLimit) {
   ASSERT_THAT(ends, SizeIs(1));
   EXPECT_EQ(ends[0]["code"], "UNAVAILABLE") << ends[0]["message"];
   EXPECT_THAT(ends[0]["message"], HasSubstr("rank 0 stopped answering"));
+  EXPECT_THAT(ranks->Output(1),
+              HasSubstr("not posted: the store, which rank 0 hosts, stopped "
+                        "answering"));
   ranks->WaitAll(kScenarioLimit);
 }
 
