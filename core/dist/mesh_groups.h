@@ -31,6 +31,13 @@ class MeshGroups {
   const ProcessGroupPtr& pp_feedback() const { return pp_feedback_; }
   // Global ranks of the group along `axis`, in group order.
   const std::vector<int>& ranks(Axis axis) const { return ranks_.at(axis); }
+  // CollectiveContext::leave_on_failure of the group along `axis`: its
+  // ranks for every group within one dp group, whose ranks stop joining it
+  // once one fails its share of a run (engine::RunDpGroup); none for the dp
+  // axis, which a failed rank goes on joining.
+  std::vector<int> LeaveOnFailure(Axis axis) const {
+    return axis == Axis::kDp ? std::vector<int>{} : ranks(axis);
+  }
 
  private:
   std::map<Axis, ProcessGroupPtr> groups_;

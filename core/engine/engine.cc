@@ -146,15 +146,11 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
       .timings = timings,
       .collective_on =
           [this](dist::Axis axis) {
-            // Every group but the dp axis' lies within one dp group, whose
-            // ranks stop joining it once one fails (RunDpGroup).
             return dist::CollectiveContext{
                 .group_name = std::string(dist::AxisName(axis)),
                 .timeout = options_.collective_timeout,
                 .watchdog = watchdog_,
-                .leave_on_failure = axis == dist::Axis::kDp
-                                        ? std::vector<int>{}
-                                        : groups_.ranks(axis)};
+                .leave_on_failure = groups_.LeaveOnFailure(axis)};
           },
   };
   return program_.Run(context);

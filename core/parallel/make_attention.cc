@@ -12,13 +12,11 @@ namespace ditserve::parallel {
 
 Group GroupAlong(const dist::MeshGroups& groups, dist::Axis axis,
                  const SequenceParallelOptions& options) {
-  // Sequence-parallel groups lie within one dp group, whose ranks stop
-  // joining them once one fails its share of a run.
   return Group{.group = groups.group(axis),
                .context = {.group_name = std::string(dist::AxisName(axis)),
                            .timeout = options.timeout,
                            .watchdog = options.watchdog,
-                           .leave_on_failure = groups.ranks(axis)}};
+                           .leave_on_failure = groups.LeaveOnFailure(axis)}};
 }
 
 std::unique_ptr<models::Attention> MakeAttention(
