@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -123,18 +124,15 @@ std::shared_ptr<Job> AdmissionQueue::Pop(absl::Duration timeout) {
       NotifyDepthLocked();
     }
     // Finish abandoned jobs outside the lock: their callbacks talk to gRPC.
-    if (job->DeadlinePassed(absl::Now())) {
-      job->Finish(absl::DeadlineExceededError(
-          absl::StrCat("deadline passed after ",
-                       absl::FormatDuration(absl::Now() - job->enqueued()),
-                       " in the queue")));
-      continue;
-    }
-    if (job->cancelled()) {
-      job->Finish(absl::CancelledError("cancelled by the client while queued"));
-      continue;
-    }
-    return job;
+    const absl::Time now = absl::Now();
+    const std::optional<absl::StatusCode> stop = job->StopCode(now);
+    if (!stop.has_value()) return job;
+    job->Finish(
+        *stop == absl::StatusCode::kDeadlineExceeded
+            ? absl::DeadlineExceededError(absl::StrCat(
+                  "deadline passed after ",
+                  absl::FormatDuration(now - job->enqueued()), " in the queue"))
+            : absl::CancelledError("cancelled by the client while queued"));
   }
 }
 
@@ -146,7 +144,7 @@ std::vector<std::shared_ptr<Job>> AdmissionQueue::TakeMatching(
   const absl::Time now = absl::Now();
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     const Job& job = **it;
-    if (!job.cancelled() && !job.DeadlinePassed(now) && joins(job)) {
+    if (!job.StopCode(now).has_value() && joins(job)) {
       taken.push_back(std::move(*it));
       it = jobs_.erase(it);
     } else {

@@ -139,7 +139,8 @@ std::vector<std::string> BearerAuth::ClientNames() const {
 absl::StatusOr<std::string> BearerAuth::Authenticate(
     absl::string_view authorization) const {
   if (!enabled()) return kNoClient;
-  if (!absl::StartsWith(authorization, kScheme)) {
+  // RFC 7235: the scheme's name is case-insensitive.
+  if (!absl::StartsWithIgnoreCase(authorization, kScheme)) {
     return absl::UnauthenticatedError(
         "send \"authorization: Bearer <token>\" (gRPC metadata or HTTP "
         "header); this server requires a token");

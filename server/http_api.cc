@@ -65,6 +65,38 @@ void ReplyError(const absl::Status& status, httplib::Response& response) {
   response.set_content(ErrorBody(status), kJson);
 }
 
+// The body, of which at most kMaxBodyBytes are kept: cpp-httplib's
+// set_payload_max_length bounds only a body with a Content-Length, and would
+// hold a chunked or unframed one whole in memory. The rest is read and
+// dropped, so that the connection's next request starts where it should.
+// nullopt when the body is too long (status 413) or could not be read
+// (cpp-httplib's status); the error handler explains either.
+std::optional<std::string> ReadBoundedBody(
+    const httplib::Request& request, const httplib::ContentReader& read_body,
+    httplib::Response& response) {
+  std::string body;
+  bool too_long = false;
+  const httplib::ContentReceiver keep = [&](const char* data, size_t length) {
+    too_long = too_long || body.size() + length > kMaxBodyBytes;
+    if (!too_long) body.append(data, length);
+    return true;
+  };
+  const bool read =
+      request.is_multipart_form_data()
+          ? read_body([](const httplib::MultipartFormData&) { return true; },
+                      keep)
+          : read_body(keep);
+  if (too_long) {
+    response.status = 413;
+    return std::nullopt;
+  }
+  if (!read) {
+    if (response.status < 400) response.status = 400;
+    return std::nullopt;
+  }
+  return body;
+}
+
 nlohmann::json ModelObject(const ServedModel& model) {
   return {{"id", std::string(model.spec.defaults.name)},
           {"object", "model"},
@@ -179,16 +211,21 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
                    ? httplib::Server::HandlerResponse::Handled
                    : httplib::Server::HandlerResponse::Unhandled;
       });
-  server.Post(kGenerationsPath, [this](const httplib::Request& request,
-                                       httplib::Response& response) {
-    const absl::StatusOr<std::string> client =
-        Authorize(request, response, false);
-    if (!client.ok()) {
-      intake_->CountUnadmitted(client.status(), kNoClient);
-      return;
-    }
-    GenerateImages(request, *client, response);
-  });
+  server.Post(
+      kGenerationsPath,
+      [this](const httplib::Request& request, httplib::Response& response,
+             const httplib::ContentReader& read_body) {
+        const std::optional<std::string> body =
+            ReadBoundedBody(request, read_body, response);
+        if (!body.has_value()) return;
+        const absl::StatusOr<std::string> client =
+            Authorize(request, response, false);
+        if (!client.ok()) {
+          intake_->CountUnadmitted(client.status(), kNoClient);
+          return;
+        }
+        GenerateImages(request, *body, *client, response);
+      });
   server.Get(kModelsPath, [this](const httplib::Request& request,
                                  httplib::Response& response) {
     if (Authorize(request, response, false).ok()) ListModels(response);
@@ -217,11 +254,11 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
 }
 
 void HttpApi::GenerateImages(const httplib::Request& request,
-                             const std::string& client,
+                             const std::string& body, const std::string& client,
                              httplib::Response& response) const {
   const absl::Time received = absl::Now();
   absl::StatusOr<ImagesRequest> parsed =
-      ParseImagesRequest(request.body, intake_->model().options.max_batch);
+      ParseImagesRequest(body, intake_->model().options.max_batch);
   absl::StatusOr<v1::InputConfig> config =
       parsed.ok() ? intake_->Freeze(parsed->request, absl::InfiniteFuture(),
                                     request.get_header_value(kRequestIdHeader))

@@ -44,8 +44,9 @@ class HttpApi {
   void AddRoutes(httplib::Server& server) const;
 
  private:
-  // `client`: the name of the caller's bearer token (bearer_auth.h).
-  void GenerateImages(const httplib::Request& request,
+  // `body`: the request's JSON; `client`: the name of the caller's bearer
+  // token (bearer_auth.h).
+  void GenerateImages(const httplib::Request& request, const std::string& body,
                       const std::string& client,
                       httplib::Response& response) const;
   // "stream": true: the admitted job's events as server-sent events.

@@ -62,10 +62,17 @@ HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,
   const std::string target = absl::StrCat(request.method, " ", request.path);
   if (http_status == 404) return NoSuchRoute(routes, request);
   if (http_status == 413) {
-    return {absl::InvalidArgumentError(absl::StrCat(
-                "the body of ", target, " has ",
-                request.get_header_value("Content-Length"),
-                " bytes; this API takes at most ", max_body_bytes)),
+    // A chunked body has no length to quote.
+    return {absl::InvalidArgumentError(
+                request.has_header("Content-Length")
+                    ? absl::StrCat("the body of ", target, " has ",
+                                   request.get_header_value("Content-Length"),
+                                   " bytes; this API takes at most ",
+                                   max_body_bytes, " bytes")
+                    : absl::StrCat("the body of ", target,
+                                   ", sent without a Content-Length, is over ",
+                                   max_body_bytes,
+                                   " bytes, the most this API takes")),
             413};
   }
   // cpp-httplib reads a body without a length to the end of the connection,

@@ -13,11 +13,14 @@ Job::Job(v1::InputConfig config, std::string client, absl::Time received,
       on_event_(std::move(on_event)),
       on_done_(std::move(on_done)) {}
 
-bool Job::DeadlinePassed(absl::Time now) const {
+std::optional<absl::StatusCode> Job::StopCode(absl::Time now) const {
   // Far above loopback transit; a client that cancels on its own this close
   // to its deadline loses nothing by the label.
   constexpr absl::Duration kClientAhead = absl::Milliseconds(250);
-  return now >= deadline() - kClientAhead;
+  if (now >= deadline()) return absl::StatusCode::kDeadlineExceeded;
+  if (!cancelled()) return std::nullopt;
+  return now >= deadline() - kClientAhead ? absl::StatusCode::kDeadlineExceeded
+                                          : absl::StatusCode::kCancelled;
 }
 
 absl::Time Job::deadline() const {

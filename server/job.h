@@ -9,9 +9,11 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -38,12 +40,13 @@ class Job {
   absl::Time enqueued() const { return enqueued_; }
   // absl::InfiniteFuture() when the request has no deadline.
   absl::Time deadline() const;
-  // Whether the deadline has passed at `now`, or is so close that a client
-  // cancelling now is its own deadline firing: gRPC sends the time left, so
-  // our copy of the deadline runs behind the client's by the call's transit
-  // and our receipt. Checked before cancelled(), so such runs count as
-  // deadline_exceeded.
-  bool DeadlinePassed(absl::Time now) const;
+  // Why the job stops at `now`, if it does: DEADLINE_EXCEEDED once the
+  // deadline passed, and for a cancel so close to it that the cancel is the
+  // client's own deadline firing (gRPC sends the time left, so our copy of
+  // the deadline runs behind the client's by the call's transit and our
+  // receipt); CANCELLED for an earlier cancel. The margin only names a
+  // cancel: a job nobody cancelled runs until the deadline itself.
+  std::optional<absl::StatusCode> StopCode(absl::Time now) const;
 
   // The client went away; a queued job is dropped, a running one stops at
   // the next denoising step.

@@ -283,11 +283,33 @@ absl::Status ReadDitserveFields(const Json& body,
 }
 
 absl::StatusOr<Json> ParseObject(absl::string_view text) {
-  Json body = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Every field is a string, number or boolean, so one level of nesting
+  // below them is enough to quote a wrong value. The parser keeps no
+  // deeper values: dump() recurses once per level, and a body of a few
+  // hundred thousand brackets would overflow the handler thread's stack.
+  constexpr int kMaxNesting = 2;
+  bool too_deep = false;
+  Json body = Json::parse(
+      text,
+      [&](int depth, Json::parse_event_t event, Json&) {
+        const bool opens = event == Json::parse_event_t::object_start ||
+                           event == Json::parse_event_t::array_start;
+        if (opens && depth >= kMaxNesting) {
+          too_deep = true;
+          return false;
+        }
+        return true;
+      },
+      /*allow_exceptions=*/false);
   if (body.is_discarded()) {
     return absl::InvalidArgumentError(
         "request body is not JSON; send a JSON object with at least "
         "\"prompt\"");
+  }
+  if (too_deep) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request body nests arrays or objects more than ", kMaxNesting,
+        " levels deep; its fields take strings, numbers and booleans"));
   }
   if (!body.is_object()) {
     return absl::InvalidArgumentError(

@@ -2,9 +2,11 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/config/field_error.h"
 #include "core/config/freeze.h"
 #include "server/bearer_auth.h"
 #include "server/log_text.h"
@@ -24,7 +26,18 @@ absl::StatusOr<v1::InputConfig> RequestIntake::Freeze(
   if (request.request_id().empty() && !header_request_id.empty()) {
     v1::GenerateRequest named = request;
     named.set_request_id(std::string(header_request_id));
-    return Freeze(named, deadline, {});
+    absl::StatusOr<v1::InputConfig> config = Freeze(named, deadline, {});
+    const std::vector<std::string> fields =
+        config.ok() ? std::vector<std::string>{}
+                    : config::ErrorFields(config.status());
+    if (fields.empty() || fields.front() != "request_id") return config;
+    // A proxy's id the client never wrote: say where it came from.
+    return config::WithFields(
+        absl::Status(config.status().code(),
+                     absl::StrCat(config.status().message(),
+                                  " (taken from the ", kRequestIdHeader,
+                                  " header, since request_id is empty)")),
+        {"request_id"});
   }
   config::FreezeContext context;
   context.sequence_number = next_sequence_.fetch_add(1);
@@ -92,7 +105,7 @@ void RequestIntake::Enqueue(
 void RequestIntake::Abandon(const std::shared_ptr<Job>& job) {
   job->Cancel();
   if (!queue_->Remove(job)) return;
-  job->Finish(job->DeadlinePassed(absl::Now())
+  job->Finish(job->StopCode(absl::Now()) == absl::StatusCode::kDeadlineExceeded
                   ? absl::DeadlineExceededError("deadline passed")
                   : absl::CancelledError("cancelled by the client"));
 }

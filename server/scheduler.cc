@@ -57,15 +57,14 @@ std::optional<absl::Status> StopReason(const Job& job, absl::Time now, int step,
         "stopped after step ",
         step, " of ", total_steps));
   }
-  if (job.DeadlinePassed(now)) {
+  const std::optional<absl::StatusCode> stop = job.StopCode(now);
+  if (!stop.has_value()) return std::nullopt;
+  if (*stop == absl::StatusCode::kDeadlineExceeded) {
     return absl::DeadlineExceededError(
         absl::StrCat("deadline passed after step ", step, " of ", total_steps));
   }
-  if (job.cancelled()) {
-    return absl::CancelledError(absl::StrCat(
-        "cancelled by the client after step ", step, " of ", total_steps));
-  }
-  return std::nullopt;
+  return absl::CancelledError(absl::StrCat(
+      "cancelled by the client after step ", step, " of ", total_steps));
 }
 
 // The scheduler's step rule as the engine asks for it (0-based steps), and
@@ -73,8 +72,13 @@ std::optional<absl::Status> StopReason(const Job& job, absl::Time now, int step,
 class StepDecider : public engine::RunObserver {
  public:
   using DecideFn = std::function<v1::StepDecision(int step, int total_steps)>;
-  StepDecider(PartialImageDecoder& previews, DecideFn decide)
-      : decide_(std::move(decide)), previews_(previews) {}
+  using StartFn = std::function<void()>;
+  StepDecider(PartialImageDecoder& previews, StartFn denoise_started,
+              DecideFn decide)
+      : denoise_started_(std::move(denoise_started)),
+        decide_(std::move(decide)),
+        previews_(previews) {}
+  void OnDenoiseStarted() override { denoise_started_(); }
   v1::StepDecision DecideAfterStep(int step, int steps) override {
     return decide_(step + 1, steps);
   }
@@ -83,6 +87,7 @@ class StepDecider : public engine::RunObserver {
   }
 
  private:
+  const StartFn denoise_started_;
   const DecideFn decide_;
   PartialImageDecoder& previews_;
 };
@@ -154,9 +159,10 @@ void Scheduler::Start() {
 
 void Scheduler::Drain(absl::Duration timeout) {
   queue_->StartDraining();
+  draining_.store(true);
   const absl::Time give_up = absl::Now() + timeout;
   while (absl::Now() < give_up && !group_broken_.HasBeenNotified() &&
-         (queue_->depth() > 0 || running_.load())) {
+         !drained_.HasBeenNotified()) {
     absl::SleepFor(absl::Milliseconds(20));
   }
   // Past the timeout the queued jobs are answered at once and the running
@@ -181,10 +187,17 @@ absl::Status Scheduler::group_status() const {
 void Scheduler::Loop() {
   absl::Time last_message = absl::Now();
   while (!stop_.load()) {
+    // Read before the pop: the queue refused new jobs before the flag was
+    // set, so an empty pop after it means nothing is left to run. (Polling
+    // the queue's depth instead missed a job popped but not yet running.)
+    const bool draining = draining_.load();
     std::shared_ptr<Job> job = queue_->Pop(kPollInterval);
     absl::Status group;
     if (job != nullptr) {
       group = Run(Batch(std::move(job)));
+    } else if (draining) {
+      if (!drained_.HasBeenNotified()) drained_.Notify();
+      continue;
     } else if (absl::Now() - last_message >= options_.ping_interval) {
       group = loop_->Ping();
     } else {
@@ -269,7 +282,6 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
   }
   const v1::InputConfig& config = *merged;
   const absl::Time started = absl::Now();
-  running_.store(true);
   metrics_->SetRequestsRunning(static_cast<int>(jobs.size()));
   metrics_->ObserveRunBatch(static_cast<int>(jobs.size()));
   spdlog::info(
@@ -281,7 +293,7 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
 
   absl::Time last_step = started;
   PartialImageDecoder previews(config, jobs, prompt_counts, encode_, *metrics_);
-  StepDecider decider(previews, [&](int step, int total_steps) {
+  const auto decide = [&](int step, int total_steps) {
     const absl::Time now = absl::Now();
     metrics_->ObserveDenoiseStep(absl::ToDoubleSeconds(now - last_step));
     last_step = now;
@@ -312,7 +324,9 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     if (drain_expired) return v1::STEP_DECISION_ABORT;
     return any_cancelled ? v1::STEP_DECISION_CANCEL
                          : v1::STEP_DECISION_DEADLINE;
-  });
+  };
+  StepDecider decider(
+      previews, [&] { last_step = absl::Now(); }, decide);
   absl::StatusOr<engine::RequestOutcome> ran =
       loop_->RunOnAllRanks(config, &decider);
   absl::Status group = ran.status();
@@ -330,7 +344,6 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
   }();
   previews.Wait();
 
-  running_.store(false);
   metrics_->SetRequestsRunning(0);
   const absl::Time finished = absl::Now();
   spdlog::info("request_id={} sequence={} finished status={} in {}",

@@ -69,8 +69,6 @@ class Scheduler {
   // Why the group broke; OK while it serves.
   absl::Status group_status() const;
 
-  bool running_job() const { return running_.load(); }
-
  private:
   void Loop();
   // The jobs that run with `leader`, leader first.
@@ -96,7 +94,11 @@ class Scheduler {
   std::atomic<bool> stop_{false};
   // Drain's timeout passed: the running run stops after its step.
   std::atomic<bool> drain_expired_{false};
-  std::atomic<bool> running_{false};
+  // Set by Drain once the queue refuses new jobs.
+  std::atomic<bool> draining_{false};
+  // The thread found the draining queue empty with no job in hand: every
+  // admitted job has been answered.
+  absl::Notification drained_;
   absl::Notification group_broken_;
   mutable absl::Mutex mu_;
   absl::Status group_status_ ABSL_GUARDED_BY(mu_);

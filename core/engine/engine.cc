@@ -143,6 +143,10 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
               observer->OnPartialLatents(step, std::move(latents));
             }
           },
+      .denoise_started =
+          [observer] {
+            if (observer != nullptr) observer->OnDenoiseStarted();
+          },
       .timings = timings,
       .collective_on =
           [this](dist::Axis axis) {

@@ -32,6 +32,9 @@ class RunObserver {
   // answer is broadcast to every rank. CONTINUE, CANCEL (client cancelled)
   // or ABORT (host stopping); the engine itself adds DEADLINE.
   virtual v1::StepDecision DecideAfterStep(int step, int steps) = 0;
+  // Called on rank 0 as the denoising loop begins: what came before it
+  // (broadcast, prepare, text encoding) is not the first step's time.
+  virtual void OnDenoiseStarted() {}
   // Asked on rank 0 after each 1-based step of config.partial_image_steps,
   // after that step's decision, with the estimate of every prompt's clean
   // latents ([prompts, ...shapes.image_latent_shape]), which it may keep.

@@ -60,6 +60,7 @@ absl::StatusOr<at::Tensor> FamilyRankProgram::Generate(RankContext& context,
   ASSIGN_OR_RETURN(request.stages, StagesFor(context, stale_kv_));
 
   ScopedStageTimer timer(context.timings, Stage::kDenoise);
+  context.denoise_started();
   ASSIGN_OR_RETURN(at::Tensor latents, InitialLatents(*model_, request));
   ASSIGN_OR_RETURN(
       at::Tensor denoised,

@@ -53,6 +53,8 @@ struct RankContext {
   // Rank 0: takes the gathered preview latents of every prompt after 1-based
   // `step`, one of config.partial_image_steps (GatherPartialLatents).
   std::function<void(int step, at::Tensor latents)> partial_latents;
+  // Call as the denoising loop begins (RunObserver::OnDenoiseStarted).
+  std::function<void()> denoise_started;
   StageTimings& timings;
   // How to wait for and explain a collective on the `axis` group.
   std::function<dist::CollectiveContext(dist::Axis axis)> collective_on;

@@ -296,6 +296,29 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   EXPECT_THAT(nlohmann::json::parse(too_large->body)["error"]["message"]
                   .get<std::string>(),
               HasSubstr("has 2097152 bytes; this API takes at most 1048576"));
+  // Chunked, the body has no length to refuse it by: 4 MiB are read, 1 MiB
+  // kept, and the connection serves its next request.
+  const std::unique_ptr<httplib::Client> keep_alive = Client();
+  constexpr size_t kChunkedBytes = size_t{4} << 20;
+  const httplib::Result chunked = keep_alive->Post(
+      "/v1/images/generations",
+      [sent = size_t{0}](size_t, httplib::DataSink& sink) mutable {
+        const std::string piece(size_t{64} << 10, ' ');
+        sent += piece.size();
+        if (!sink.write(piece.data(), piece.size())) return false;
+        if (sent >= kChunkedBytes) sink.done();
+        return true;
+      },
+      kJson);
+  ASSERT_TRUE(chunked);
+  EXPECT_EQ(chunked->status, 413);
+  EXPECT_THAT(
+      nlohmann::json::parse(chunked->body)["error"]["message"]
+          .get<std::string>(),
+      HasSubstr("sent without a Content-Length, is over 1048576 bytes"));
+  const httplib::Result after_chunked = keep_alive->Get("/v1/models");
+  ASSERT_TRUE(after_chunked);
+  EXPECT_EQ(after_chunked->status, 200);
 
   // As `curl -X POST URL` sends it; the server gives up reading after its
   // 5 s I/O timeout.
@@ -306,7 +329,8 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   ASSERT_TRUE(unframed.ok()) << unframed.status();
   EXPECT_THAT(*unframed, HasSubstr("HTTP/1.1 411"));
   EXPECT_THAT(*unframed, HasSubstr("came without a Content-Length header"));
-  EXPECT_EQ(Requests("invalid_argument"), refused_before + 2);
+  // The two bodies over 1 MiB and the unframed one.
+  EXPECT_EQ(Requests("invalid_argument"), refused_before + 3);
 }
 
 // The host logs a line per request, as web servers do, but for successful

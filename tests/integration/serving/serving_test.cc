@@ -322,6 +322,17 @@ TEST_F(ServingTest, XRequestIdMetadataNamesARequestWithoutAnId) {
                   .Generate(named_context.get(), request, &response)
                   .ok());
   EXPECT_EQ(response.config().request_id(), "own-id");
+
+  // A proxy's id the server cannot take is refused saying where it came from.
+  auto spaced_context = ContextWithDeadline(kCallSeconds);
+  spaced_context->AddMetadata("x-request-id", "trace 79");
+  request.clear_request_id();
+  const grpc::Status spaced =
+      cluster_->generation().Generate(spaced_context.get(), request, &response);
+  EXPECT_EQ(spaced.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(spaced.error_message(),
+              HasSubstr("(taken from the x-request-id header, since "
+                        "request_id is empty)"));
 }
 
 TEST_F(ServingTest, LatentAndRgbOutputsHaveTheirDocumentedLayouts) {
@@ -789,6 +800,19 @@ TEST_F(ServingTest, MetricsCountEveryStageOfEveryRequest) {
       MetricValue(*after, "ditserve_requests_total", {"status=\"ok\""}) -
           MetricValue(*before, "ditserve_requests_total", {"status=\"ok\""}),
       kRequests);
+  // The steps are the denoise stage's: broadcast, prepare and text encoding
+  // come before the first (slack for the two clocks the times are read
+  // from).
+  const auto added = [&](const char* name, std::vector<std::string> labels) {
+    return MetricValue(*after, name, labels) -
+           MetricValue(*before, name, labels);
+  };
+  EXPECT_EQ(added("ditserve_denoise_step_duration_seconds_count", {}),
+            kRequests * request.num_inference_steps());
+  EXPECT_LE(
+      added("ditserve_denoise_step_duration_seconds_sum", {}),
+      added("ditserve_stage_duration_seconds_sum", {"stage=\"denoise\""}) +
+          0.0005);
   EXPECT_GT(MetricValue(*after, "ditserve_rank_stage_duration_seconds_count",
                         {"rank=\"1\"", "stage=\"denoise\""}),
             0);

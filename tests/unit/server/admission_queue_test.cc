@@ -14,6 +14,7 @@
 namespace ditserve::server {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // FLUX.1's transformer width.
@@ -301,6 +302,24 @@ TEST(AdmissionQueueTest, CancelAtTheDeadlineCountsAsDeadlineExceeded) {
   EXPECT_EQ(early.status->code(), absl::StatusCode::kCancelled);
 }
 
+// The margin that names a late cancel does not cut short a deadline nobody
+// cancelled at.
+TEST(AdmissionQueueTest, JobNearItsDeadlineRunsAndJoinsARun) {
+  AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
+  Outcome leader_outcome, joiner_outcome;
+  const int64_t soon =
+      absl::ToUnixMicros(absl::Now() + absl::Milliseconds(200));
+  std::shared_ptr<Job> leader = MakeJob(&leader_outcome, soon);
+  std::shared_ptr<Job> joiner = MakeJob(&joiner_outcome, soon);
+  ASSERT_TRUE(queue.Push(leader).ok());
+  ASSERT_TRUE(queue.Push(joiner).ok());
+  EXPECT_EQ(queue.Pop(absl::Milliseconds(10)), leader);
+  EXPECT_THAT(queue.TakeMatching([](const Job&) { return true; }),
+              ElementsAre(joiner));
+  EXPECT_FALSE(leader_outcome.status.has_value());
+  EXPECT_FALSE(joiner_outcome.status.has_value());
+}
+
 TEST(AdmissionQueueTest, JobsThatWaitedPastTheLimitAreRefusedTheRestStay) {
   int last_depth = -1;
   AdmissionQueue queue(4, 0, kHiddenSize,
@@ -436,6 +455,25 @@ TEST(JobTest, FinishesExactlyOnce) {
   EXPECT_FALSE(job->Finish(absl::InternalError("second")));
   EXPECT_EQ(outcome.status->code(), absl::StatusCode::kCancelled);
   EXPECT_TRUE(job->finished());
+}
+
+TEST(JobTest, StopsAtItsDeadlineAndNamesACancelJustBeforeIt) {
+  Outcome outcome;
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  std::shared_ptr<Job> job = MakeJob(&outcome, absl::ToUnixMicros(deadline));
+  const absl::Time just_before = deadline - absl::Milliseconds(100);
+  EXPECT_EQ(job->StopCode(just_before), std::nullopt);
+  EXPECT_EQ(job->StopCode(deadline), absl::StatusCode::kDeadlineExceeded);
+  job->Cancel();
+  EXPECT_EQ(job->StopCode(just_before), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(job->StopCode(deadline - absl::Seconds(1)),
+            absl::StatusCode::kCancelled);
+
+  std::shared_ptr<Job> open_ended = MakeJob(&outcome);
+  EXPECT_EQ(open_ended->StopCode(absl::Now() + absl::Hours(24 * 365)),
+            std::nullopt);
+  open_ended->Cancel();
+  EXPECT_EQ(open_ended->StopCode(absl::Now()), absl::StatusCode::kCancelled);
 }
 
 }  // namespace

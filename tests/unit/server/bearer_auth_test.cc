@@ -39,6 +39,8 @@ TEST(BearerAuthTest, OnlyAKnownTokenAfterBearerIsLetIn) {
   EXPECT_EQ((*auth)->Describe(), "required (2 tokens, none names a client)");
   EXPECT_TRUE((*auth)->Authenticate(absl::StrCat("Bearer ", kToken)).ok());
   EXPECT_TRUE((*auth)->Authenticate("Bearer second-token-0123456789").ok());
+  EXPECT_TRUE((*auth)->Authenticate(absl::StrCat("bearer ", kToken)).ok());
+  EXPECT_TRUE((*auth)->Authenticate(absl::StrCat("BEARER ", kToken)).ok());
   for (const std::string refused :
        {std::string(""), std::string(kToken), absl::StrCat("Basic ", kToken),
         absl::StrCat("Bearer ", kToken, "x"), std::string("Bearer # comment"),

@@ -146,7 +146,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadBody{"array", "[1, 2]", "(null)", "must be a JSON object"},
         BadBody{"no_prompt", R"({"n": 1})", "prompt", "required"},
         BadBody{"prompt_list", R"({"prompt": ["a", "b"]})", "prompt",
-                "must be a string"},
+                "must be a string, got [\"a\",\"b\"]"},
+        BadBody{"prompt_nested_list", R"({"prompt": [["a"]]})", "(null)",
+                "nests arrays or objects more than 2 levels deep"},
         BadBody{"n_above_max_batch", R"({"prompt": "a", "n": 5})", "n",
                 "allowed 1 to 4"},
         BadBody{"n_zero", R"({"prompt": "a", "n": 0})", "n", "allowed 1 to 4"},
@@ -210,6 +212,23 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadBody>& info) {
       return info.param.name;
     });
+
+// Within the 1 MiB a body may have: quoting a value this deep in an error
+// recursed once per level and overflowed the stack.
+TEST(ParseImagesRequestTest, DeeplyNestedBodyIsRefusedWithoutRecursing) {
+  constexpr int kLevels = 400000;
+  const std::string field_value =
+      absl::StrCat(R"({"prompt": )", std::string(kLevels, '['),
+                   std::string(kLevels, ']'), "}");
+  const std::string body_itself =
+      absl::StrCat(std::string(kLevels, '['), std::string(kLevels, ']'));
+  for (const std::string& body : {field_value, body_itself}) {
+    const absl::Status status = ParseError(body);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr("more than 2 levels deep"));
+  }
+}
 
 TEST(ImagesResponseBodyTest, EachImageIsBase64WithTheConfigsSizeAndSeed) {
   v1::GenerateResponse response;
