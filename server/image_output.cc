@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "core/engine/buffer_plan.h"
 #include "core/engine/stage.h"
@@ -133,26 +134,34 @@ absl::StatusOr<std::vector<v1::Image>> PixelOutputs(
   return images;
 }
 
+absl::StatusOr<std::vector<v1::Image>> EncodeOutputs(
+    engine::RankProgram& program, const v1::InputConfig& config,
+    const at::Tensor& latents, engine::StageTimings& timings) {
+  const std::vector<int64_t> expected =
+      engine::LatentsShape(config.shapes(), {config.prompt_size()});
+  if (!latents.defined() || latents.sizes() != expected) {
+    return absl::InternalError(absl::StrCat(
+        "rank 0 holds no latents ", engine::ShapeString(expected), " of ",
+        config.prompt_size(), " outputs after the gather"));
+  }
+  if (config.output_format() == v1::OUTPUT_FORMAT_LATENT_F32) {
+    engine::ScopedStageTimer timer(timings, engine::Stage::kEncode);
+    return LatentOutputs(config, latents);
+  }
+  ASSIGN_OR_RETURN(at::Tensor rgb, program.Decode(config, latents, timings));
+  engine::ScopedStageTimer timer(timings, engine::Stage::kEncode);
+  return PixelOutputs(config, rgb);
+}
+
 }  // namespace
 
 OutputEncoder MakeImageOutput(engine::RankProgram& program) {
   return [&program](const v1::InputConfig& config, const at::Tensor& latents,
-                    engine::StageTimings& timings)
-             -> absl::StatusOr<std::vector<v1::Image>> {
-    const std::vector<int64_t> expected =
-        engine::LatentsShape(config.shapes(), {config.prompt_size()});
-    if (!latents.defined() || latents.sizes() != expected) {
-      return absl::InternalError(absl::StrCat(
-          "rank 0 holds no latents ", engine::ShapeString(expected), " of ",
-          config.prompt_size(), " outputs after the gather"));
-    }
-    if (config.output_format() == v1::OUTPUT_FORMAT_LATENT_F32) {
-      engine::ScopedStageTimer timer(timings, engine::Stage::kEncode);
-      return LatentOutputs(config, latents);
-    }
-    ASSIGN_OR_RETURN(at::Tensor rgb, program.Decode(config, latents, timings));
-    engine::ScopedStageTimer timer(timings, engine::Stage::kEncode);
-    return PixelOutputs(config, rgb);
+                    engine::StageTimings& timings) {
+    // On the host's run thread, which nothing above catches.
+    return base::Guarded("decoding and encoding the outputs", [&] {
+      return EncodeOutputs(program, config, latents, timings);
+    });
   };
 }
 

@@ -68,6 +68,19 @@ absl::StatusOr<std::map<int, std::string>> RunFailureBoard::Read(int64_t run) {
       });
 }
 
+absl::Status RunFailureBoard::Forget(int64_t run) {
+  return base::GuardedAs(
+      absl::StatusCode::kUnavailable,
+      absl::StrCat("deleting the failures of run ", run, " from the store"),
+      [&] {
+        if (!store_->check({CountKey(run)})) return;
+        for (int rank = 0; rank < world_size_; ++rank) {
+          store_->deleteKey(RankKey(run, rank));
+        }
+        store_->deleteKey(CountKey(run));
+      });
+}
+
 std::string DescribePosts(const std::map<int, std::string>& posts) {
   return absl::StrJoin(posts, "; ", [](std::string* out, const auto& post) {
     absl::StrAppend(out, "rank ", post.first, ": ", post.second);

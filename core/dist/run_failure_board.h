@@ -34,6 +34,9 @@ class RunFailureBoard {
   // What was posted for `run` so far, by rank ("INTERNAL: ..."); does not
   // wait. One store round trip while nothing was posted.
   absl::StatusOr<std::map<int, std::string>> Read(int64_t run);
+  // Deletes what was posted for `run`, which every rank must be past: the
+  // store outlives many runs. One store round trip while nothing was posted.
+  absl::Status Forget(int64_t run);
 
  private:
   c10::intrusive_ptr<c10d::Store> store_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "core/dist/collective.h"
 #include "core/dist/collective_failure.h"
@@ -87,7 +88,6 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
   if (progress.stopped) return failure;
   const v1::InputConfig& config = context.config;
   const int steps = config.num_inference_steps();
-  const at::Tensor failed_rows = FailedGroupLatents(context);
   // First, so that rank 0 reads it at the next boundary it decides.
   if (absl::Status posted = context.post_failure(failure); !posted.ok()) {
     spdlog::warn(
@@ -95,6 +95,17 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
         "timeout, and the other dp groups run to the end",
         context.rank, posted.ToString());
   }
+  // A rank short of memory may not even have the NaN rows: it cannot take
+  // its part in the remaining steps, so the group is re-formed.
+  absl::StatusOr<at::Tensor> allocated = base::GuardedAs(
+      absl::StatusCode::kResourceExhausted, "the failed group's NaN latents",
+      [&] { return FailedGroupLatents(context); });
+  if (!allocated.ok()) {
+    return dist::MarkCollectiveFailure(absl::Status(
+        failure.code(), absl::StrCat(failure.message(), "; then ",
+                                     allocated.status().message())));
+  }
+  const at::Tensor failed_rows = *std::move(allocated);
   // Failed between the last agreed boundary and its preview gather, which
   // the other groups are in.
   const int last_step = progress.agreed_steps - 1;
@@ -198,7 +209,11 @@ absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
   torch::NoGradGuard no_grad;
   at::Tensor latents;
   if (end > first) {
-    absl::StatusOr<at::Tensor> generated = generate(first, end);
+    // Guarded here, so that what the generator throws takes the failure
+    // path every other rank expects rather than leaving them waiting.
+    absl::StatusOr<at::Tensor> generated =
+        base::Guarded("generating the dp group's prompts",
+                      [&] { return generate(first, end); });
     if (!generated.ok()) return FailInStep(context, generated.status());
     latents = *std::move(generated);
   } else {
@@ -215,10 +230,10 @@ bool IsPartialImageStep(const v1::InputConfig& config, int step) {
 
 absl::Status GatherPartialLatents(RankContext& context, int step,
                                   const at::Tensor& denoised) {
+  const at::Tensor padded = PaddedGroupLatents(context, denoised);
+  // Only now: a rank that failed before joining still owes the gather.
   ++context.partial_gathers_entered;
-  ASSIGN_OR_RETURN(
-      at::Tensor gathered,
-      GatherDpLatents(context, PaddedGroupLatents(context, denoised)));
+  ASSIGN_OR_RETURN(at::Tensor gathered, GatherDpLatents(context, padded));
   if (context.rank == 0) context.partial_latents(step + 1, std::move(gathered));
   return absl::OkStatus();
 }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -89,6 +90,13 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
                                        StageTimings& timings) {
   ++runs_started_;
   if (watchdog_ != nullptr) watchdog_->FollowRun(runs_started_);
+  // Every rank finished the run before this one before it prepared this one.
+  if (rank_ == 0 && options_.run_failures != nullptr && runs_started_ > 1) {
+    if (absl::Status forgot = options_.run_failures->Forget(runs_started_ - 1);
+        !forgot.ok()) {
+      spdlog::warn("{}", forgot.ToString());
+    }
+  }
   if (!prepared_key_.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "config ", config.request_id(), " run before any Prepare"));
@@ -157,7 +165,10 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
                 .leave_on_failure = groups_.LeaveOnFailure(axis)};
           },
   };
-  return program_.Run(context);
+  // The boundary for what the program's own guards (the denoise loop's,
+  // RunDpGroup's) leave: an exception past it would end the process.
+  return base::Guarded("running the rank program",
+                       [&] { return program_.Run(context); });
 }
 
 absl::Status Engine::StepBoundary(const v1::InputConfig& config,

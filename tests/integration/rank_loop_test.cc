@@ -446,11 +446,14 @@ struct LoneRankFailure {
   bool after_boundary;
   // The rank of the failed one's dp group waiting for it in a collective.
   int peer;
+  // The failure is thrown as LibTorch throws, not returned.
+  bool thrown = false;
 };
 
 void PrintTo(const LoneRankFailure& failure, std::ostream* out) {
   *out << "rank " << failure.rank << " of " << failure.world
-       << (failure.after_boundary ? " after the boundary" : "");
+       << (failure.after_boundary ? " after the boundary" : "")
+       << (failure.thrown ? " by throwing" : "");
 }
 
 class LoneRankFailureTest : public ::testing::TestWithParam<LoneRankFailure> {};
@@ -461,11 +464,14 @@ TEST_P(LoneRankFailureTest, ItsPeersStopWaitingForItAtOnce) {
       Launch(failure.world,
              {"--scenario=dp_failure", "--timeout_ms=12000",
               absl::StrCat("--fail_rank=", failure.rank), "--fail_step=1",
-              absl::StrCat("--fail_after_boundary=", failure.after_boundary)});
+              absl::StrCat("--fail_after_boundary=", failure.after_boundary),
+              absl::StrCat("--fail_by_throwing=", failure.thrown)});
   ASSERT_NE(ranks, nullptr);
   ExpectAllExit(*ranks, kLeftTheGroup);
-  const std::string own_error = absl::StrCat(
-      "rank ", failure.rank, ": INTERNAL: failure injected during step 2");
+  const std::string own_error =
+      absl::StrCat("rank ", failure.rank, ": INTERNAL: ",
+                   failure.thrown ? "generating the dp group's prompts: " : "",
+                   "failure injected during step 2");
   for (int rank = 0; rank < failure.world; ++rank) {
     Fields failed = OutcomeOf(*ranks, rank, "dp-failure-1");
     EXPECT_EQ(failed["code"], "INTERNAL") << "rank " << rank;
@@ -507,10 +513,13 @@ INSTANTIATE_TEST_SUITE_P(
         LoneRankFailure{2, 0, true, 1},
         // Rank 2 waits in step 3's gather of dp group 1 while rank 0 stops
         // the run at the boundary after it.
-        LoneRankFailure{4, 3, true, 2}),
+        LoneRankFailure{4, 3, true, 2},
+        // As a LibTorch error (an allocation, a kernel) fails it.
+        LoneRankFailure{2, 1, false, 0, /*thrown=*/true}),
     [](const auto& info) {
       return absl::StrCat("world", info.param.world, "_rank", info.param.rank,
-                          info.param.after_boundary ? "_after_boundary" : "");
+                          info.param.after_boundary ? "_after_boundary" : "",
+                          info.param.thrown ? "_thrown" : "");
     });
 
 INSTANTIATE_TEST_SUITE_P(

@@ -60,6 +60,8 @@ ABSL_FLAG(int, fail_step, 1, "see --fail_dp_group (0-based)");
 ABSL_FLAG(bool, fail_after_boundary, false,
           "--fail_dp_group or --fail_rank fails after the step's boundary, "
           "before its preview gather");
+ABSL_FLAG(bool, fail_by_throwing, false,
+          "--fail_dp_group or --fail_rank throws LibTorch's c10::Error");
 ABSL_FLAG(int, idle_ms, 500,
           "rank 0 idles this long after the last config before shutdown");
 
@@ -212,7 +214,8 @@ int Main() {
               rank == absl::GetFlag(FLAGS_fail_rank)
           ? absl::GetFlag(FLAGS_fail_step)
           : -1,
-      absl::GetFlag(FLAGS_fail_after_boundary));
+      absl::GetFlag(FLAGS_fail_after_boundary),
+      absl::GetFlag(FLAGS_fail_by_throwing));
   dist::RunFailureBoard run_failures((*rendezvous)->store(), env->world_size);
   engine::Engine engine(rank, *mesh, *groups, channel, watchdog, pipeline,
                         {.dimensions = kRankTestDimensions,

@@ -1,6 +1,7 @@
 #include "tests/integration/shard_gather_program.h"
 
 #include <ATen/ATen.h>
+#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -111,8 +112,10 @@ absl::StatusOr<at::Tensor> ShardGatherProgram::Run(
           RETURN_IF_ERROR(GatherSequence(context, config.seeds(first)));
           for (const bool after_boundary : {false, true}) {
             if (fails_here(step, after_boundary)) {
-              return absl::InternalError(
-                  absl::StrCat("failure injected during step ", step + 1));
+              const std::string failure =
+                  absl::StrCat("failure injected during step ", step + 1);
+              TORCH_CHECK(!fail_by_throwing_, failure);
+              return absl::InternalError(failure);
             }
             if (!after_boundary) {
               RETURN_IF_ERROR(context.step_boundary(step));

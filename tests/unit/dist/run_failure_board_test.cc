@@ -40,5 +40,19 @@ TEST(RunFailureBoardTest, ReadsWhatRanksPostedForThatRunOnly) {
   EXPECT_EQ(board.Count(4).value_or(-1), 0);
 }
 
+TEST(RunFailureBoardTest, ForgetDeletesThatRunsPostsOnly) {
+  const auto store = c10::make_intrusive<c10d::HashStore>();
+  RunFailureBoard board(store, /*world_size=*/4);
+  EXPECT_TRUE(board.Forget(3).ok()) << "nothing posted";
+  ASSERT_TRUE(board.Post(3, 2, absl::InternalError("a")).ok());
+  ASSERT_TRUE(board.Post(3, 0, absl::InternalError("b")).ok());
+  ASSERT_TRUE(board.Post(4, 1, absl::InternalError("c")).ok());
+  ASSERT_TRUE(board.Forget(3).ok());
+  EXPECT_EQ(board.Count(3).value_or(-1), 0);
+  EXPECT_THAT(board.Read(3).value(), IsEmpty());
+  EXPECT_THAT(board.Read(4).value(), ElementsAre(Pair(1, "INTERNAL: c")));
+  EXPECT_EQ(store->getNumKeys(), 2) << "run 4's post and count";
+}
+
 }  // namespace
 }  // namespace ditserve::dist

@@ -1,6 +1,7 @@
 #include "core/engine/engine.h"
 
 #include <ATen/ATen.h>
+#include <c10/util/Exception.h>
 
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "core/dist/mesh.h"
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rendezvous.h"
+#include "core/dist/run_failure_board.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/frozen_test_config.h"
@@ -47,6 +49,20 @@ class StepCountingProgram : public RankProgram {
   }
 
   int steps_seen = 0;
+};
+
+// Throws as a LibTorch kernel or allocation does.
+class ThrowingProgram : public RankProgram {
+ public:
+  absl::StatusOr<at::Tensor> Run(RankContext& /*context*/) override {
+    TORCH_CHECK(false, "kernel failed");
+    return at::Tensor();
+  }
+  absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& /*config*/,
+                                    const at::Tensor& /*latents*/,
+                                    StageTimings& /*timings*/) override {
+    return absl::UnimplementedError("the engine tests never decode");
+  }
 };
 
 class CancelAtFirstStep : public RunObserver {
@@ -109,8 +125,9 @@ class EngineTest : public ::testing::Test {
     return *config;
   }
 
-  Engine MakeEngine() {
-    return Engine(0, *mesh_, *groups_, *channel_, {}, pipeline_,
+  Engine MakeEngine() { return MakeEngine(pipeline_); }
+  Engine MakeEngine(RankProgram& program) {
+    return Engine(0, *mesh_, *groups_, *channel_, {}, program,
                   {.dimensions = {.hidden_size = kHiddenSize},
                    .tensor_options = at::TensorOptions(at::kFloat),
                    .collective_timeout = std::chrono::seconds(5)});
@@ -188,6 +205,34 @@ TEST_F(EngineTest, ObserverCancelStopsTheRunAtTheFirstStepBoundary) {
   EXPECT_THAT(std::string(output.status().message()),
               HasSubstr("request cancelled after step 1 of 2"));
   EXPECT_EQ(pipeline_.steps_seen, 1);
+}
+
+TEST_F(EngineTest, WhatTheProgramThrowsBecomesTheRunsStatus) {
+  ThrowingProgram program;
+  Engine engine = MakeEngine(program);
+  const v1::InputConfig config = Config(256, "throws");
+  ASSERT_TRUE(engine.Prepare(config, timings_).ok());
+  absl::StatusOr<at::Tensor> output = engine.Run(config, nullptr, timings_);
+  ASSERT_FALSE(output.ok());
+  EXPECT_EQ(output.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(output.status().message(),
+            "running the rank program: kernel failed");
+}
+
+TEST_F(EngineTest, RankZeroForgetsTheLastRunsFailuresAsTheNextStarts) {
+  dist::RunFailureBoard board(rendezvous_->store(), /*world_size=*/1);
+  Engine engine(0, *mesh_, *groups_, *channel_, {}, pipeline_,
+                {.dimensions = {.hidden_size = kHiddenSize},
+                 .tensor_options = at::TensorOptions(at::kFloat),
+                 .collective_timeout = std::chrono::seconds(5),
+                 .run_failures = &board});
+  const v1::InputConfig config = Config(256, "forgotten");
+  ASSERT_TRUE(engine.Prepare(config, timings_).ok());
+  ASSERT_TRUE(engine.Run(config, nullptr, timings_).ok());
+  ASSERT_TRUE(board.Post(1, 0, absl::InternalError("failed")).ok());
+  ASSERT_EQ(board.Count(1).value_or(-1), 1);
+  ASSERT_TRUE(engine.Run(config, nullptr, timings_).ok());
+  EXPECT_EQ(board.Count(1).value_or(-1), 0);
 }
 
 TEST_F(EngineTest, PassedDeadlineStopsTheRun) {
