@@ -51,56 +51,64 @@ Watchdog::~Watchdog() {
   {
     // The store is gone or silent: the mark would only wait for it.
     absl::MutexLock seen_lock(&seen_mutex_);
-    if (bump_failed_) return;
+    if (store_call_failed_) return;
   }
-  try {
-    absl::MutexLock store_lock(&store_mutex_);
+  // A failure means the store is gone (rank 0 exited first); nobody is left
+  // to ask.
+  CallStore([&] {
     scoped_->set(ExitedKey(rank_), std::vector<uint8_t>{1});
-  } catch (const std::exception&) {
-    // The store is gone (rank 0 exited first); nobody is left to ask.
+    return absl::OkStatus();
+  }).IgnoreError();
+}
+
+absl::Status Watchdog::CallStore(absl::FunctionRef<absl::Status()> call) {
+  absl::MutexLock store_lock(&store_mutex_);
+  {
+    absl::MutexLock seen_lock(&seen_mutex_);
+    store_call_since_ = absl::Now();
   }
+  absl::Status status;
+  try {
+    status = call();
+  } catch (const std::exception& error) {
+    status = absl::UnavailableError(error.what());
+  }
+  absl::MutexLock seen_lock(&seen_mutex_);
+  store_call_since_.reset();
+  store_call_failed_ = !status.ok();
+  return status;
 }
 
 void Watchdog::Beat() {
   const std::string key = HeartbeatKey(rank_);
   bool warned = false;
   do {
-    {
-      absl::MutexLock seen_lock(&seen_mutex_);
-      store_call_since_ = absl::Now();
-    }
-    bool bumped = true;
-    try {
-      absl::MutexLock store_lock(&store_mutex_);
+    const absl::Status bumped = CallStore([&] {
       scoped_->add(key, 1);
-    } catch (const std::exception& error) {
+      return absl::OkStatus();
+    });
+    if (bumped.ok()) {
+      ObserveStore();
+    } else if (!warned) {
       // Expected once rank 0 (the store host) has exited; the other ranks
       // find out through their collectives.
-      bumped = false;
-      if (!warned) {
-        spdlog::warn("rank {}: heartbeat to the store failed: {}", rank_,
-                     std::string(error.what()).substr(0, 200));
-        warned = true;
-      }
-    }
-    // After a failed bump the reads would fail too, each after the store
-    // client's timeout when the store is silent, and hold up the stop.
-    if (bumped) {
-      if (std::optional<std::vector<int64_t>> counters = ReadCounters()) {
-        Observe(*counters, absl::Now());
-      }
-      ObserveGeneration();
-      ObserveRunFailures();
-    }
-    {
-      absl::MutexLock seen_lock(&seen_mutex_);
-      store_call_since_.reset();
-      bump_failed_ = !bumped;
+      spdlog::warn("rank {}: heartbeat to the store failed: {}", rank_,
+                   std::string(bumped.message().substr(0, 200)));
+      warned = true;
     }
   } while (!WaitForStop());
 }
 
-void Watchdog::Observe(const std::vector<int64_t>& counters, absl::Time now) {
+void Watchdog::ObserveStore() {
+  const std::optional<std::vector<int64_t>> counters = ReadCounters();
+  if (!counters.has_value() || !Observe(*counters, absl::Now()) ||
+      !ObserveGeneration()) {
+    return;
+  }
+  ObserveRunFailures();
+}
+
+bool Watchdog::Observe(const std::vector<int64_t>& counters, absl::Time now) {
   std::vector<int> silent;
   {
     absl::MutexLock seen_lock(&seen_mutex_);
@@ -117,24 +125,28 @@ void Watchdog::Observe(const std::vector<int64_t>& counters, absl::Time now) {
   // Only a silent rank may have exited; asking the store outside the lock
   // keeps HungRanks from waiting on it.
   for (int rank : silent) {
-    if (HasExited(rank)) {
+    const std::optional<bool> exited = HasExited(rank);
+    if (!exited.has_value()) return false;
+    if (*exited) {
       absl::MutexLock seen_lock(&seen_mutex_);
       exited_[rank] = true;
     }
   }
+  return true;
 }
 
-void Watchdog::ObserveGeneration() {
+bool Watchdog::ObserveGeneration() {
   int64_t current = generation_;
-  try {
-    absl::MutexLock store_lock(&store_mutex_);
-    current = ReadCurrentGeneration(*store_);
-  } catch (const std::exception&) {
-    return;
+  if (!CallStore([&] {
+         current = ReadCurrentGeneration(*store_);
+         return absl::OkStatus();
+       }).ok()) {
+    return false;
   }
-  if (current == generation_) return;
+  if (current == generation_) return true;
   absl::MutexLock seen_lock(&seen_mutex_);
   superseded_by_ = current;
+  return true;
 }
 
 void Watchdog::ObserveRunFailures() {
@@ -146,15 +158,20 @@ void Watchdog::ObserveRunFailures() {
     count_seen = static_cast<int64_t>(run_posts_.size());
   }
   if (!run.has_value()) return;
-  absl::StatusOr<std::map<int, std::string>> posts;
-  {
-    absl::MutexLock store_lock(&store_mutex_);
-    const absl::StatusOr<int64_t> count = run_failures_.Count(*run);
+  absl::StatusOr<int64_t> count;
+  if (!CallStore([&] {
+         return (count = run_failures_.Count(*run)).status();
+       }).ok() ||
+      *count == count_seen) {
     // Each rank posts once a run, so the count tells when to read again.
-    if (!count.ok() || *count == count_seen) return;
-    posts = run_failures_.Read(*run);
+    return;
   }
-  if (!posts.ok()) return;
+  absl::StatusOr<std::map<int, std::string>> posts;
+  if (!CallStore([&] {
+         return (posts = run_failures_.Read(*run)).status();
+       }).ok()) {
+    return;
+  }
   absl::MutexLock seen_lock(&seen_mutex_);
   // The rank may have moved on to its next run meanwhile.
   if (followed_run_ == run) run_posts_ = *std::move(posts);
@@ -187,7 +204,7 @@ std::optional<int64_t> Watchdog::SupersededBy() {
 
 absl::Duration Watchdog::StoreSilence() {
   absl::MutexLock seen_lock(&seen_mutex_);
-  if (bump_failed_) return absl::InfiniteDuration();
+  if (store_call_failed_) return absl::InfiniteDuration();
   if (!store_call_since_.has_value()) return absl::ZeroDuration();
   return absl::Now() - *store_call_since_;
 }
@@ -250,13 +267,13 @@ bool Watchdog::WaitForStop() {
 
 std::optional<std::vector<int64_t>> Watchdog::ReadCounters() {
   std::vector<int64_t> counters(world_size_, 0);
-  try {
-    absl::MutexLock store_lock(&store_mutex_);
-    for (int rank = 0; rank < world_size_; ++rank) {
-      counters[rank] = scoped_->add(HeartbeatKey(rank), 0);
+  for (int rank = 0; rank < world_size_; ++rank) {
+    if (!CallStore([&] {
+           counters[rank] = scoped_->add(HeartbeatKey(rank), 0);
+           return absl::OkStatus();
+         }).ok()) {
+      return std::nullopt;
     }
-  } catch (const std::exception&) {
-    return std::nullopt;
   }
   return counters;
 }
@@ -278,20 +295,22 @@ std::vector<int> Watchdog::FindLostRanks() {
   std::vector<int> lost;
   for (int rank = 0; rank < world_size_; ++rank) {
     if (rank != rank_ && (*after)[rank] == (*before)[rank] &&
-        !HasExited(rank)) {
+        !HasExited(rank).value_or(false)) {
       lost.push_back(rank);
     }
   }
   return lost;
 }
 
-bool Watchdog::HasExited(int rank) {
-  try {
-    absl::MutexLock store_lock(&store_mutex_);
-    return scoped_->check({ExitedKey(rank)});
-  } catch (const std::exception&) {
-    return false;
+std::optional<bool> Watchdog::HasExited(int rank) {
+  bool exited = false;
+  if (!CallStore([&] {
+         exited = scoped_->check({ExitedKey(rank)});
+         return absl::OkStatus();
+       }).ok()) {
+    return std::nullopt;
   }
+  return exited;
 }
 
 }  // namespace ditserve::dist

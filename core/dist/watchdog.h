@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -65,8 +67,8 @@ class Watchdog {
   // the store itself has not answered for that long. Does not block.
   std::vector<int> HungRanks();
 
-  // How long the heartbeat thread's store call in flight has waited (zero
-  // when none), or InfiniteDuration() after a failed heartbeat. Once it
+  // How long the watchdog's store call in flight has waited (zero when
+  // none), or InfiniteDuration() while its last store call failed. Once it
   // grows, the store (which rank 0 hosts) may have stopped, and another
   // store call would block until the store client's timeout. Does not
   // block.
@@ -106,14 +108,23 @@ class Watchdog {
   void Monitor();
   // Waits one interval; true once the destructor asked the threads to stop.
   bool WaitForStop();
+  // Runs `call`, which uses the store, alone among the watchdog's store
+  // calls and timed for StoreSilence; UNAVAILABLE when it throws.
+  absl::Status CallStore(absl::FunctionRef<absl::Status()> call);
   // Heartbeat counters of every rank; nullopt when the store is unreachable.
   std::optional<std::vector<int64_t>> ReadCounters();
-  // Whether `rank` marked itself exited; false when the store is unreachable.
-  bool HasExited(int rank);
-  // Records a read of every counter at `now`.
-  void Observe(const std::vector<int64_t>& counters, absl::Time now);
-  // Records whether rank 0 opened a newer generation.
-  void ObserveGeneration();
+  // Whether `rank` marked itself exited; nullopt when the store is
+  // unreachable.
+  std::optional<bool> HasExited(int rank);
+  // The heartbeat thread's reads, stopping at the first that fails: each
+  // would wait the store client's timeout in turn, holding up its stop.
+  void ObserveStore();
+  // Records a read of every counter at `now`; false when the store stopped
+  // answering.
+  bool Observe(const std::vector<int64_t>& counters, absl::Time now);
+  // Records whether rank 0 opened a newer generation; false when the store
+  // did not answer.
+  bool ObserveGeneration();
   // Records the posts of the run followed.
   void ObserveRunFailures();
 
@@ -144,10 +155,10 @@ class Watchdog {
   std::vector<absl::Time> advanced_at_ ABSL_GUARDED_BY(seen_mutex_);
   std::vector<bool> exited_ ABSL_GUARDED_BY(seen_mutex_);
   absl::Time store_answered_at_ ABSL_GUARDED_BY(seen_mutex_);
-  // Set while the heartbeat thread is in a store call.
+  // Set while a store call (CallStore) is in flight.
   std::optional<absl::Time> store_call_since_ ABSL_GUARDED_BY(seen_mutex_);
-  // Whether the heartbeat thread's last bump of its counter failed.
-  bool bump_failed_ ABSL_GUARDED_BY(seen_mutex_) = false;
+  // Whether the last store call failed.
+  bool store_call_failed_ ABSL_GUARDED_BY(seen_mutex_) = false;
   std::optional<int64_t> superseded_by_ ABSL_GUARDED_BY(seen_mutex_);
   std::optional<int64_t> followed_run_ ABSL_GUARDED_BY(seen_mutex_);
   std::map<int, std::string> run_posts_ ABSL_GUARDED_BY(seen_mutex_);
