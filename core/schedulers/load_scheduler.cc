@@ -1,5 +1,6 @@
 #include "core/schedulers/load_scheduler.h"
 
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -10,17 +11,38 @@
 #include "core/schedulers/scheduler_config.h"
 
 namespace ditserve::schedulers {
+namespace {
 
-absl::StatusOr<std::unique_ptr<Scheduler>> MakeScheduler(
-    const nlohmann::json& config, const std::string& source) {
+constexpr char kFlowMatchEuler[] = "FlowMatchEulerDiscreteScheduler";
+
+absl::StatusOr<std::string> ClassName(const nlohmann::json& config,
+                                      const std::string& source) {
   auto class_it = config.find("_class_name");
   if (!config.is_object() || class_it == config.end() ||
       !class_it->is_string()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, " has no \"_class_name\" string"));
   }
-  const std::string& name = class_it->get_ref<const std::string&>();
-  if (name == "FlowMatchEulerDiscreteScheduler") {
+  return class_it->get<std::string>();
+}
+
+}  // namespace
+
+absl::StatusOr<FlowMatchEulerConfig> LoadFlowMatchEulerConfig(
+    const nlohmann::json& config, const std::string& source) {
+  ASSIGN_OR_RETURN(const std::string name, ClassName(config, source));
+  if (name != kFlowMatchEuler) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": scheduler class \"", name,
+        "\" is not supported for this model (expected ", kFlowMatchEuler, ")"));
+  }
+  return ParseFlowMatchEulerConfig(config, source);
+}
+
+absl::StatusOr<std::unique_ptr<Scheduler>> MakeScheduler(
+    const nlohmann::json& config, const std::string& source) {
+  ASSIGN_OR_RETURN(const std::string name, ClassName(config, source));
+  if (name == kFlowMatchEuler) {
     ASSIGN_OR_RETURN(FlowMatchEulerConfig parsed,
                      ParseFlowMatchEulerConfig(config, source));
     return std::make_unique<FlowMatchEulerDiscreteScheduler>(std::move(parsed));

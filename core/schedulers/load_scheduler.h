@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "core/schedulers/flow_match_euler.h"
 #include "core/schedulers/scheduler.h"
 #include "nlohmann/json.hpp"
 
@@ -14,6 +15,12 @@ namespace ditserve::schedulers {
 // (FlowMatchEulerDiscreteScheduler, DPMSolverMultistepScheduler,
 // DDIMScheduler). `source` names the config in errors.
 absl::StatusOr<std::unique_ptr<Scheduler>> MakeScheduler(
+    const nlohmann::json& config, const std::string& source);
+
+// The config of the FlowMatchEulerDiscreteScheduler a checkpoint of a family
+// that runs no other (FLUX, SD3) names; INVALID_ARGUMENT naming the class
+// when `config` names another.
+absl::StatusOr<FlowMatchEulerConfig> LoadFlowMatchEulerConfig(
     const nlohmann::json& config, const std::string& source);
 
 // MakeScheduler of a checkpoint's scheduler/ folder or a

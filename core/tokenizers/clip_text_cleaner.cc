@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/tokenizers/python_text.h"
 
 namespace ditserve::tokenizers {
 namespace {
@@ -32,20 +33,6 @@ bool IsControl(UChar32 c) {
 bool IsBasicWhitespace(UChar32 c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
          u_charType(c) == U_SPACE_SEPARATOR;
-}
-
-// Python's str.isspace(), which str.split() splits on: category Zs or
-// bidirectional class WS, B or S.
-bool IsPythonWhitespace(UChar32 c) {
-  if (u_charType(c) == U_SPACE_SEPARATOR) return true;
-  switch (u_charDirection(c)) {
-    case U_WHITE_SPACE_NEUTRAL:
-    case U_BLOCK_SEPARATOR:
-    case U_SEGMENT_SEPARATOR:
-      return true;
-    default:
-      return false;
-  }
 }
 
 // BasicTokenizer._is_chinese_char: the CJK Unified Ideographs blocks.

@@ -18,6 +18,7 @@
 #include "core/models/kept_for_key.h"
 #include "core/models/vae/autoencoder_kl.h"
 #include "core/schedulers/flow_match_euler.h"
+#include "core/schedulers/load_scheduler.h"
 #include "core/schedulers/numpy_compat.h"
 
 namespace ditserve::families {
@@ -234,8 +235,8 @@ class Flux final : public Family {
     ASSIGN_OR_RETURN(VaeAndScheduler rest,
                      LoadVaeAndScheduler(model_dir, options.placement));
     ASSIGN_OR_RETURN(schedulers::FlowMatchEulerConfig scheduler_config,
-                     schedulers::ParseFlowMatchEulerConfig(
-                         rest.scheduler_json, rest.scheduler_path));
+                     schedulers::LoadFlowMatchEulerConfig(rest.scheduler_json,
+                                                          rest.scheduler_path));
     const int64_t latent_channels = rest.vae->config().latent_channels;
     if (transformer->config().in_channels != 4 * latent_channels) {
       return absl::InvalidArgumentError(

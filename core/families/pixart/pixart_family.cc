@@ -2,7 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
@@ -14,6 +16,7 @@
 #include "core/models/text/t5_prompt_encoder.h"
 #include "core/parallel/latent_stage_model.h"
 #include "core/schedulers/load_scheduler.h"
+#include "core/tokenizers/python_text.h"
 
 namespace ditserve::families {
 namespace {
@@ -57,9 +60,16 @@ class PixArtModel final
       const std::vector<std::string>& prompts,
       int max_sequence_length) override {
     ASSIGN_OR_RETURN(models::T5PromptEncoder * prompt_encoder, encoder());
+    // PixArt's pipelines lower-case and strip every prompt, negative ones
+    // too (_text_preprocessing; its clean_caption, which needs bs4 and ftfy,
+    // is not reproduced). T5's vocabulary tells the cases apart.
+    std::vector<std::string> captions;
+    for (const std::string& prompt : prompts) {
+      captions.push_back(tokenizers::PythonLowerStrip(prompt));
+    }
     // The transformer's cross-attention masks the padding again.
     ASSIGN_OR_RETURN(models::T5PromptStates text,
-                     prompt_encoder->Encode(prompts, max_sequence_length,
+                     prompt_encoder->Encode(captions, max_sequence_length,
                                             models::T5Padding::kMasked));
     return Conditioning{.states = text.states, .mask = text.mask};
   }

@@ -13,6 +13,7 @@
 #include "core/families/sd3/sd3_transformer_2d_model.h"
 #include "core/parallel/latent_stage_model.h"
 #include "core/schedulers/flow_match_euler.h"
+#include "core/schedulers/load_scheduler.h"
 
 namespace ditserve::families {
 namespace {
@@ -110,7 +111,9 @@ class SD3Model final
     inputs.hidden_states = latents;
     inputs.encoder_hidden_states = text.states.to(options());
     inputs.pooled_projections = text.pooled.to(options());
-    inputs.timestep = timestep.to(options()).expand({latents.size(0)});
+    // Kept in float32, as diffusers keeps it: the sinusoidal features are
+    // computed from it before the cast to the model's dtype.
+    inputs.timestep = timestep.to(options().device()).expand({latents.size(0)});
     return BindSD3Forward(model(), std::move(inputs));
   }
 
@@ -172,8 +175,8 @@ class SD3 final : public Family {
     ASSIGN_OR_RETURN(VaeAndScheduler rest,
                      LoadVaeAndScheduler(model_dir, options.placement));
     ASSIGN_OR_RETURN(schedulers::FlowMatchEulerConfig scheduler_config,
-                     schedulers::ParseFlowMatchEulerConfig(
-                         rest.scheduler_json, rest.scheduler_path));
+                     schedulers::LoadFlowMatchEulerConfig(rest.scheduler_json,
+                                                          rest.scheduler_path));
     const int64_t latent_channels = rest.vae->config().latent_channels;
     if (transformer->config().in_channels != latent_channels) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -169,8 +169,7 @@ absl::StatusOr<SD3Streams> SD3Transformer2DModel::ForwardStage(
                           .narrow(1, patch.begin, patch.tokens);
       streams.text = context_embedder_->forward(inputs.encoder_hidden_states);
     }
-    const at::Tensor temb =
-        TimestepEmbedding(inputs, streams.image.scalar_type());
+    const at::Tensor temb = TimestepEmbedding(inputs);
     return RunBlocks(std::move(streams), temb, {});
   });
 }
@@ -182,16 +181,14 @@ absl::StatusOr<at::Tensor> SD3Transformer2DModel::StageOutput(
       "SD3Transformer2DModel", blocks_, config_.num_layers, image_stream,
       {inputs.hidden_states.size(0), kAnySize, config_.inner_dim()}));
   return Guarded([&] {
-    const at::Tensor temb =
-        TimestepEmbedding(inputs, image_stream.scalar_type());
+    const at::Tensor temb = TimestepEmbedding(inputs);
     return proj_out_->forward(norm_out_->Forward(image_stream, temb));
   });
 }
 
 at::Tensor SD3Transformer2DModel::TimestepEmbedding(
-    const SD3TransformerInputs& inputs, c10::ScalarType dtype) {
-  return time_text_embed_->Forward(inputs.timestep.to(dtype),
-                                   inputs.pooled_projections);
+    const SD3TransformerInputs& inputs) {
+  return time_text_embed_->Forward(inputs.timestep, inputs.pooled_projections);
 }
 
 SD3Streams SD3Transformer2DModel::RunBlocks(SD3Streams streams,
@@ -206,8 +203,7 @@ SD3Streams SD3Transformer2DModel::RunBlocks(SD3Streams streams,
 at::Tensor SD3Transformer2DModel::ImageTokenOutputs(
     const SD3TransformerInputs& inputs, SD3Streams streams,
     const SD3KeyMasks& key_masks) {
-  const at::Tensor temb =
-      TimestepEmbedding(inputs, streams.image.scalar_type());
+  const at::Tensor temb = TimestepEmbedding(inputs);
   streams = RunBlocks(std::move(streams), temb, key_masks);
   return proj_out_->forward(norm_out_->Forward(streams.image, temb));
 }

@@ -109,8 +109,9 @@ class SD3Transformer2DModel : public torch::nn::Module {
   absl::Status CheckStage(const SD3TransformerInputs& inputs,
                           const TokenSpan& patch,
                           const std::optional<SD3Streams>& incoming) const;
-  at::Tensor TimestepEmbedding(const SD3TransformerInputs& inputs,
-                               c10::ScalarType dtype);
+  // From inputs.timestep in its own dtype: bfloat16 would move a timestep
+  // of 987 to 988 before the sinusoidal features.
+  at::Tensor TimestepEmbedding(const SD3TransformerInputs& inputs);
   // This instance's blocks on `streams`.
   SD3Streams RunBlocks(SD3Streams streams, const at::Tensor& temb,
                        const SD3KeyMasks& key_masks);

@@ -53,13 +53,26 @@ TEST(AspectRatioBinsTest, EveryTableHasThirtyThreeBinsOnThe16PixelGrid) {
   }
 }
 
+// PixArt-Sigma 2K's table has ratios the 1024-pixel one lacks.
+TEST(AspectRatioBinsTest, The2048TableHasItsOwnBins) {
+  const std::vector<AspectRatioBin> bins = Bins(256);
+  EXPECT_EQ(bins.size(), 40U);
+  for (const AspectRatioBin& bin : bins) {
+    EXPECT_EQ(bin.size.height % 16, 0) << bin.ratio;
+    EXPECT_EQ(bin.size.width % 16, 0) << bin.ratio;
+  }
+  EXPECT_EQ(NearestAspectRatioBin({1000, 3846}, bins), (ImageSize{1024, 3968}));
+  EXPECT_EQ(NearestAspectRatioBin({2890, 1000}, bins), (ImageSize{3328, 1152}));
+  EXPECT_EQ(NearestAspectRatioBin({1000, 1000}, bins), (ImageSize{2048, 2048}));
+}
+
 TEST(AspectRatioBinsTest, UnknownSampleSizeNamesTheSupportedOnes) {
   absl::StatusOr<std::vector<AspectRatioBin>> bins =
       AspectRatioBinsForSampleSize(48);
   EXPECT_EQ(bins.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(bins.status().message(),
-              HasSubstr("sample_size 48; expected 128 (1024 px), 64 (512 px) "
-                        "or 32 (256 px)"));
+              HasSubstr("sample_size 48; expected 256 (2048 px), 128 (1024 "
+                        "px), 64 (512 px) or 32 (256 px)"));
 }
 
 }  // namespace

@@ -46,6 +46,26 @@ TEST(LoadSchedulerTest, MissingClassNameIsAnError) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// FLUX and SD3 run only flow-matching Euler; a checkpoint naming another
+// scheduler must not run as Euler.
+TEST(LoadSchedulerTest, FlowMatchEulerConfigOfAnotherClassIsAnError) {
+  const absl::StatusOr<FlowMatchEulerConfig> heun = LoadFlowMatchEulerConfig(
+      nlohmann::json{{"_class_name", "FlowMatchHeunDiscreteScheduler"},
+                     {"shift", 3.0}},
+      "scheduler/scheduler_config.json");
+  EXPECT_EQ(heun.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(heun.status().message(),
+            "scheduler/scheduler_config.json: scheduler class "
+            "\"FlowMatchHeunDiscreteScheduler\" is not supported for this "
+            "model (expected FlowMatchEulerDiscreteScheduler)");
+  const absl::StatusOr<FlowMatchEulerConfig> euler = LoadFlowMatchEulerConfig(
+      nlohmann::json{{"_class_name", "FlowMatchEulerDiscreteScheduler"},
+                     {"shift", 3.0}},
+      "scheduler/scheduler_config.json");
+  ASSERT_TRUE(euler.ok()) << euler.status();
+  EXPECT_EQ(euler->shift, 3.0);
+}
+
 TEST(LoadSchedulerTest, MissingFolderIsNotFound) {
   EXPECT_EQ(LoadScheduler(kGolden + "no_such_scheduler").status().code(),
             absl::StatusCode::kNotFound);

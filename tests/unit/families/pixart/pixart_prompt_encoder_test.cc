@@ -100,6 +100,25 @@ TEST_F(PixArtPromptEncoderTest, NoPromptsIsAnError) {
   EXPECT_THAT(embeds.status().message(), HasSubstr("prompts is empty"));
 }
 
+// As PixArt's pipelines preprocess a prompt: T5's vocabulary has "A" and
+// "a" apart, and the capitalised prompt gets the lower-case one's states.
+TEST_F(PixArtPromptEncoderTest, PromptsAreLowerCasedAndStrippedFirst) {
+  families::LoadOptions options;
+  options.attention = std::make_shared<parallel::LocalAttention>();
+  absl::StatusOr<std::unique_ptr<families::FamilyModel>> model =
+      families::PixArtFamily().Load(dir_.string(), options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<families::Conditioning> written =
+      (*model)->EncodePrompts({" A Red FOX\n"}, 12);
+  absl::StatusOr<models::T5PromptStates> lower =
+      encoder_->Encode({"a red fox"}, 12, models::T5Padding::kMasked);
+  absl::StatusOr<models::T5PromptStates> as_written =
+      encoder_->Encode({" A Red FOX\n"}, 12, models::T5Padding::kMasked);
+  ASSERT_TRUE(written.ok() && lower.ok() && as_written.ok());
+  EXPECT_TRUE(torch::equal(written->states, lower->states));
+  EXPECT_FALSE(torch::equal(as_written->states, lower->states));
+}
+
 TEST_F(PixArtPromptEncoderTest, PromptStringsGenerateAnImage) {
   families::LoadOptions options;
   options.attention = std::make_shared<parallel::LocalAttention>();

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/parallel/local_attention.h"
 #include "tests/unit/models/cfg_golden_inputs.h"
@@ -41,24 +42,53 @@ void ExpectGoldenSample(const std::string& case_dir) {
                        golden.ToleranceFor("sample")));
 }
 
-// A bfloat16 model on bfloat16 inputs, as a pipeline in that dtype runs it.
-void ExpectBfloat16Sample(const std::string& case_dir) {
-  const GoldenCase golden(case_dir);
+std::shared_ptr<SD3Transformer2DModel> LoadBfloat16Model(
+    const GoldenCase& golden) {
   absl::StatusOr<std::shared_ptr<SD3Transformer2DModel>> model =
       LoadSD3Transformer2DModel(golden.dir(),
                                 std::make_shared<parallel::LocalAttention>(),
                                 Placement{.dtype = at::kBFloat16});
-  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_TRUE(model.ok()) << model.status();
+  return model.ok() ? *model : nullptr;
+}
+
+// The golden inputs as a pipeline in bfloat16 passes them: the timestep
+// stays float32, as in diffusers.
+SD3TransformerInputs Bfloat16Inputs(const GoldenCase& golden) {
   SD3TransformerInputs inputs = SD3GoldenInputs(golden);
   for (at::Tensor* input :
        {&inputs.hidden_states, &inputs.encoder_hidden_states,
-        &inputs.pooled_projections, &inputs.timestep}) {
+        &inputs.pooled_projections}) {
     *input = InDType(*input, at::kBFloat16);
   }
+  return inputs;
+}
+
+void ExpectBfloat16Sample(const std::string& case_dir) {
+  const GoldenCase golden(case_dir);
+  std::shared_ptr<SD3Transformer2DModel> model = LoadBfloat16Model(golden);
+  ASSERT_NE(model, nullptr);
   torch::NoGradGuard no_grad;
-  absl::StatusOr<at::Tensor> sample = (*model)->Forward(inputs);
+  absl::StatusOr<at::Tensor> sample = model->Forward(Bfloat16Inputs(golden));
   ASSERT_TRUE(sample.ok()) << sample.status();
   golden.ExpectBfloat16Close(*sample, "sample");
+}
+
+// bfloat16 holds 987 as 988; the sinusoidal features of the two differ.
+TEST(SD3Transformer2DModelTest, Bfloat16ModelEmbedsTheFloat32Timestep) {
+  const GoldenCase golden("models/sd3");
+  std::shared_ptr<SD3Transformer2DModel> model = LoadBfloat16Model(golden);
+  ASSERT_NE(model, nullptr);
+  torch::NoGradGuard no_grad;
+  SD3TransformerInputs inputs = Bfloat16Inputs(golden);
+  std::vector<at::Tensor> samples;
+  for (const float timestep : {987.0F, 988.0F}) {
+    inputs.timestep = at::full_like(inputs.timestep, timestep, at::kFloat);
+    absl::StatusOr<at::Tensor> sample = model->Forward(inputs);
+    ASSERT_TRUE(sample.ok()) << sample.status();
+    samples.push_back(*sample);
+  }
+  EXPECT_FALSE(at::equal(samples[0], samples[1]));
 }
 
 TEST(SD3Transformer2DModelTest, MediumInBfloat16IsWithinTheDerivedTolerance) {
