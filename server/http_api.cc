@@ -69,8 +69,10 @@ void ReplyError(const absl::Status& status, httplib::Response& response) {
 // set_payload_max_length bounds only a body with a Content-Length, and would
 // hold a chunked or unframed one whole in memory. The rest is read and
 // dropped, so that the connection's next request starts where it should.
-// nullopt when the body is too long (status 413) or could not be read
-// (cpp-httplib's status); the error handler explains either.
+// nullopt when the body is too long (status 413), is multipart form data
+// (415: cpp-httplib parses that for its parts, which this API does not
+// take) or could not be read (cpp-httplib's status); the error handler
+// explains each.
 std::optional<std::string> ReadBoundedBody(
     const httplib::Request& request, const httplib::ContentReader& read_body,
     httplib::Response& response) {
@@ -88,6 +90,10 @@ std::optional<std::string> ReadBoundedBody(
           : read_body(keep);
   if (too_long) {
     response.status = 413;
+    return std::nullopt;
+  }
+  if (read && request.is_multipart_form_data()) {
+    response.status = 415;
     return std::nullopt;
   }
   if (!read) {

@@ -2,12 +2,14 @@
 
 #include <httplib.h>
 
+#include <cstdint>
 #include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -62,18 +64,32 @@ HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,
   const std::string target = absl::StrCat(request.method, " ", request.path);
   if (http_status == 404) return NoSuchRoute(routes, request);
   if (http_status == 413) {
-    // A chunked body has no length to quote.
-    return {absl::InvalidArgumentError(
-                request.has_header("Content-Length")
-                    ? absl::StrCat("the body of ", target, " has ",
-                                   request.get_header_value("Content-Length"),
-                                   " bytes; this API takes at most ",
-                                   max_body_bytes, " bytes")
-                    : absl::StrCat("the body of ", target,
-                                   ", sent without a Content-Length, is over ",
-                                   max_body_bytes,
-                                   " bytes, the most this API takes")),
+    uint64_t sent = 0;
+    const bool has_length =
+        absl::SimpleAtoi(request.get_header_value("Content-Length"), &sent);
+    std::string why;
+    if (has_length && sent > max_body_bytes) {
+      why = absl::StrCat("has ", sent, " bytes");
+    } else if (has_length) {
+      // Within the limit as sent, past it once decompressed.
+      why = absl::StrCat(
+          "(Content-Encoding: ", request.get_header_value("Content-Encoding"),
+          ") decompresses to more");
+    } else {
+      // A chunked body has no length to quote.
+      why = "(sent without a Content-Length) is longer";
+    }
+    return {absl::InvalidArgumentError(absl::StrCat(
+                "the body of ", target, " ", why, "; this API takes at most ",
+                max_body_bytes, " bytes")),
             413};
+  }
+  if (http_status == 415) {
+    return {absl::InvalidArgumentError(absl::StrCat(
+                target,
+                " takes a JSON body (Content-Type: application/json), "
+                "not multipart/form-data")),
+            415};
   }
   // cpp-httplib reads a body without a length to the end of the connection,
   // which a client waiting for its answer never closes: the read times out.

@@ -297,8 +297,9 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
                   .get<std::string>(),
               HasSubstr("has 2097152 bytes; this API takes at most 1048576"));
   // Chunked, the body has no length to refuse it by: 4 MiB are read, 1 MiB
-  // kept, and the connection serves its next request.
+  // kept, and the same connection serves its next request.
   const std::unique_ptr<httplib::Client> keep_alive = Client();
+  keep_alive->set_keep_alive(true);
   constexpr size_t kChunkedBytes = size_t{4} << 20;
   const httplib::Result chunked = keep_alive->Post(
       "/v1/images/generations",
@@ -315,10 +316,21 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   EXPECT_THAT(
       nlohmann::json::parse(chunked->body)["error"]["message"]
           .get<std::string>(),
-      HasSubstr("sent without a Content-Length, is over 1048576 bytes"));
+      HasSubstr("(sent without a Content-Length) is longer; this API takes "
+                "at most 1048576 bytes"));
   const httplib::Result after_chunked = keep_alive->Get("/v1/models");
   ASSERT_TRUE(after_chunked);
   EXPECT_EQ(after_chunked->status, 200);
+  const httplib::Result multipart =
+      keep_alive->Post("/v1/images/generations",
+                       httplib::MultipartFormDataItems{
+                           {"body", R"({"prompt": "a fox"})", "", kJson}});
+  ASSERT_TRUE(multipart);
+  EXPECT_EQ(multipart->status, 415);
+  EXPECT_THAT(nlohmann::json::parse(multipart->body)["error"]["message"]
+                  .get<std::string>(),
+              HasSubstr("takes a JSON body (Content-Type: application/json), "
+                        "not multipart/form-data"));
 
   // As `curl -X POST URL` sends it; the server gives up reading after its
   // 5 s I/O timeout.
@@ -329,8 +341,8 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   ASSERT_TRUE(unframed.ok()) << unframed.status();
   EXPECT_THAT(*unframed, HasSubstr("HTTP/1.1 411"));
   EXPECT_THAT(*unframed, HasSubstr("came without a Content-Length header"));
-  // The two bodies over 1 MiB and the unframed one.
-  EXPECT_EQ(Requests("invalid_argument"), refused_before + 3);
+  // The two bodies over 1 MiB, the multipart one and the unframed one.
+  EXPECT_EQ(Requests("invalid_argument"), refused_before + 4);
 }
 
 // The host logs a line per request, as web servers do, but for successful

@@ -308,7 +308,7 @@ TEST(AdmissionQueueTest, JobNearItsDeadlineRunsAndJoinsARun) {
   AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome leader_outcome, joiner_outcome;
   const int64_t soon =
-      absl::ToUnixMicros(absl::Now() + absl::Milliseconds(200));
+      absl::ToUnixMicros(absl::Now() + absl::Milliseconds(240));
   std::shared_ptr<Job> leader = MakeJob(&leader_outcome, soon);
   std::shared_ptr<Job> joiner = MakeJob(&joiner_outcome, soon);
   ASSERT_TRUE(queue.Push(leader).ok());
