@@ -95,29 +95,36 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
         "timeout, and the other dp groups run to the end",
         context.rank, posted.ToString());
   }
-  // A rank short of memory may not even have the NaN rows: it cannot take
-  // its part in the remaining steps, so the group is re-formed.
-  absl::StatusOr<at::Tensor> allocated = base::GuardedAs(
-      absl::StatusCode::kResourceExhausted, "the failed group's NaN latents",
-      [&] { return FailedGroupLatents(context); });
-  if (!allocated.ok()) {
-    return dist::MarkCollectiveFailure(absl::Status(
-        failure.code(), absl::StrCat(failure.message(), "; then ",
-                                     allocated.status().message())));
-  }
-  const at::Tensor failed_rows = *std::move(allocated);
   // Failed between the last agreed boundary and its preview gather, which
   // the other groups are in.
   const int last_step = progress.agreed_steps - 1;
   const auto previews_agreed = std::count_if(
       config.partial_image_steps().begin(), config.partial_image_steps().end(),
       [&](int preview_step) { return preview_step <= progress.agreed_steps; });
-  if (last_step >= 0 && IsPartialImageStep(config, last_step) &&
-      context.partial_gathers_entered < previews_agreed) {
+  const bool owes_preview = last_step >= 0 &&
+                            IsPartialImageStep(config, last_step) &&
+                            context.partial_gathers_entered < previews_agreed;
+  const bool stops_run = context.rank == 0 && progress.agreed_steps < steps;
+  // Rank 0 stopping the run needs the NaN rows only for a preview it owes.
+  // A rank short of memory may not have them, and without them it cannot
+  // take its part in the remaining steps: the group is re-formed.
+  at::Tensor failed_rows;
+  if (owes_preview || !stops_run) {
+    absl::StatusOr<at::Tensor> allocated = base::GuardedAs(
+        absl::StatusCode::kResourceExhausted, "the failed group's NaN latents",
+        [&] { return FailedGroupLatents(context); });
+    if (!allocated.ok()) {
+      return dist::MarkCollectiveFailure(absl::Status(
+          failure.code(), absl::StrCat(failure.message(), "; then ",
+                                       allocated.status().message())));
+    }
+    failed_rows = *std::move(allocated);
+  }
+  if (owes_preview) {
     absl::Status owed = GatherPartialLatents(context, last_step, failed_rows);
     if (!owed.ok()) return KeepCollectiveFailure(failure, owed);
   }
-  if (context.rank == 0 && progress.agreed_steps < steps) {
+  if (stops_run) {
     return KeepCollectiveFailure(
         failure, context.stop_at_boundary(progress.agreed_steps));
   }

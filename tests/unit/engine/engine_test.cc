@@ -219,7 +219,7 @@ TEST_F(EngineTest, WhatTheProgramThrowsBecomesTheRunsStatus) {
             "running the rank program: kernel failed");
 }
 
-TEST_F(EngineTest, RankZeroForgetsTheLastRunsFailuresAsTheNextStarts) {
+TEST_F(EngineTest, RankZeroForgetsARunsFailuresTwoRunsLater) {
   dist::RunFailureBoard board(rendezvous_->store(), /*world_size=*/1);
   Engine engine(0, *mesh_, *groups_, *channel_, {}, pipeline_,
                 {.dimensions = {.hidden_size = kHiddenSize},
@@ -231,6 +231,8 @@ TEST_F(EngineTest, RankZeroForgetsTheLastRunsFailuresAsTheNextStarts) {
   ASSERT_TRUE(engine.Run(config, nullptr, timings_).ok());
   ASSERT_TRUE(board.Post(1, 0, absl::InternalError("failed")).ok());
   ASSERT_EQ(board.Count(1).value_or(-1), 1);
+  ASSERT_TRUE(engine.Run(config, nullptr, timings_).ok());
+  EXPECT_EQ(board.Count(1).value_or(-1), 1) << "run 2's watchdogs may read";
   ASSERT_TRUE(engine.Run(config, nullptr, timings_).ok());
   EXPECT_EQ(board.Count(1).value_or(-1), 0);
 }
