@@ -1,11 +1,14 @@
 #include "core/dist/run_failure_board.h"
 
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/guarded.h"
+#include "core/base/status_macros.h"
 
 namespace ditserve::dist {
 namespace {
@@ -53,18 +56,27 @@ absl::StatusOr<int64_t> RunFailureBoard::Count(int64_t run) {
 }
 
 absl::StatusOr<std::map<int, std::string>> RunFailureBoard::Read(int64_t run) {
+  std::map<int, std::string> posts;
+  ASSIGN_OR_RETURN(const int64_t count, Count(run));
+  if (count == 0) return posts;
+  for (int rank = 0; rank < world_size_; ++rank) {
+    ASSIGN_OR_RETURN(std::optional<std::string> post, ReadRank(run, rank));
+    if (post.has_value()) posts.emplace(rank, *std::move(post));
+  }
+  return posts;
+}
+
+absl::StatusOr<std::optional<std::string>> RunFailureBoard::ReadRank(
+    int64_t run, int rank) {
   return base::GuardedAs(
       absl::StatusCode::kUnavailable,
-      absl::StrCat("reading the failures of run ", run, " in the store"), [&] {
-        std::map<int, std::string> posts;
-        if (!store_->check({CountKey(run)})) return posts;
-        for (int rank = 0; rank < world_size_; ++rank) {
-          const std::string key = RankKey(run, rank);
-          if (!store_->check({key})) continue;
-          const std::vector<uint8_t> text = store_->get(key);
-          posts.emplace(rank, std::string(text.begin(), text.end()));
-        }
-        return posts;
+      absl::StrCat("reading rank ", rank, "'s failure of run ", run,
+                   " in the store"),
+      [&]() -> std::optional<std::string> {
+        const std::string key = RankKey(run, rank);
+        if (!store_->check({key})) return std::nullopt;
+        const std::vector<uint8_t> text = store_->get(key);
+        return std::string(text.begin(), text.end());
       });
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
@@ -34,6 +35,9 @@ class RunFailureBoard {
   // What was posted for `run` so far, by rank ("INTERNAL: ..."); does not
   // wait. One store round trip while nothing was posted.
   absl::StatusOr<std::map<int, std::string>> Read(int64_t run);
+  // What `rank` posted for `run`, if it did; does not wait. At most two
+  // store round trips.
+  absl::StatusOr<std::optional<std::string>> ReadRank(int64_t run, int rank);
   // Deletes what was posted for `run`, which every rank must be past: the
   // store outlives many runs. One store round trip while nothing was posted.
   absl::Status Forget(int64_t run);

@@ -166,15 +166,20 @@ void Watchdog::ObserveRunFailures() {
     // Each rank posts once a run, so the count tells when to read again.
     return;
   }
-  absl::StatusOr<std::map<int, std::string>> posts;
-  if (!CallStore([&] {
-         return (posts = run_failures_.Read(*run)).status();
-       }).ok()) {
-    return;
+  // A call per rank, so that StoreSilence times one or two round trips.
+  std::map<int, std::string> posts;
+  for (int rank = 0; rank < world_size_; ++rank) {
+    absl::StatusOr<std::optional<std::string>> post;
+    if (!CallStore([&] {
+           return (post = run_failures_.ReadRank(*run, rank)).status();
+         }).ok()) {
+      return;
+    }
+    if (post->has_value()) posts.emplace(rank, **std::move(post));
   }
   absl::MutexLock seen_lock(&seen_mutex_);
   // The rank may have moved on to its next run meanwhile.
-  if (followed_run_ == run) run_posts_ = *std::move(posts);
+  if (followed_run_ == run) run_posts_ = std::move(posts);
 }
 
 void Watchdog::FollowRun(int64_t run) {
