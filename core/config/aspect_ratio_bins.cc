@@ -25,7 +25,7 @@ constexpr AspectRatioBin kBins1024[] = {
     {2.5, {1600, 640}},  {3.0, {1728, 576}},  {4.0, {2048, 512}},
 };
 
-// PixArt-Sigma's 2048-pixel table: bins of its own, six more than the
+// PixArt-Sigma's 2048-pixel table: bins of its own, seven more than the
 // 1024-pixel table's, not that table doubled.
 constexpr AspectRatioBin kBins2048[] = {
     {0.25, {1024, 4096}}, {0.26, {1024, 3968}}, {0.27, {1024, 3840}},
