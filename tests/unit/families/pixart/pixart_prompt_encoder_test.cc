@@ -46,6 +46,16 @@ class PixArtPromptEncoderTest : public ::testing::Test {
 
   void TearDown() override { fs::remove_all(dir_); }
 
+  // The whole family model over the test's folder.
+  std::unique_ptr<families::FamilyModel> LoadModel() const {
+    families::LoadOptions options;
+    options.attention = std::make_shared<parallel::LocalAttention>();
+    absl::StatusOr<std::unique_ptr<families::FamilyModel>> model =
+        families::PixArtFamily().Load(dir_.string(), options);
+    EXPECT_TRUE(model.ok()) << model.status();
+    return model.ok() ? *std::move(model) : nullptr;
+  }
+
   fs::path dir_;
   std::unique_ptr<models::T5PromptEncoder> encoder_;
 };
@@ -103,13 +113,10 @@ TEST_F(PixArtPromptEncoderTest, NoPromptsIsAnError) {
 // As PixArt's pipelines preprocess a prompt: T5's vocabulary has "A" and
 // "a" apart, and the capitalised prompt gets the lower-case one's states.
 TEST_F(PixArtPromptEncoderTest, PromptsAreLowerCasedAndStrippedFirst) {
-  families::LoadOptions options;
-  options.attention = std::make_shared<parallel::LocalAttention>();
-  absl::StatusOr<std::unique_ptr<families::FamilyModel>> model =
-      families::PixArtFamily().Load(dir_.string(), options);
-  ASSERT_TRUE(model.ok()) << model.status();
+  const std::unique_ptr<families::FamilyModel> model = LoadModel();
+  ASSERT_NE(model, nullptr);
   absl::StatusOr<families::Conditioning> written =
-      (*model)->EncodePrompts({" A Red FOX\n"}, 12);
+      model->EncodePrompts({" A Red FOX\n"}, 12);
   absl::StatusOr<models::T5PromptStates> lower =
       encoder_->Encode({"a red fox"}, 12, models::T5Padding::kMasked);
   absl::StatusOr<models::T5PromptStates> as_written =
@@ -120,15 +127,12 @@ TEST_F(PixArtPromptEncoderTest, PromptsAreLowerCasedAndStrippedFirst) {
 }
 
 TEST_F(PixArtPromptEncoderTest, PromptStringsGenerateAnImage) {
-  families::LoadOptions options;
-  options.attention = std::make_shared<parallel::LocalAttention>();
-  absl::StatusOr<std::unique_ptr<families::FamilyModel>> model =
-      families::PixArtFamily().Load(dir_.string(), options);
-  ASSERT_TRUE(model.ok()) << model.status();
+  const std::unique_ptr<families::FamilyModel> model = LoadModel();
+  ASSERT_NE(model, nullptr);
   absl::StatusOr<families::Conditioning> positive =
-      (*model)->EncodePrompts({"a red fox"}, 12);
+      model->EncodePrompts({"a red fox"}, 12);
   absl::StatusOr<families::Conditioning> negative =
-      (*model)->EncodePrompts({""}, 12);
+      model->EncodePrompts({""}, 12);
   ASSERT_TRUE(positive.ok()) << positive.status();
   ASSERT_TRUE(negative.ok()) << negative.status();
   families::GenerationRequest request;
@@ -140,7 +144,7 @@ TEST_F(PixArtPromptEncoderTest, PromptStringsGenerateAnImage) {
   request.guidance_scale = 4.5F;
   request.seeds = {7};
   absl::StatusOr<families::DecodeOutput> image =
-      engine::Generate(**model, request, nullptr);
+      engine::Generate(*model, request, nullptr);
   ASSERT_TRUE(image.ok()) << image.status();
   EXPECT_EQ(image->images.rgb.sizes(), (std::vector<int64_t>{1, 32, 32, 3}));
   EXPECT_TRUE(torch::isfinite(image->images.raw).all().item<bool>());
