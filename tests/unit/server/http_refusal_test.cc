@@ -76,7 +76,31 @@ TEST(ExplainHttpRefusalTest, ABodyOverTheLimitNamesItsLengthAndTheLimit) {
   EXPECT_EQ(refusal.http_status, 413);
   EXPECT_EQ(refusal.status.message(),
             "the body of POST /v1/images/generations has 2000000 bytes; this "
-            "API takes at most 1048576");
+            "API takes at most 1048576 bytes");
+
+  httplib::Request chunked = Request("POST", "/v1/images/generations");
+  chunked.set_header("Transfer-Encoding", "chunked");
+  EXPECT_EQ(
+      ExplainHttpRefusal(TestRoutes(), chunked, 413, kMaxBody).status.message(),
+      "the body of POST /v1/images/generations (sent without a "
+      "Content-Length) is longer; this API takes at most 1048576 bytes");
+
+  httplib::Request gzipped = Request("POST", "/v1/images/generations");
+  gzipped.set_header("Content-Length", "5000");
+  gzipped.set_header("Content-Encoding", "gzip");
+  EXPECT_EQ(
+      ExplainHttpRefusal(TestRoutes(), gzipped, 413, kMaxBody).status.message(),
+      "the body of POST /v1/images/generations (Content-Encoding: gzip) "
+      "decompresses to more; this API takes at most 1048576 bytes");
+}
+
+TEST(ExplainHttpRefusalTest, AMultipartBodyIs415) {
+  const HttpRefusal refusal = ExplainHttpRefusal(
+      TestRoutes(), Request("POST", "/v1/images/generations"), 415, kMaxBody);
+  EXPECT_EQ(refusal.http_status, 415);
+  EXPECT_EQ(refusal.status.message(),
+            "POST /v1/images/generations takes a JSON body (Content-Type: "
+            "application/json), not multipart/form-data");
 }
 
 TEST(ExplainHttpRefusalTest, APostWithoutLengthOrChunksIs411) {
