@@ -52,16 +52,11 @@ class StepCountingProgram : public RankProgram {
 };
 
 // Throws as a LibTorch kernel or allocation does.
-class ThrowingProgram : public RankProgram {
+class ThrowingProgram : public StepCountingProgram {
  public:
   absl::StatusOr<at::Tensor> Run(RankContext& /*context*/) override {
     TORCH_CHECK(false, "kernel failed");
     return at::Tensor();
-  }
-  absl::StatusOr<at::Tensor> Decode(const v1::InputConfig& /*config*/,
-                                    const at::Tensor& /*latents*/,
-                                    StageTimings& /*timings*/) override {
-    return absl::UnimplementedError("the engine tests never decode");
   }
 };
 
