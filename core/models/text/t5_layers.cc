@@ -141,8 +141,8 @@ at::Tensor T5LayerFFImpl::Forward(const at::Tensor& hidden_states) {
       gated_ ? ApplyTextActivation(activation_, wi_0_->forward(x)) *
                    wi_1_->forward(x)
              : ApplyTextActivation(activation_, wi_->forward(x));
-  // wo may be float32 in a bfloat16 model (LoadT5EncoderModel); the
-  // residual stream then continues in float32, as in transformers.
+  // wo is float32 in a float16 model (LoadT5EncoderModel); the residual
+  // stream then continues in float32, as in transformers.
   return hidden_states + wo_->forward(hidden.to(wo_->weight.scalar_type()));
 }
 

@@ -22,6 +22,7 @@ absl::Status LoadTextEncoderWeights(
                    placement.device.str()),
       [&] {
         PlaceUnwritten(module, placement);
+        if (placement.dtype != at::kHalf) return;
         for (const auto& item : module.named_modules()) {
           const std::string last = item.key().substr(item.key().rfind('.') + 1);
           if (std::find(keep_in_float32.begin(), keep_in_float32.end(), last) !=

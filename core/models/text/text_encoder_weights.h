@@ -16,9 +16,10 @@ namespace ditserve::models {
 // switches the module to eval mode. `allow_unexpected` lists checkpoint names
 // that may exist without a module counterpart (tied or non-persistent
 // tensors older transformers versions saved). Submodules named one of
-// `keep_in_float32` stay float32 in a bfloat16 or float16 placement, loaded
-// from the checkpoint without rounding (transformers'
-// _keep_in_fp32_modules). Errors name the folder.
+// `keep_in_float32` stay float32 in a float16 placement, loaded from the
+// checkpoint without rounding; in bfloat16 they take the placement's dtype.
+// That is transformers' _keep_in_fp32_modules, which guards float16's
+// narrow range and is not applied to bfloat16. Errors name the folder.
 absl::Status LoadTextEncoderWeights(
     torch::nn::Module& module, const std::string& component_dir,
     const Placement& placement,

@@ -47,17 +47,16 @@ TEST(T5EncoderModelTest, MatchesTransformersWithAndWithoutMask) {
 
 // transformers cannot run here (its source is over what this project can
 // fetch), so unlike the diffusers models' bfloat16 tolerances this atol is
-// twice ditserve's own max abs error measured when bfloat16 landed (0.0244),
-// with the same rtol. The model follows transformers' bfloat16 choices: wo
-// stays float32 (_keep_in_fp32_modules), so the residual stream does too.
+// twice ditserve's own max abs error (0.0349), with the same rtol. The model
+// follows transformers' bfloat16 choice: every weight is bfloat16, wo
+// included (_keep_in_fp32_modules applies to float16 only).
 TEST(T5EncoderModelTest, Bfloat16IsWithinTwiceItsMeasuredError) {
   const GoldenCase golden(kCase);
   absl::StatusOr<std::shared_ptr<T5EncoderModel>> model =
       LoadT5EncoderModel(golden.dir(), Placement{.dtype = at::kBFloat16});
   ASSERT_TRUE(model.ok()) << model.status();
   for (const auto& parameter : (*model)->named_parameters()) {
-    const bool wo = parameter.key().find(".wo.") != std::string::npos;
-    EXPECT_EQ(parameter.value().scalar_type(), wo ? at::kFloat : at::kBFloat16)
+    EXPECT_EQ(parameter.value().scalar_type(), at::kBFloat16)
         << parameter.key();
   }
   absl::StatusOr<at::Tensor> masked = (*model)->Forward(
@@ -65,7 +64,21 @@ TEST(T5EncoderModelTest, Bfloat16IsWithinTwiceItsMeasuredError) {
   ASSERT_TRUE(masked.ok()) << masked.status();
   EXPECT_EQ(masked->scalar_type(), at::kBFloat16);
   EXPECT_TRUE(AllClose(*masked, golden.Output("last_hidden_state"),
-                       {.atol = 0.049, .rtol = 1.0 / 128}));
+                       {.atol = 0.070, .rtol = 1.0 / 128}));
+}
+
+// float16's range is what _keep_in_fp32_modules guards: wo's output
+// overflows it in real T5 checkpoints, so wo alone stays float32.
+TEST(T5EncoderModelTest, Float16KeepsWoInFloat32) {
+  const GoldenCase golden(kCase);
+  absl::StatusOr<std::shared_ptr<T5EncoderModel>> model =
+      LoadT5EncoderModel(golden.dir(), Placement{.dtype = at::kHalf});
+  ASSERT_TRUE(model.ok()) << model.status();
+  for (const auto& parameter : (*model)->named_parameters()) {
+    const bool wo = parameter.key().find(".wo.") != std::string::npos;
+    EXPECT_EQ(parameter.value().scalar_type(), wo ? at::kFloat : at::kHalf)
+        << parameter.key();
+  }
 }
 
 TEST(T5EncoderModelTest, ModulePathsAreTheCheckpointNames) {
