@@ -10,16 +10,21 @@
 # library the built binaries load (their NEEDED entries, mapped to packages
 # with dpkg -S), and a package none of them loads must be named in a comment
 # saying why. The CUDA image's are the CPU image's without Debian's LibTorch,
-# OpenBLAS and oneDNN (the CPU build's GEMM). Then breaks copies of the files one way at a time and fails
-# unless each break is reported.
+# OpenBLAS and oneDNN (the CPU build's GEMM). Both images ship exactly the
+# checked files: the binaries to /opt/ditserve/bin/ and the SentencePiece
+# shim, which the binaries load at run time from their ../lib, to
+# /opt/ditserve/lib/. Then breaks copies of the files one way at a time and
+# fails unless each break is reported.
 #
-#   tests/ops/check_dockerfile.sh [BINARY...]   (default: build/bin/ of
-#   ditserve-host, ditserve-worker, ditctl, ditserve-make-checkpoint)
+#   tests/ops/check_dockerfile.sh [FILE...]   (default: build/bin/ of
+#   ditserve-host, ditserve-worker, ditctl, ditserve-make-checkpoint, and
+#   build/lib/libditserve_sentencepiece.so)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 if [[ $# -eq 0 ]]; then
-  set -- "${root}"/build/bin/{ditserve-host,ditserve-worker,ditctl,ditserve-make-checkpoint}
+  set -- "${root}"/build/bin/{ditserve-host,ditserve-worker,ditctl,ditserve-make-checkpoint} \
+    "${root}"/build/lib/libditserve_sentencepiece.so
 fi
 
 exec /usr/bin/python3 - "${root}" "$@" <<'PY'
@@ -126,20 +131,21 @@ def build_stage_problems(build, runtime, where, cuda):
         out.append(f"{where}: builds with {shlex.join(runs[make])}, not "
                    f"tests/run.sh's {shlex.join(build_cmd)} --target ...")
     workdir = next((r for w, r in build if w == "WORKDIR"), "")
-    prefix = f"{workdir}/{build_dir}/bin/"
-    copied = []
+    copied = {"bin": [], "lib": []}
     for word, rest in runtime:
         if word == "COPY" and rest.startswith("--from=build "):
             *sources, dest = rest.split()[1:]
-            for source in (s for s in sources if s.startswith(prefix)):
-                copied.append(source[len(prefix):])
-                if dest != "/opt/ditserve/bin/":
-                    out.append(f"{where}: copies {source} to {dest}, not "
-                               "/opt/ditserve/bin/")
-    if not copied or sorted(copied) != sorted(targets):
-        out.append(f"{where}: copies {copied} from {prefix} but builds "
-                   f"--target {targets}")
-    return out, copied
+            for folder, names in copied.items():
+                prefix = f"{workdir}/{build_dir}/{folder}/"
+                for source in (s for s in sources if s.startswith(prefix)):
+                    names.append(source[len(prefix):])
+                    if dest != f"/opt/ditserve/{folder}/":
+                        out.append(f"{where}: copies {source} to {dest}, not "
+                                   f"/opt/ditserve/{folder}/")
+    if not copied["bin"] or sorted(copied["bin"]) != sorted(targets):
+        out.append(f"{where}: copies {copied['bin']} from "
+                   f"{workdir}/{build_dir}/bin/ but builds --target {targets}")
+    return out, copied["bin"] + copied["lib"]
 
 
 def runtime_problems(runtime, where):
@@ -179,10 +185,10 @@ def problems_of(text, where, cuda, cpu_packages=()):
     out += found
     found, packages = runtime_problems(runtime, where)
     out += found
+    if sorted(copied) != sorted(shipped):
+        out.append(f"{where}: ships {copied}, but the files checked for "
+                   f"their libraries are {shipped}")
     if not cuda:
-        if sorted(copied) != sorted(shipped):
-            out.append(f"{where}: ships {copied}, but the binaries checked "
-                       f"for their libraries are {shipped}")
         comments = "\n".join(line for line in text.splitlines()
                              if line.strip().startswith("#"))
         out += [f"{where}: runtime lacks {p} ({', '.join(sorted(needs[p]))})"
@@ -290,6 +296,10 @@ BREAKS = [
                          "apt-get install -y --no-install-recommends "
                          "libditserve-nonexistent0"),
      "not known to apt"),
+    ("the SentencePiece shim left out", True,
+     lambda t: re.sub(r"COPY --from=build \S+libditserve_sentencepiece\.so "
+                      r"\S+\n", "", t),
+     "ships"),
     ("another tag", False,
      lambda t: t.replace("-t ditserve:", "-t ditserve-cpu:"), "header"),
     ("no CUDA option", True,
