@@ -43,6 +43,26 @@ DDIMScheduler::DDIMScheduler(DdimConfig config)
                                ? torch::scalar_tensor(1.0, torch::kFloat32)
                                : alphas_cumprod_[0]) {}
 
+absl::StatusOr<std::vector<int64_t>> TrailingTimesteps(
+    absl::string_view scheduler, int64_t start, int64_t num_train_timesteps,
+    int num_inference_steps) {
+  std::vector<int64_t> steps;
+  for (double point : Arange(
+           static_cast<double>(start), 0,
+           -static_cast<double>(num_train_timesteps) / num_inference_steps)) {
+    steps.push_back(static_cast<int64_t>(RoundHalfToEven(point)) - 1);
+  }
+  if (!steps.empty() && steps.back() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        scheduler, ": num_inference_steps ", num_inference_steps,
+        " with trailing timestep spacing gives ", steps.size(),
+        " timesteps, the last -1 (numpy's arange rounding), outside 0..",
+        num_train_timesteps - 1, "; choose another step count, e.g. ",
+        num_inference_steps - 1, " or ", num_inference_steps + 1));
+  }
+  return steps;
+}
+
 absl::StatusOr<std::vector<int64_t>> DdimTimesteps(absl::string_view scheduler,
                                                    int64_t num_train_timesteps,
                                                    int num_inference_steps,
@@ -66,15 +86,9 @@ absl::StatusOr<std::vector<int64_t>> DdimTimesteps(absl::string_view scheduler,
       steps.push_back(i * ratio + steps_offset);
     }
   } else {
-    const double ratio =
-        static_cast<double>(num_train_timesteps) / num_inference_steps;
-    for (int64_t i = 0;
-         static_cast<double>(num_train_timesteps) - i * ratio > 0; ++i) {
-      steps.push_back(
-          static_cast<int64_t>(RoundHalfToEven(
-              static_cast<double>(num_train_timesteps) - i * ratio)) -
-          1);
-    }
+    ASSIGN_OR_RETURN(
+        steps, TrailingTimesteps(scheduler, num_train_timesteps,
+                                 num_train_timesteps, num_inference_steps));
   }
   for (int64_t t : steps) {
     if (t < 0 || t >= num_train_timesteps) {

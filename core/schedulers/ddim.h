@@ -37,6 +37,16 @@ struct DdimConfig {
 absl::StatusOr<DdimConfig> ParseDdimConfig(const nlohmann::json& json,
                                            const std::string& source);
 
+// diffusers' "trailing" spacing from `start` (num_train_timesteps, or DPM's
+// last timestep): np.round(np.arange(start, 0, -num_train_timesteps /
+// num_inference_steps)) - 1. For some counts (61, 103, 121, ... of 1000)
+// numpy yields one timestep more, -1, which diffusers would use to index
+// alphas_cumprod[-1], the last training step: INVALID_ARGUMENT naming
+// num_inference_steps, starting with `scheduler`.
+absl::StatusOr<std::vector<int64_t>> TrailingTimesteps(
+    absl::string_view scheduler, int64_t start, int64_t num_train_timesteps,
+    int num_inference_steps);
+
 // DDIMScheduler.set_timesteps, which the CogVideoX schedulers share:
 // `spacing` is "leading", "trailing" or "linspace"; `steps_offset` applies to
 // leading. Errors (a step count outside 1..num_train_timesteps, a timestep

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/base/guarded.h"
 #include "core/base/status_macros.h"
+#include "core/schedulers/ddim.h"
 #include "core/schedulers/numpy_compat.h"
 #include "core/schedulers/scheduler_config.h"
 
@@ -111,13 +112,8 @@ absl::Status DPMSolverMultistepScheduler::SetTimesteps(
       steps.push_back(i * ratio + config_.steps_offset);
     }
   } else {
-    const double ratio = static_cast<double>(n_train) / num_inference_steps;
-    for (int64_t i = 0; static_cast<double>(last_timestep) - i * ratio > 0;
-         ++i) {
-      steps.push_back(static_cast<int64_t>(RoundHalfToEven(
-                          static_cast<double>(last_timestep) - i * ratio)) -
-                      1);
-    }
+    ASSIGN_OR_RETURN(steps, TrailingTimesteps(class_name(), last_timestep,
+                                              n_train, num_inference_steps));
   }
   RETURN_IF_ERROR(base::GuardedAs(
       absl::StatusCode::kInvalidArgument,

@@ -25,6 +25,18 @@ std::vector<double> Linspace(double start, double stop, int64_t num) {
   return values;
 }
 
+std::vector<double> Arange(double start, double stop, double step) {
+  std::vector<double> values;
+  const double length = std::ceil((stop - start) / step);
+  if (!(length > 0)) return values;
+  const double delta = (start + step) - start;
+  values.reserve(static_cast<size_t>(length));
+  for (int64_t i = 0; i < static_cast<int64_t>(length); ++i) {
+    values.push_back(start + static_cast<double>(i) * delta);
+  }
+  return values;
+}
+
 double RoundHalfToEven(double value) {
   // std::round sends halves away from zero; they go to the even neighbour
   // here, independent of the floating-point rounding mode.

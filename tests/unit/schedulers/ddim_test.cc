@@ -33,6 +33,32 @@ TEST(DdimTest, TimestepSpacings) {
   EXPECT_EQ(Timesteps(linspace), (std::vector<int64_t>{999, 666, 333, 0}));
 }
 
+// The values of np.round(np.arange(1000, 0, -1000 / n)) - 1 (numpy 1.24).
+// Counting down by 1000 / n instead gives 19 a 20th timestep, -1, and 48
+// timesteps 937, 687, 437 and 187 where numpy has 936, 686, 436 and 186.
+TEST(DdimTest, TrailingSpacingIsNumpysArange) {
+  auto trailing = Make({{"timestep_spacing", "trailing"}});
+  ASSERT_TRUE(trailing.SetTimesteps(19).ok());
+  EXPECT_EQ(
+      Timesteps(trailing),
+      (std::vector<int64_t>{999, 946, 894, 841, 788, 736, 683, 631, 578, 525,
+                            473, 420, 367, 315, 262, 210, 157, 104, 52}));
+  ASSERT_TRUE(trailing.SetTimesteps(48).ok());
+  const std::vector<int64_t> steps = Timesteps(trailing);
+  ASSERT_EQ(steps.size(), 48u);
+  EXPECT_EQ((std::vector<int64_t>{steps[3], steps[15], steps[27], steps[39]}),
+            (std::vector<int64_t>{936, 686, 436, 186}));
+}
+
+TEST(DdimTest, TrailingCountsWhoseArangeEndsAtMinusOneAreRefused) {
+  auto trailing = Make({{"timestep_spacing", "trailing"}});
+  absl::Status status = trailing.SetTimesteps(61);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(),
+              HasSubstr("num_inference_steps 61 with trailing timestep "
+                        "spacing gives 62 timesteps, the last -1"));
+}
+
 TEST(DdimTest, OffsetPastTheLastTrainingStepIsAnError) {
   auto shifted = Make({{"steps_offset", 300}});
   absl::Status status = shifted.SetTimesteps(4);

@@ -37,6 +37,12 @@ TEST(DpmSolverMultistepTest, LeadingAndTrailingSpacing) {
   auto trailing = Make({{"timestep_spacing", "trailing"}});
   ASSERT_TRUE(trailing.SetTimesteps(4).ok());
   EXPECT_EQ(Timesteps(trailing), (std::vector<int64_t>{999, 749, 499, 249}));
+  // numpy's arange, whose 19 steps end at 52 (not a 20th at -1).
+  ASSERT_TRUE(trailing.SetTimesteps(19).ok());
+  EXPECT_EQ(Timesteps(trailing).size(), 19u);
+  EXPECT_EQ(Timesteps(trailing).back(), 52);
+  EXPECT_EQ(trailing.SetTimesteps(61).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(DpmSolverMultistepTest, SingleStepToSigmaZeroReturnsTheDataPrediction) {

@@ -23,6 +23,24 @@ TEST(NumpyCompatTest, LinspaceComputesStartPlusIndexTimesStep) {
   EXPECT_EQ(Linspace(0, 999, 5)[2], 499.5);
 }
 
+TEST(NumpyCompatTest, ArangeStepsByTheFirstDifference) {
+  // np.arange(1.0, 0.0, -0.1).tolist() (numpy 1.24).
+  const std::vector<double> expected = {1.0,
+                                        0.9,
+                                        0.8,
+                                        0.7000000000000001,
+                                        0.6000000000000001,
+                                        0.5000000000000001,
+                                        0.40000000000000013,
+                                        0.30000000000000016,
+                                        0.20000000000000018,
+                                        0.1000000000000002};
+  EXPECT_EQ(Arange(1.0, 0.0, -0.1), expected);
+  // ceil(1000 / (1000 / 19)) = 19 values, the last 52.63...
+  EXPECT_EQ(Arange(1000, 0, -1000.0 / 19).size(), 19u);
+  EXPECT_TRUE(Arange(0, 1, -1).empty());
+}
+
 TEST(NumpyCompatTest, RoundHalfToEven) {
   EXPECT_EQ(RoundHalfToEven(0.5), 0.0);
   EXPECT_EQ(RoundHalfToEven(1.5), 2.0);

@@ -102,6 +102,9 @@ TEST(CogVideoXSchedulerTest, TrailingTimesteps) {
   ASSERT_TRUE(scheduler.SetTimesteps(7).ok());
   EXPECT_EQ(Timesteps(scheduler),
             (std::vector<int64_t>{999, 856, 713, 570, 428, 285, 142}));
+  // A count whose stride times the count is not exactly 1000 in float64.
+  ASSERT_TRUE(scheduler.SetTimesteps(19).ok());
+  EXPECT_EQ(Timesteps(scheduler).size(), 19u);
 }
 
 TEST(CogVideoXDdimTest, SevenStepsGoBackByTheTrainingStrideNotToTheNextStep) {
