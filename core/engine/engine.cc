@@ -63,7 +63,7 @@ absl::Status Engine::Prepare(const v1::InputConfig& config,
   ScopedStageTimer timer(timings, Stage::kPrepare);
   const std::string mismatch = MeshMismatch(config.parallel(), mesh_);
   if (!mismatch.empty()) {
-    return absl::FailedPreconditionError(
+    return absl::InternalError(
         absl::StrCat("config ", config.request_id(),
                      " was frozen for another mesh: ", mismatch));
   }
@@ -101,13 +101,13 @@ absl::StatusOr<at::Tensor> Engine::Run(const v1::InputConfig& config,
     }
   }
   if (!prepared_key_.has_value()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "config ", config.request_id(), " run before any Prepare"));
+    return absl::InternalError(absl::StrCat("config ", config.request_id(),
+                                            " run before any Prepare"));
   }
   const std::vector<std::string> differing =
       prepared_key_->DifferingFields(ShapeKey::Of(config));
   if (!differing.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
+    return absl::InternalError(absl::StrCat(
         "config ", config.request_id(),
         " does not match the prepared shapes (prepared → requested): ",
         absl::StrJoin(differing, ", ")));

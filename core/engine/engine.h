@@ -65,13 +65,14 @@ class Engine {
          dist::ControlChannel& channel, dist::Watchdog* watchdog,
          RankProgram& program, EngineOptions options);
 
-  // FAILED_PRECONDITION when the config's parallel degrees are not this
-  // mesh's; INVALID_ARGUMENT from PlanBuffers; RESOURCE_EXHAUSTED when
+  // INTERNAL when the config's parallel degrees are not this mesh's (the
+  // host froze it for its own mesh, so this is a server fault, not the
+  // client's); INVALID_ARGUMENT from PlanBuffers; RESOURCE_EXHAUSTED when
   // allocation fails.
   absl::Status Prepare(const v1::InputConfig& config, StageTimings& timings);
 
-  // FAILED_PRECONDITION (listing the differing fields) when `config` was not
-  // the prepared shape; CANCELLED / DEADLINE_EXCEEDED / UNAVAILABLE when rank
+  // INTERNAL (listing the differing fields) when `config` was not the
+  // prepared shape; CANCELLED / DEADLINE_EXCEEDED / UNAVAILABLE when rank
   // 0 stopped the run at a step boundary, ABORTED when it stopped it there
   // because a dp group's share failed; otherwise the rank program's result.
   // `observer` is used on rank 0 only and may be null.

@@ -158,7 +158,7 @@ TEST_F(EngineTest, RunOfAConfigThatWasNotPreparedIsRefusedListingTheFields) {
   absl::StatusOr<at::Tensor> output =
       engine.Run(Config(512, "unprepared"), nullptr, timings_);
   ASSERT_FALSE(output.ok());
-  EXPECT_EQ(output.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(output.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(
       std::string(output.status().message()),
       HasSubstr("config unprepared does not match the prepared shapes"));
@@ -172,7 +172,7 @@ TEST_F(EngineTest, RunBeforeAnyPrepareIsRefused) {
   absl::StatusOr<at::Tensor> output =
       engine.Run(Config(256), nullptr, timings_);
   ASSERT_FALSE(output.ok());
-  EXPECT_EQ(output.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(output.status().code(), absl::StatusCode::kInternal);
 }
 
 TEST_F(EngineTest, PreparedConfigRunsEveryStepAndReturnsThePlannedOutput) {
@@ -248,7 +248,7 @@ TEST_F(EngineTest, ConfigFrozenForAnotherMeshIsRefused) {
   config.mutable_parallel()->set_ulysses_degree(2);
   config.mutable_parallel()->set_world_size(2);
   absl::Status status = engine.Prepare(config, timings_);
-  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("parallel.ulysses_degree 2 (mesh 1)"));
 }
