@@ -11,6 +11,21 @@
 #include "absl/strings/string_view.h"
 
 namespace ditserve::server {
+namespace {
+
+// The answer to a queued job whose client cancelled or whose deadline
+// passed (Job::StopCode's `stop`).
+absl::Status StoppedWhileQueued(const Job& job, absl::StatusCode stop,
+                                absl::Time now) {
+  if (stop == absl::StatusCode::kDeadlineExceeded) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "deadline passed after ", absl::FormatDuration(now - job.enqueued()),
+        " in the queue"));
+  }
+  return absl::CancelledError("cancelled by the client while queued");
+}
+
+}  // namespace
 
 double RunWork(const v1::InputConfig& config, int64_t hidden_size) {
   const v1::DerivedShapes& shapes = config.shapes();
@@ -127,12 +142,7 @@ std::shared_ptr<Job> AdmissionQueue::Pop(absl::Duration timeout) {
     const absl::Time now = absl::Now();
     const std::optional<absl::StatusCode> stop = job->StopCode(now);
     if (!stop.has_value()) return job;
-    job->Finish(
-        *stop == absl::StatusCode::kDeadlineExceeded
-            ? absl::DeadlineExceededError(absl::StrCat(
-                  "deadline passed after ",
-                  absl::FormatDuration(now - job->enqueued()), " in the queue"))
-            : absl::CancelledError("cancelled by the client while queued"));
+    job->Finish(StoppedWhileQueued(*job, *stop, now));
   }
 }
 
@@ -170,6 +180,11 @@ int AdmissionQueue::ExpireWaiting(absl::Duration limit, absl::Time now) {
     if (!expired.empty()) NotifyDepthLocked();
   }
   for (const std::shared_ptr<Job>& job : expired) {
+    // A job its client already gave up on is answered and counted for that.
+    if (const std::optional<absl::StatusCode> stop = job->StopCode(now)) {
+      job->Finish(StoppedWhileQueued(*job, *stop, now));
+      continue;
+    }
     job->Finish(absl::ResourceExhaustedError(
         absl::StrCat("waited ", absl::FormatDuration(now - job->enqueued()),
                      " in the queue, longer than --max_queue_wait_s ",

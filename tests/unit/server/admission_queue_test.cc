@@ -349,6 +349,25 @@ TEST(AdmissionQueueTest, JobsThatWaitedPastTheLimitAreRefusedTheRestStay) {
   EXPECT_EQ(queue.Pop(absl::ZeroDuration()), late_job);
 }
 
+// The wait limit refuses for overload; a job its client gave up on is
+// counted as what it is.
+TEST(AdmissionQueueTest, AWaitLimitAnswersCancelledAndExpiredJobsAsSuch) {
+  AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
+  Outcome cancelled, expired;
+  std::shared_ptr<Job> cancelled_job = MakeJob(&cancelled);
+  const absl::Time start = absl::Now();
+  std::shared_ptr<Job> expired_job =
+      MakeJob(&expired, absl::ToUnixMicros(start + absl::Seconds(2)));
+  ASSERT_TRUE(queue.Push(cancelled_job).ok());
+  ASSERT_TRUE(queue.Push(expired_job).ok());
+  cancelled_job->Cancel();
+  EXPECT_EQ(queue.ExpireWaiting(absl::Seconds(5), start + absl::Seconds(10)),
+            2);
+  ASSERT_TRUE(cancelled.status.has_value() && expired.status.has_value());
+  EXPECT_EQ(cancelled.status->code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(expired.status->code(), absl::StatusCode::kDeadlineExceeded);
+}
+
 TEST(AdmissionQueueTest, DrainingRefusesNewJobsButKeepsQueuedOnes) {
   AdmissionQueue queue(4, 0, kHiddenSize, nullptr);
   Outcome a, b;
