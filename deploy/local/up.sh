@@ -9,7 +9,8 @@
 # rank 0 = ditserve-host, the others ditserve-worker) with the torchrun
 # variables, waits until the host reports SERVING, generates one image with
 # ditctl, prints where it is, then serves until Ctrl-C, which stops every rank.
-# Flags it does not know are passed to every rank. Without --model_dir the
+# Flags it does not know go to the host, and to the workers too when
+# ditserve-worker accepts them (the rank flags). Without --model_dir the
 # ranks use the built-in default model (a tiny FLUX.1-dev checkpoint with
 # random weights, made once into a cache folder).
 set -euo pipefail
@@ -52,6 +53,58 @@ cmake --build "$build_dir" -j "$(nproc)" --target ditserve-host \
   ditserve-worker ditctl ditserve-make-checkpoint
 bin="$root/$build_dir/bin"
 
+# The workers exit on a flag they do not define (the host's --max_queue,
+# say), so they get only the flags `ditserve-worker --helpfull` lists: its
+# lines "    --name (", descriptions being indented further; a flag whose
+# default is an unquoted true or false is a boolean. absl exits 1 after help.
+declare -A kinds=()
+read_flag_kinds() {  # read_flag_kinds ROLE BINARY: kinds[ROLE/name]=bool|value
+  local line name=""
+  while IFS= read -r line; do
+    if [[ $line =~ ^\ {4}--([A-Za-z0-9_]+)\ \( ]]; then
+      name=${BASH_REMATCH[1]}
+      kinds[$1/$name]=value
+    fi
+    if [[ -n $name && $line =~ \ default:\ (true|false)\;$ ]]; then
+      kinds[$1/$name]=bool
+    fi
+  done < <("$2" --helpfull 2>&1 || true)
+  if [[ -z ${kinds[$1/model_dir]+set} ]]; then
+    echo "up.sh: $2 --helpfull lists no --model_dir" >&2
+    exit 1
+  fi
+}
+# worker_flags gets the rank_flags the workers define: --name=value,
+# --name value (unless NAME is a boolean), --name and --noname, with one or
+# two dashes as absl reads them. The host gets every one of them.
+split_rank_flags() {
+  worker_flags=()
+  local i arg name kind take
+  for ((i = 0; i < ${#rank_flags[@]}; i++)); do
+    arg=${rank_flags[i]}
+    [[ $arg == -* ]] || continue
+    name=${arg#-}
+    name=${name#-}
+    name=${name%%=*}
+    if [[ -z ${kinds[worker/$name]+set} && $name == no* &&
+          ${kinds[worker/${name#no}]-} == bool ]]; then
+      name=${name#no}
+    fi
+    take=1
+    kind=${kinds[host/$name]-${kinds[worker/$name]-}}
+    if [[ $arg != *=* && $kind == value ]] && ((i + 1 < ${#rank_flags[@]})); then
+      take=2
+    fi
+    if [[ -n ${kinds[worker/$name]+set} ]]; then
+      worker_flags+=("${rank_flags[@]:i:take}")
+    fi
+    i=$((i + take - 1))
+  done
+}
+read_flag_kinds host "$bin/ditserve-host"
+read_flag_kinds worker "$bin/ditserve-worker"
+split_rank_flags
+
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for port in "$grpc_port" "$http_port" "$metrics_port"; do
   if port_in_use "$port"; then
@@ -87,13 +140,13 @@ threads=$(( $(nproc) / world ))
 for ((rank = 0; rank < world; rank++)); do
   if ((rank == 0)); then
     binary=("$bin/ditserve-host" "--grpc_port=$grpc_port"
-            "--http_port=$http_port" "--metrics_port=$metrics_port")
+            "--http_port=$http_port" "--metrics_port=$metrics_port"
+            "--threads=$threads" "${rank_flags[@]}")
   else
-    binary=("$bin/ditserve-worker")
+    binary=("$bin/ditserve-worker" "--threads=$threads" "${worker_flags[@]}")
   fi
   RANK=$rank WORLD_SIZE=$world LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 \
-    MASTER_PORT=$master_port \
-    "${binary[@]}" "--threads=$threads" "${rank_flags[@]}" \
+    MASTER_PORT=$master_port "${binary[@]}" \
     >"$run_dir/rank-$rank.log" 2>&1 &
   pids+=($!)
 done

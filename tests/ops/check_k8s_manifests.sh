@@ -6,8 +6,10 @@
 # deploy/docker/Dockerfile builds (Dockerfile.cuda for a *-gpu.yaml, whose
 # pods must each request one nvidia.com/gpu); sets --threads to a CPU limit
 # (a rank counts the node's cores, not its limit); mounts --model_dir; and
-# probes the host's gRPC health on its --grpc_port. Then breaks copies of the
-# manifests one way at a time and fails unless each break is reported.
+# probes the host's gRPC health on its --grpc_port for start-up and
+# readiness, but only a TCP connection to that port for liveness (health is
+# NOT_SERVING while the group re-forms). Then breaks copies of the manifests
+# one way at a time and fails unless each break is reported.
 #
 #   tests/ops/check_k8s_manifests.sh [HOST_BINARY WORKER_BINARY]
 #   (default: build/bin/ditserve-host and build/bin/ditserve-worker)
@@ -100,12 +102,17 @@ def problems(doc, path, gpu):
     if "grpc_port" not in flags["host"]:
         out.append(f"{path}: the host sets no --grpc_port for its probes")
     port = flags["host"].get("grpc_port")
-    if "readinessProbe" not in host:
-        out.append(f"{path}: the host has no readinessProbe")
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        if probe in host and str(host[probe].get("grpc", {}).get("port")) \
+    for probe in ("readinessProbe", "livenessProbe"):
+        if probe not in host:
+            out.append(f"{path}: the host has no {probe}")
+    # Health is NOT_SERVING while the host re-forms the group (minutes for a
+    # real model): a liveness probe of it would restart the leader, and the
+    # whole group, mid re-formation.
+    for probe, kind in (("startupProbe", "grpc"), ("readinessProbe", "grpc"),
+                        ("livenessProbe", "tcpSocket")):
+        if probe in host and str(host[probe].get(kind, {}).get("port")) \
                 != port:
-            out.append(f"{path}: the host's {probe} is not a grpc probe of "
+            out.append(f"{path}: the host's {probe} is not a {kind} probe of "
                        f"--grpc_port {port}")
     return out
 
@@ -117,6 +124,11 @@ def first_container(doc, key):
 def replace_arg(doc, key, old, new):
     args = first_container(doc, key)["args"]
     args[args.index(old)] = new
+
+
+def probe_grpc_health(doc, probe):
+    first_container(doc, "leaderTemplate")[probe] = {
+        "grpc": {"port": 50051}, "periodSeconds": 10, "failureThreshold": 6}
 
 
 def degree_arg(doc):
@@ -150,6 +162,9 @@ BREAKS = [
      lambda d: first_container(d, "leaderTemplate")["readinessProbe"].update(
          grpc={"port": 50052}),
      "readinessProbe is not a grpc probe"),
+    ("liveness on gRPC health", None,
+     lambda d: probe_grpc_health(d, "livenessProbe"),
+     "livenessProbe is not a tcpSocket probe"),
     ("no GPU request", True,
      lambda d: first_container(d, "workerTemplate")["resources"]["limits"].pop(
          "nvidia.com/gpu"),
