@@ -5,7 +5,10 @@
 
 namespace ditserve::families {
 
-// diffusers' PixArtAlphaPipeline defaults.
+// diffusers' PixArtAlphaPipeline defaults. The sizes here are the 1024
+// models'; a served checkpoint's comes from its transformer's sample_size
+// (PixArt::Detect in pixart_family.cc), as in
+// diffusers.
 inline constexpr config::ModelDefaults kPixArtAlphaDefaults{
     .name = "pixart-alpha",
     .height = 1024,

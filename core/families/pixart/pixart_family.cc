@@ -162,6 +162,10 @@ class PixArt final : public Family {
     ASSIGN_OR_RETURN(spec.sample_size,
                      config::PositiveInt(configs.transformer, "sample_size",
                                          configs.transformer_path));
+    // diffusers' default size is the trained one: 512² for
+    // PixArt-Sigma-XL-2-512-MS, 2048² for its 2K model.
+    spec.defaults.height = spec.defaults.width =
+        spec.sample_size * spec.vae_scale_factor;
     RETURN_IF_ERROR(DetectAutoencoderKLTiles(configs, spec));
     return spec;
   }

@@ -6,7 +6,8 @@
 namespace ditserve::families {
 
 // diffusers' StableDiffusion3Pipeline defaults with SD3-medium's scheduler
-// config.
+// config. The size is SD3-medium's; a served checkpoint's comes from its
+// transformer's sample_size (SD3::Detect in sd3_family.cc), as in diffusers.
 inline constexpr config::ModelDefaults kSD3MediumDefaults{
     .name = "sd3-medium",
     .height = 1024,

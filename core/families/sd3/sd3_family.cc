@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/base/status_macros.h"
+#include "core/config/checkpoint_spec.h"
 #include "core/families/latent_grid.h"
 #include "core/families/sd3/sd3_checkpoint.h"
 #include "core/families/sd3/sd3_defaults.h"
@@ -141,6 +142,12 @@ class SD3 final : public Family {
       const config::CheckpointConfigs& configs) const override {
     config::ModelSpec spec = configs.spec;
     spec.defaults = kSD3MediumDefaults;
+    // diffusers' default size: the transformer's sample_size in pixels.
+    ASSIGN_OR_RETURN(const int sample_size,
+                     config::PositiveInt(configs.transformer, "sample_size",
+                                         configs.transformer_path));
+    spec.defaults.height = spec.defaults.width =
+        sample_size * spec.vae_scale_factor;
     RETURN_IF_ERROR(DetectAutoencoderKLTiles(configs, spec));
     return spec;
   }

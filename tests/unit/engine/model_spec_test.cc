@@ -69,6 +69,13 @@ TEST(ReadModelSpecTest, Sd3AndPixArtSigmaAreDetected) {
   EXPECT_EQ(pixart->latent_channels, 4);
   // The binning table is picked by the transformer's sample_size.
   EXPECT_EQ(pixart->sample_size, 8);
+  // The default size is the trained one, sample_size × the VAE's scale (4
+  // for these 3-level VAEs), as diffusers' pipelines default it; the
+  // defaults rows hold the 1024² models'.
+  EXPECT_EQ(sd3->defaults.height, 16 * 4);
+  EXPECT_EQ(sd3->defaults.width, 16 * 4);
+  EXPECT_EQ(pixart->defaults.height, 8 * 4);
+  EXPECT_EQ(pixart->defaults.width, 8 * 4);
 }
 
 class BrokenCheckpointTest : public ::testing::Test {
