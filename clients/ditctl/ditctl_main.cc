@@ -43,8 +43,8 @@ ABSL_FLAG(absl::optional<uint64_t>, seed, absl::nullopt,
 ABSL_FLAG(absl::optional<float>, guidance, absl::nullopt, "guidance scale");
 ABSL_FLAG(absl::optional<int>, max_sequence_length, absl::nullopt,
           "text encoder sequence length");
-ABSL_FLAG(std::vector<std::string>, negative, {},
-          "negative prompts, comma separated, one per prompt");
+ABSL_FLAG(std::string, negative, "",
+          "negative prompt for every prompt (commas are part of it)");
 ABSL_FLAG(absl::optional<int>, frames, absl::nullopt,
           "frames of a video (video models)");
 ABSL_FLAG(absl::optional<int>, fps, absl::nullopt,
@@ -225,7 +225,8 @@ int Generate(const std::vector<std::string>& prompts) {
   }
   v1::GenerateRequest request;
   for (const std::string& prompt : prompts) request.add_prompt(prompt);
-  for (const std::string& negative : absl::GetFlag(FLAGS_negative)) {
+  if (const std::string negative = absl::GetFlag(FLAGS_negative);
+      !negative.empty()) {
     request.add_negative_prompt(negative);
   }
   if (auto w = absl::GetFlag(FLAGS_W)) request.set_width(*w);

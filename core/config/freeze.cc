@@ -64,11 +64,13 @@ absl::Status CheckPrompts(const v1::GenerateRequest& request,
         absl::StrCat("negative_prompt is not used by ", defaults.name,
                      " (no classifier-free guidance); leave it empty"));
   }
-  if (negatives != 0 && negatives != count) {
+  if (negatives > 1 && negatives != count) {
     return InvalidField(
         "negative_prompt",
         absl::StrCat("negative_prompt has ", negatives,
-                     " entries; give none or one per prompt (", count, ")"));
+                     " entries; give none, one for every prompt, or one per "
+                     "prompt (",
+                     count, ")"));
   }
   for (int i = 0; i < count; ++i) {
     RETURN_IF_ERROR(
@@ -288,10 +290,12 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
   config.set_priority(request.priority());
   *config.mutable_prompt() = request.prompt();
   if (defaults.uses_classifier_free_guidance) {
+    // One negative prompt applies to every prompt, as in diffusers.
+    const int negatives = request.negative_prompt_size();
     for (int i = 0; i < request.prompt_size(); ++i) {
-      config.add_negative_prompt(request.negative_prompt_size() == 0
-                                     ? std::string()
-                                     : request.negative_prompt(i));
+      config.add_negative_prompt(
+          negatives == 0 ? std::string()
+                         : request.negative_prompt(negatives == 1 ? 0 : i));
     }
   }
 

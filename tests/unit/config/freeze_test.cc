@@ -400,13 +400,30 @@ TEST(FreezeValidationTest, PromptLength) {
 TEST(FreezeValidationTest, NegativePromptCount) {
   v1::GenerateRequest request = OnePrompt();
   request.add_prompt("second");
+  request.add_prompt("third");
   request.add_negative_prompt("blurry");
-  ExpectRejected(request,
-                 "negative_prompt has 1 entries; give none or one per "
-                 "prompt (2)",
-                 families::kSD3MediumDefaults);
   request.add_negative_prompt("");
-  ExpectAccepted(request, families::kSD3MediumDefaults);
+  ExpectRejected(request,
+                 "negative_prompt has 2 entries; give none, one for every "
+                 "prompt, or one per prompt (3)",
+                 families::kSD3MediumDefaults);
+  request.add_negative_prompt("dark");
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, families::kSD3MediumDefaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(config->negative_prompt(), ElementsAre("blurry", "", "dark"));
+}
+
+// As diffusers takes one negative_prompt string for a batch of prompts.
+TEST(FreezeValidationTest, OneNegativePromptAppliesToEveryPrompt) {
+  v1::GenerateRequest request = OnePrompt();
+  request.add_prompt("second");
+  request.add_negative_prompt("blurry, low quality");
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, families::kSD3MediumDefaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(config->negative_prompt(),
+              ElementsAre("blurry, low quality", "blurry, low quality"));
 }
 
 TEST(FreezeValidationTest, NegativePromptNeedsCfgFamily) {
