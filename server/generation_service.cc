@@ -170,10 +170,16 @@ class GenerationService::StreamCall
       Close(ToGrpcStatus(outcome.status()));
       return;
     }
+    // `result` keeps at most one chunk's worth of data, so that it fits a
+    // client's default 4 MiB receive limit however many outputs there are.
+    int64_t inline_left = kStreamChunkBytes;
     for (int i = 0; i < outcome->images_size(); ++i) {
       v1::Image* image = outcome->mutable_images(i);
       const auto size = static_cast<int64_t>(image->data().size());
-      if (size <= kStreamChunkBytes) continue;
+      if (size <= inline_left) {
+        inline_left -= size;
+        continue;
+      }
       for (int64_t offset = 0; offset < size; offset += kStreamChunkBytes) {
         v1::GenerateStreamResponse message;
         v1::GenerateStreamResponse::ImageChunk* chunk =

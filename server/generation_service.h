@@ -23,7 +23,8 @@ class GenerationService final
               v1::Generation::WithRawCallbackMethod_GetServerInfo<
                   v1::Generation::Service>>> {
  public:
-  // Images larger than this go out of GenerateStream in ImageChunk messages.
+  // GenerateStream's `result` holds at most this much output data, and
+  // ImageChunk messages at most this much each.
   static constexpr int64_t kStreamChunkBytes = int64_t{1} << 20;
 
   // Every call needs a token when `auth` is enabled.

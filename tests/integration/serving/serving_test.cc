@@ -539,6 +539,52 @@ TEST_F(ServingTest, StreamSendsAcceptedThenEveryStepThenTheResult) {
   EXPECT_THAT(steps, ::testing::ElementsAre(1, 2, 3));
 }
 
+// Outputs each under the chunk size but together over it: the result keeps
+// those that fit in one chunk's size and the rest come as chunks, so that
+// the result stays under a client's default 4 MiB receive limit whatever
+// the output count. 3 RGB8 images of 384² are 3 × 442 368 bytes, the
+// chunk size 1 MiB (generation.proto).
+TEST_F(ServingTest, StreamResultHoldsAtMostOneChunkOfOutputs) {
+  constexpr int64_t kChunkBytes = int64_t{1} << 20;
+  v1::GenerateRequest request = SmallRequest("many outputs");
+  request.add_prompt("many outputs, two");
+  request.add_prompt("many outputs, three");
+  request.set_height(384);
+  request.set_width(384);
+  request.set_num_inference_steps(1);
+  request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
+  constexpr int64_t kImageBytes = int64_t{384} * 384 * 3;
+  auto context = ContextWithDeadline(kCallSeconds);
+  auto reader = cluster_->generation().GenerateStream(context.get(), request);
+  std::map<int, std::string> chunked;
+  v1::GenerateResponse result;
+  v1::GenerateStreamResponse message;
+  while (reader->Read(&message)) {
+    if (message.has_image_chunk()) {
+      const auto& chunk = message.image_chunk();
+      std::string& data = chunked[chunk.image_index()];
+      EXPECT_EQ(chunk.offset(), static_cast<int64_t>(data.size()));
+      EXPECT_EQ(chunk.total_bytes(), kImageBytes);
+      data += chunk.data();
+    } else if (message.has_result()) {
+      result = message.result();
+    }
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_EQ(result.images_size(), 3);
+  int64_t inline_bytes = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::string& data = result.images(i).data();
+    inline_bytes += static_cast<int64_t>(data.size());
+    EXPECT_EQ(
+        static_cast<int64_t>(data.empty() ? chunked[i].size() : data.size()),
+        kImageBytes)
+        << "output " << i;
+  }
+  EXPECT_LE(inline_bytes, kChunkBytes);
+  EXPECT_EQ(chunked.size(), 1u);
+}
+
 TEST_F(ServingTest, FullQueueIsResourceExhausted) {
   RunningStream running =
       StartAndWaitForFirstStep(*cluster_, LongRequest(), kCallSeconds);
