@@ -123,7 +123,7 @@ absl::StatusOr<at::Tensor> Forward(FamilyModel& model,
 at::Tensor GuidedNoise(const FamilyModel& model,
                        const GenerationRequest& request, const at::Tensor& raw,
                        const at::Tensor& timestep) {
-  at::Tensor noise = raw;
+  at::Tensor noise = model.guides_in_float32() ? raw.to(at::kFloat) : raw;
   if (ClassifierFreeGuidance(model, request)) {
     const std::vector<at::Tensor> halves = noise.chunk(2, /*dim=*/0);
     noise = halves[0] +

@@ -199,6 +199,12 @@ class FamilyModel {
   // PixArt's learned-sigma half.
   virtual at::Tensor NoiseOf(const at::Tensor& output) const { return output; }
 
+  // Whether the transformer's output is upcast to float32 before guidance,
+  // so that guidance and the scheduler's step run in float32 (diffusers'
+  // CogVideoX pipelines: noise_pred.float()); the image pipelines guide in
+  // the model's dtype.
+  virtual bool guides_in_float32() const { return false; }
+
   // Whether a one-step generation keeps the scheduler's predicted clean
   // sample rather than its previous sample (PixArt-α's DMD distillation).
   virtual bool one_step_takes_clean_sample() const { return false; }

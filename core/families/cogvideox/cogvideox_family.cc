@@ -106,6 +106,8 @@ class CogVideoXModel final : public FamilyModel {
     return GuidanceRule::kClassifierFree;
   }
 
+  bool guides_in_float32() const override { return true; }
+
   absl::StatusOr<Conditioning> EncodePrompts(
       const std::vector<std::string>& prompts,
       int max_sequence_length) override {
