@@ -41,11 +41,23 @@ absl::StatusOr<RankEnv> ResolveRankEnv(const RankEnvOverrides& overrides,
                                               overrides.world_size, lookup));
   ASSIGN_OR_RETURN(int rank,
                    ResolveInt("RANK", "rank", overrides.rank, lookup));
-  // torchrun always sets LOCAL_RANK; a hand-written launch for one process
-  // per machine may omit it, where it equals the rank.
+  // torchrun always sets LOCAL_RANK. A hand-written launch may omit it:
+  // with LOCAL_WORLD_SIZE ranks per machine placed in order (torchrun's
+  // layout; systemd's example runs one per machine) it is the rank's place
+  // on its machine, and without LOCAL_WORLD_SIZE every rank is on this one.
   std::optional<int> local_override = overrides.local_rank;
   if (!local_override.has_value() && !lookup("LOCAL_RANK").has_value()) {
     local_override = rank;
+    if (const std::optional<std::string> text = lookup("LOCAL_WORLD_SIZE")) {
+      int per_machine = 0;
+      if (!absl::SimpleAtoi(*text, &per_machine) || per_machine < 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "LOCAL_WORLD_SIZE=\"", *text,
+            "\" is not a positive integer (it places LOCAL_RANK, which is "
+            "not set)"));
+      }
+      local_override = rank % per_machine;
+    }
   }
   ASSIGN_OR_RETURN(int local_rank, ResolveInt("LOCAL_RANK", "local_rank",
                                               local_override, lookup));

@@ -32,7 +32,9 @@ struct RankEnvOverrides {
 using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
 
 // Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT through
-// `lookup`, applies `overrides` and checks them: every value present and an
+// `lookup`, applies `overrides` and checks them (LOCAL_RANK, when neither it
+// nor --local_rank is given, is RANK % LOCAL_WORLD_SIZE, or RANK without
+// LOCAL_WORLD_SIZE): every value present and an
 // integer where one is expected, world size >= 1, 0 <= rank < world size,
 // 0 <= local rank <= rank, port in 1..65535, address not empty. Errors are
 // INVALID_ARGUMENT naming the variable (and flag), the value and the range.

@@ -80,6 +80,23 @@ TEST(RankEnvTest, MissingLocalRankDefaultsToRank) {
   EXPECT_EQ(resolved->local_rank, 3);
 }
 
+// systemd's example environment: one rank per machine, no LOCAL_RANK. Rank 3
+// must take its machine's GPU 0, not cuda:3.
+TEST(RankEnvTest, MissingLocalRankIsThePlaceOnItsMachine) {
+  Env env = Torchrun();
+  env.erase("LOCAL_RANK");
+  env["LOCAL_WORLD_SIZE"] = "1";
+  absl::StatusOr<RankEnv> resolved = ResolveRankEnv({}, LookupIn(env));
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->local_rank, 0);
+  env["LOCAL_WORLD_SIZE"] = "2";
+  resolved = ResolveRankEnv({}, LookupIn(env));
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->local_rank, 1);
+  env["LOCAL_WORLD_SIZE"] = "0";
+  ExpectInvalid({}, env, "LOCAL_WORLD_SIZE=\"0\" is not a positive integer");
+}
+
 TEST(RankEnvTest, MissingRankIsAnError) {
   Env env = Torchrun();
   env.erase("RANK");
