@@ -3,11 +3,15 @@
 // rank is lost it joins the group rank 0 re-forms; it exits non-zero when
 // the host is lost.
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -24,8 +28,63 @@
 #include "core/engine/rank_setup.h"
 #include "spdlog/spdlog.h"
 
+ABSL_FLAG(double, stop_grace_s, 140,
+          "after SIGTERM or SIGINT, seconds a worker serving a group keeps "
+          "following the host, whose drain (--drain_timeout_s) finishes the "
+          "admitted requests and then shuts the group down; past them, or "
+          "when the group ends or was not joined, it exits by the signal. "
+          "Keep it above the host's --drain_timeout_s and below the "
+          "supervisor's kill timeout; a second signal exits at once");
+
 namespace ditserve::worker {
 namespace {
+
+// Supervisors signal every rank of a group at once (a Kubernetes
+// LeaderWorkerSet's pods, systemd stopping a machine): a worker that died at
+// once would fail the requests the host is draining.
+volatile std::sig_atomic_t stop_signal = 0;
+// Whether the worker follows the host in a formed group. Cleared when a
+// generation breaks, not when the host shuts it down: the process then
+// ends by returning.
+std::atomic<bool> following_host{false};
+
+void NoteStopSignal(int signal) {
+  if (stop_signal != 0) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+  }
+  stop_signal = signal;
+}
+
+// Once a stop signal came, waits up to `grace_seconds` for the host to shut
+// the group down (the process then ends normally) and otherwise ends the
+// process by that signal.
+void EndByStopSignalAfter(double grace_seconds) {
+  std::signal(SIGTERM, NoteStopSignal);
+  std::signal(SIGINT, NoteStopSignal);
+  std::thread([grace_seconds] {
+    while (stop_signal == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    const int signal = stop_signal;
+    const auto give_up = std::chrono::steady_clock::now() +
+                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::duration<double>(grace_seconds));
+    if (following_host) {
+      spdlog::info(
+          "{}: following the host until it shuts the group down, at most {} "
+          "s (--stop_grace_s)",
+          strsignal(signal), grace_seconds);
+    }
+    while (following_host && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    spdlog::warn("{}: exiting{}", strsignal(signal),
+                 following_host ? " (--stop_grace_s passed)" : "");
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+  }).detach();
+}
 
 int Fail(const absl::Status& status, const char* what) {
   spdlog::error("{}: {}", what, status.ToString());
@@ -58,11 +117,13 @@ GenerationEnd ServeGeneration(const engine::RankSetup& setup,
   if (!model.ok()) return {.status = model.status()};
   spdlog::info("joined generation {} of a group of {} ranks; serving {}",
                generation, (*runtime)->env().world_size, setup.model_dir);
+  following_host = true;
   const absl::Status status =
       (*runtime)
           ->StartLoop(*model->program, model->dimensions, model->placement, {})
           .Follow();
   if (status.ok()) return {};
+  following_host = false;
   (*runtime)->Abandon();
   return {.status = status, .rejoin = true};
 }
@@ -119,5 +180,6 @@ int main(int argc, char** argv) {
       "ditserve-worker: rank > 0 of a ditserve group (set RANK, WORLD_SIZE, "
       "MASTER_ADDR, MASTER_PORT as torchrun does)");
   absl::ParseCommandLine(argc, argv);
+  ditserve::worker::EndByStopSignalAfter(absl::GetFlag(FLAGS_stop_grace_s));
   return ditserve::worker::RunWorker();
 }

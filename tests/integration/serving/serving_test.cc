@@ -1201,6 +1201,58 @@ TEST(ServingFailureTest, SigtermLetsTheRunningRequestFinishThenAllExitZero) {
   }
 }
 
+// Supervisors signal every rank at once (a LeaderWorkerSet's pods, systemd
+// stopping a machine): the worker keeps following the host, whose drain
+// finishes the running request, and exits 0 when the host shuts the group
+// down. A worker that died at the signal failed the request.
+TEST(ServingFailureTest, SigtermToEveryRankLetsTheRunningRequestFinish) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 2, .rank_flags = {"--dp_degree=2"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  v1::GenerateRequest request = SmallRequest("finishes after both signals");
+  request.set_height(256);
+  request.set_width(256);
+  request.set_num_inference_steps(12);
+  RunningStream running =
+      StartAndWaitForFirstStep(**cluster, request, kCallSeconds);
+  (*cluster)->ranks().Signal(1, SIGTERM);
+  (*cluster)->Terminate();
+  v1::GenerateStreamResponse message;
+  bool got_result = false;
+  while (running.reader->Read(&message)) {
+    got_result = got_result || message.has_result();
+  }
+  const grpc::Status finished = running.reader->Finish();
+  EXPECT_TRUE(finished.ok()) << finished.error_message();
+  EXPECT_TRUE(got_result);
+  for (const RankExit& exit :
+       (*cluster)->ranks().WaitAll(std::chrono::seconds(60))) {
+    EXPECT_EQ(exit.exit_code, 0) << "rank " << exit.rank << " output:\n"
+                                 << (*cluster)->ranks().Output(exit.rank);
+  }
+}
+
+// A worker stopped alone follows its serving group for --stop_grace_s, then
+// ends by the signal (and the host re-forms without it).
+TEST(ServingFailureTest, AWorkerStoppedAloneLeavesAfterItsGrace) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 2,
+                             .rank_flags = {"--dp_degree=2"},
+                             .worker_flags = {"--stop_grace_s=2"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const auto signalled = std::chrono::steady_clock::now();
+  (*cluster)->ranks().Signal(1, SIGTERM);
+  const RankExit exit = (*cluster)->ranks().Wait(1, std::chrono::seconds(30));
+  const double seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - signalled)
+                             .count();
+  EXPECT_EQ(exit.signal, SIGTERM) << (*cluster)->ranks().Output(1);
+  EXPECT_FALSE(exit.timed_out);
+  EXPECT_GE(seconds, 1.9);
+  EXPECT_THAT((*cluster)->ranks().Output(1),
+              HasSubstr("(--stop_grace_s passed)"));
+}
+
 // Past --drain_timeout_s the host answers its queued request and stops the
 // running one after its step, both UNAVAILABLE, and every rank exits 0: a
 // supervisor's kill at the end of its grace period would otherwise find it
