@@ -9,8 +9,9 @@
 # rank 0 = ditserve-host, the others ditserve-worker) with the torchrun
 # variables, waits until the host reports SERVING, generates one image with
 # ditctl, prints where it is, then serves until Ctrl-C, which stops every rank.
-# Flags it does not know go to the host, and to the workers too when
-# ditserve-worker accepts them (the rank flags). Without --model_dir the
+# Flags it does not know go to each rank that defines them: the rank flags
+# to every rank, the host's own to the host, the workers' own (such as
+# --stop_grace_s) to the workers. Without --model_dir the
 # ranks use the built-in default model (a tiny FLUX.1-dev checkpoint with
 # random weights, made once into a cache folder).
 set -euo pipefail
@@ -74,29 +75,37 @@ read_flag_kinds() {  # read_flag_kinds ROLE BINARY: kinds[ROLE/name]=bool|value
     exit 1
   fi
 }
-# worker_flags gets the rank_flags the workers define: --name=value,
-# --name value (unless NAME is a boolean), --name and --noname, with one or
-# two dashes as absl reads them. The host gets every one of them.
+# Splits rank_flags into host_flags and worker_flags by the flags each
+# binary defines: --name=value, --name value (unless NAME is a boolean),
+# --name and --noname, with one or two dashes as absl reads them. A flag
+# neither defines goes to the host, which names it in its error.
 split_rank_flags() {
+  host_flags=()
   worker_flags=()
   local i arg name kind take
   for ((i = 0; i < ${#rank_flags[@]}; i++)); do
     arg=${rank_flags[i]}
-    [[ $arg == -* ]] || continue
+    if [[ $arg != -* ]]; then
+      host_flags+=("$arg")
+      continue
+    fi
     name=${arg#-}
     name=${name#-}
     name=${name%%=*}
-    if [[ -z ${kinds[worker/$name]+set} && $name == no* &&
-          ${kinds[worker/${name#no}]-} == bool ]]; then
-      name=${name#no}
+    kind=${kinds[host/$name]-${kinds[worker/$name]-}}
+    if [[ -z $kind && $name == no* ]]; then
+      kind=${kinds[host/${name#no}]-${kinds[worker/${name#no}]-}}
+      [[ $kind == bool ]] && name=${name#no}
     fi
     take=1
-    kind=${kinds[host/$name]-${kinds[worker/$name]-}}
     if [[ $arg != *=* && $kind == value ]] && ((i + 1 < ${#rank_flags[@]})); then
       take=2
     fi
     if [[ -n ${kinds[worker/$name]+set} ]]; then
       worker_flags+=("${rank_flags[@]:i:take}")
+    fi
+    if [[ -n ${kinds[host/$name]+set} || -z ${kinds[worker/$name]+set} ]]; then
+      host_flags+=("${rank_flags[@]:i:take}")
     fi
     i=$((i + take - 1))
   done
@@ -141,7 +150,7 @@ for ((rank = 0; rank < world; rank++)); do
   if ((rank == 0)); then
     binary=("$bin/ditserve-host" "--grpc_port=$grpc_port"
             "--http_port=$http_port" "--metrics_port=$metrics_port"
-            "--threads=$threads" "${rank_flags[@]}")
+            "--threads=$threads" "${host_flags[@]}")
   else
     binary=("$bin/ditserve-worker" "--threads=$threads" "${worker_flags[@]}")
   fi
