@@ -19,10 +19,11 @@ struct ServerOptions {
   // Largest height × width.
   int64_t max_pixels = int64_t{2048} * 2048;
   int max_inference_steps = 200;
-  // Video: most frames (twice CogVideoX1.5's 81), and most height × width ×
-  // frames (CogVideoX1.5's 1360 × 768 × 81).
+  // Video: most frames, and most height × width × frames: CogVideoX1.5's
+  // longer recommended length, 161 frames, at its default 1360 × 768. The
+  // memory estimate (max_request_bytes) is what keeps a rank's memory.
   int max_frames = 161;
-  int64_t max_video_pixels = int64_t{1360} * 768 * 81;
+  int64_t max_video_pixels = int64_t{1360} * 768 * 161;
   // Largest prompt (and negative prompt) in UTF-8 bytes.
   int max_prompt_bytes = 4096;
   // Smallest guidance_scale accepted, and largest.
