@@ -1,9 +1,11 @@
 #include "server/generation_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +59,23 @@ grpc::ByteBuffer Encode(const Message& message) {
   bool own_buffer = false;
   grpc::SerializationTraits<Message>::Serialize(message, &buffer, &own_buffer);
   return buffer;
+}
+
+// The bytes of the outputs of `config` where the output format fixes them
+// (RGB8 pixels, float32 latents); nullopt for encoded formats.
+std::optional<int64_t> RawOutputBytes(const v1::InputConfig& config) {
+  if (config.output_format() == v1::OUTPUT_FORMAT_RGB8) {
+    return int64_t{config.prompt_size()} * std::max(config.num_frames(), 1) *
+           config.height() * config.width() * 3;
+  }
+  if (config.output_format() == v1::OUTPUT_FORMAT_LATENT_F32) {
+    int64_t elements = config.prompt_size();
+    for (const int32_t side : config.shapes().image_latent_shape()) {
+      elements *= side;
+    }
+    return elements * int64_t{sizeof(float)};
+  }
+  return std::nullopt;
 }
 
 // The request a call carries, or INVALID_ARGUMENT naming what did not parse.
@@ -258,6 +277,19 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
         absl::StrCat("partial_images ", request->partial_images(),
                      " needs GenerateStream, which streams the previews; "
                      "Generate returns the final images only: leave it 0"));
+  }
+  // Refused now rather than by gRPC's send limit after the whole run.
+  if (const std::optional<int64_t> bytes =
+          config.ok() ? RawOutputBytes(*config) : std::nullopt;
+      bytes.has_value() && *bytes > kMaxMessageBytes - kStreamChunkBytes) {
+    config = absl::ResourceExhaustedError(absl::StrCat(
+        "output_format ", v1::OutputFormat_Name(config->output_format()),
+        ": Generate would answer with ", *bytes, " bytes of outputs, over its ",
+        kMaxMessageBytes,
+        "-byte message limit; use GenerateStream, which sends outputs in "
+        "chunks, or an encoded output_format"));
+    // The same request would be refused again.
+    context->AddTrailingMetadata("grpc-retry-pushback-ms", "-1");
   }
   if (!config.ok() || request->validate_only()) {
     intake_->CountUnadmitted(config.status(), client.value_or(kNoClient));

@@ -26,6 +26,10 @@ class GenerationService final
   // GenerateStream's `result` holds at most this much output data, and
   // ImageChunk messages at most this much each.
   static constexpr int64_t kStreamChunkBytes = int64_t{1} << 20;
+  // The largest message the server sends: a Generate response, with every
+  // output in it. Generate refuses raw outputs (RGB8, float32 latents)
+  // whose bytes are known to exceed it before running them.
+  static constexpr int kMaxMessageBytes = 256 << 20;
 
   // Every call needs a token when `auth` is enabled.
   GenerationService(RequestIntake* intake, const BearerAuth* auth);

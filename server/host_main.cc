@@ -47,8 +47,6 @@
 namespace ditserve::server {
 namespace {
 
-constexpr int kMaxMessageBytes = 256 << 20;
-
 // Set by SIGTERM/SIGINT; a plain flag read by the main thread, since a signal
 // handler may do nothing else safely.
 volatile std::sig_atomic_t stop_requested = 0;
@@ -250,7 +248,7 @@ int RunHost() {
   builder.AddListeningPort(
       absl::StrCat(listen, ":", absl::GetFlag(FLAGS_grpc_port)),
       credentials->grpc, &bound_port);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(GenerationService::kMaxMessageBytes);
   // gRPC 1.51 has no cap on the number of connections; these bound what
   // each one and each silent or idle one can hold.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,

@@ -11,6 +11,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -397,6 +398,32 @@ TEST_P(CogVideoXServingTest, LargeVideoStreamsInChunksThatMakeUpTheWhole) {
   EXPECT_TRUE(result.images(0).data().empty());
   EXPECT_EQ(result.images(0).num_frames(), 17);
   EXPECT_TRUE(reassembled == whole->images(0).data());
+}
+
+// An RGB8 video of 161 frames at 1360 × 768 is 504 MB, over Generate's
+// 256 MiB message: refused at once, not by gRPC's send limit after the run.
+TEST_P(CogVideoXServingTest, GenerateRefusesRawOutputsOverItsMessageLimit) {
+  std::unique_ptr<ServingCluster> cluster =
+      StartCluster(model_dir_, 1, {"--max_request_bytes=0"});
+  ASSERT_NE(cluster, nullptr);
+  v1::GenerateRequest request = VideoRequest(GetParam());
+  request.set_height(768);
+  request.set_width(1360);
+  request.set_num_frames(161);
+  request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
+  const auto started = std::chrono::steady_clock::now();
+  absl::StatusOr<v1::GenerateResponse> response =
+      cluster->Generate(request, kCallSeconds);
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(response.status().message()),
+              ::testing::HasSubstr(
+                  "Generate would answer with 504483840 bytes of "
+                  "outputs, over its 268435456-byte message limit; use "
+                  "GenerateStream"));
+  EXPECT_LT(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+          .count(),
+      10.0);
 }
 
 TEST_P(CogVideoXServingTest, BadFrameCountIsRefusedAndTheGroupKeepsServing) {
