@@ -199,14 +199,11 @@ int RunHost() {
     shed_overdue();
     return absl::OkStatus();
   };
-  // A rank that is missing at start-up fails the start: it is a
-  // configuration error, not a loss.
-  absl::StatusOr<std::unique_ptr<ServingGeneration>> serving =
-      ServingGeneration::Form(*setup, *store, /*generation=*/0, shared,
-                              keep_waiting);
-  if (!serving.ok()) return Fail(serving.status(), "rank group");
-
+  // Served from the start, so that a host loading a model for minutes is
+  // seen up (DitserveHostDown reads Prometheus' `up`); until every rank
+  // joins, only the host is alive (Form sets the rest).
   const std::string listen = absl::GetFlag(FLAGS_listen);
+  metrics.SetRanksAlive(1);
   if (absl::GetFlag(FLAGS_metrics_port) != 0) {
     if (absl::StatusOr<int> port =
             metrics.Serve(listen, absl::GetFlag(FLAGS_metrics_port));
@@ -214,7 +211,13 @@ int RunHost() {
       return Fail(port.status(), "metrics");
     }
   }
-  metrics.SetRanksAlive(env->world_size);
+  // A rank that is missing at start-up fails the start: it is a
+  // configuration error, not a loss.
+  absl::StatusOr<std::unique_ptr<ServingGeneration>> serving =
+      ServingGeneration::Form(*setup, *store, /*generation=*/0, shared,
+                              keep_waiting);
+  if (!serving.ok()) return Fail(serving.status(), "rank group");
+
   HealthService health(&auth);
   const ServedModel served{spec,
                            setup->model_dir,
@@ -319,7 +322,6 @@ int RunHost() {
       break;
     }
     group_status = absl::OkStatus();
-    metrics.SetRanksAlive(env->world_size);
     metrics.SetGroupGeneration((*serving)->generation());
     queue.Resume();
     health.SetServing(true);

@@ -16,6 +16,8 @@ absl::StatusOr<std::unique_ptr<ServingGeneration>> ServingGeneration::Form(
   ASSIGN_OR_RETURN(
       formed->runtime_,
       engine::JoinGroup(setup, store, generation, std::move(keep_waiting)));
+  // Every rank joined; loading the model may still take minutes.
+  shared.metrics->SetRanksAlive(formed->runtime_->env().world_size);
   // A rank that starts from now on waits for the next generation instead of
   // joining this one, which is whole.
   RETURN_IF_ERROR(store->MarkFormed(generation));

@@ -22,7 +22,9 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/support/decoded_images.h"
+#include "tools/local_cluster/http_get.h"
 #include "tools/local_cluster/queue_depth.h"
+#include "tools/local_cluster/rank_launcher.h"
 #include "tools/local_cluster/running_stream.h"
 #include "tools/local_cluster/serving_cluster.h"
 
@@ -483,6 +485,32 @@ TEST_F(ServingTest, APromptSeenAgainSkipsTheTextEncodersAndKeepsItsImage) {
   EXPECT_EQ(lookups(*after, "miss") - lookups(*before, "miss"), 1);
   EXPECT_EQ(lookups(*after, "hit") - lookups(*before, "hit"), 1);
   EXPECT_GT(MetricValue(*after, "ditserve_prompt_cache_bytes", {}), 0);
+}
+
+// /metrics answers while the group forms, so that Prometheus sees a host
+// that loads a model for minutes as up, with only itself alive until every
+// rank joins. Rank 1 is killed before it can join; the host waits for it.
+TEST(ServingStartUpTest, MetricsAreServedWhileTheGroupForms) {
+  absl::StatusOr<int> metrics_port = local_cluster::PickFreePort();
+  ASSERT_TRUE(metrics_port.ok()) << metrics_port.status();
+  absl::StatusOr<std::unique_ptr<local_cluster::RankLauncher>> ranks =
+      local_cluster::LaunchRanks(
+          {.world_size = 2,
+           .rank_flags = {"--dp_degree=2", "--connect_timeout_s=60"},
+           .host_flags = {absl::StrCat("--metrics_port=", *metrics_port)}});
+  ASSERT_TRUE(ranks.ok()) << ranks.status();
+  (*ranks)->Kill(1);
+  absl::StatusOr<std::string> scrape;
+  for (int attempt = 0; attempt < 300; ++attempt) {
+    scrape = local_cluster::HttpGet(*metrics_port, "/metrics");
+    if (scrape.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(scrape.ok()) << scrape.status() << "\n" << (*ranks)->Output(0);
+  EXPECT_EQ(MetricValue(*scrape, "ditserve_ranks_alive", {}), 1);
+  EXPECT_EQ(MetricValue(*scrape, "ditserve_world_size", {}), 2);
+  EXPECT_THAT((*ranks)->Exited(), ::testing::ElementsAre(1))
+      << "the host is still forming";
 }
 
 TEST(ServingStartUpTest, NegativePromptCacheSizeFailsStartUpNamingTheFlag) {
