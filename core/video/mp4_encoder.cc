@@ -289,9 +289,13 @@ absl::StatusOr<std::string> EncodeMp4(const RgbVideo& video, int fps) {
   // One tick a frame: ffprobe then reports r_frame_rate fps/1.
   encoder->time_base = AVRational{1, fps};
   encoder->framerate = AVRational{fps, 1};
-  // What the conversion below produces; players would guess BT.709 for HD.
+  // The BT.601 limited-range matrix the conversion below uses, of sRGB
+  // pixels (BT.709 primaries, sRGB transfer), as the pipelines' images are:
+  // untagged, players guess, BT.709 for HD sizes.
   encoder->colorspace = AVCOL_SPC_SMPTE170M;
   encoder->color_range = AVCOL_RANGE_MPEG;
+  encoder->color_primaries = AVCOL_PRI_BT709;
+  encoder->color_trc = AVCOL_TRC_IEC61966_2_1;
   encoder->thread_count = kEncoderThreads;
   // MP4 keeps SPS/PPS in the avcC box, not in the stream.
   if (format->oformat->flags & AVFMT_GLOBALHEADER) {
@@ -365,6 +369,8 @@ absl::StatusOr<std::string> EncodeMp4(const RgbVideo& video, int fps) {
   yuv->sample_aspect_ratio = encoder->sample_aspect_ratio;
   yuv->colorspace = encoder->colorspace;
   yuv->color_range = encoder->color_range;
+  yuv->color_primaries = encoder->color_primaries;
+  yuv->color_trc = encoder->color_trc;
   error = av_frame_get_buffer(yuv.get(), 0);
   if (error < 0) return FfmpegError("av_frame_get_buffer (yuv420p)", error);
   // Likewise for its padding, which swscale does not write either.

@@ -87,7 +87,8 @@ class TempFile {
 
 class Mp4EncoderProbeTest : public ::testing::TestWithParam<Shape> {};
 
-TEST_P(Mp4EncoderProbeTest, FfprobeSeesH264Yuv420pOfTheSizeFramesAndRate) {
+TEST_P(Mp4EncoderProbeTest,
+       FfprobeSeesH264Yuv420pOfTheSizeFramesRateAndColours) {
   const Shape shape = GetParam();
   auto mp4 = Encode(MakeVideo(shape), shape);
   ASSERT_TRUE(mp4.ok()) << mp4.status();
@@ -95,8 +96,8 @@ TEST_P(Mp4EncoderProbeTest, FfprobeSeesH264Yuv420pOfTheSizeFramesAndRate) {
       absl::StrCat("probe_", shape.width, "x", shape.height, ".mp4"), *mp4);
   auto probe = RunTool(absl::StrCat(
       "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
-      "stream=codec_name,pix_fmt,width,height,nb_read_frames,r_frame_rate "
-      "-of json '",
+      "stream=codec_name,pix_fmt,width,height,nb_read_frames,r_frame_rate,"
+      "color_range,color_space,color_primaries,color_transfer -of json '",
       file.path(), "'"));
   ASSERT_TRUE(probe.ok()) << probe.status();
   const nlohmann::json streams = nlohmann::json::parse(*probe).at("streams");
@@ -108,6 +109,12 @@ TEST_P(Mp4EncoderProbeTest, FfprobeSeesH264Yuv420pOfTheSizeFramesAndRate) {
   EXPECT_EQ(stream.at("height"), shape.height);
   EXPECT_EQ(stream.at("nb_read_frames"), std::to_string(shape.frames));
   EXPECT_EQ(stream.at("r_frame_rate"), absl::StrCat(shape.fps, "/1"));
+  // Fully tagged, so that no player guesses: the BT.601 limited-range
+  // matrix of sRGB pixels.
+  EXPECT_EQ(stream.at("color_range"), "tv");
+  EXPECT_EQ(stream.at("color_space"), "smpte170m");
+  EXPECT_EQ(stream.at("color_primaries"), "bt709");
+  EXPECT_EQ(stream.at("color_transfer"), "iec61966-2-1");
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Mp4EncoderProbeTest,
