@@ -76,6 +76,14 @@ def main():
         summary["unstreamed_previews"] = error_summary(
             lambda: client.generate(PROMPT, **dict(SMALL, partial_images=1)))
 
+        frozen = client.validate(PROMPT, **SMALL)
+        summary["validated"] = {"height": frozen.height,
+                                "width": frozen.width,
+                                "steps": frozen.num_inference_steps,
+                                "seeds": list(frozen.seeds)}
+        summary["validate_only_in_generate"] = error_summary(
+            lambda: client.generate(PROMPT, validate_only=True, **SMALL))
+
         summary["bad_height"] = error_summary(
             lambda: client.generate(PROMPT, **dict(SMALL, height=63)))
         summary["unknown_field"] = error_summary(

@@ -90,6 +90,16 @@ TEST(PythonClientE2eTest, GeneratesStreamsAndReportsErrorsThroughThePackage) {
   EXPECT_THAT(summary["unstreamed_previews"]["message"].get<std::string>(),
               HasSubstr("needs GenerateStream"));
 
+  // validate() returns the frozen config; generate() refuses validate_only,
+  // which would return no outputs.
+  EXPECT_EQ(summary["validated"], nlohmann::json::parse(
+                                      R"({"height": 64, "width": 48,
+                                          "steps": 2, "seeds": [3]})"));
+  EXPECT_EQ(summary["validate_only_in_generate"]["code"], "ValueError");
+  EXPECT_THAT(
+      summary["validate_only_in_generate"]["message"].get<std::string>(),
+      StartsWith("validate_only: generate and stream return outputs"));
+
   EXPECT_EQ(summary["bad_height"]["code"], "INVALID_ARGUMENT");
   EXPECT_THAT(summary["bad_height"]["message"].get<std::string>(),
               HasSubstr("height"));

@@ -83,12 +83,24 @@ class Client:
         max_sequence_length, output_format, num_frames, fps, ...); an
         unknown one raises ValueError naming it before anything is sent.
         """
-        request = build_request(prompts, fields)
+        request = _request_to_run(prompts, fields)
         with _rpc_errors():
             response = self._generation.Generate(
                 request, timeout=self._timeout, metadata=self._metadata
             )
         return [image.data for image in response.images]
+
+    def validate(self, prompts: Prompts, **fields):
+        """Freezes the request as generate would run it, without running it;
+        returns the frozen InputConfig (every default filled in, the seed
+        drawn, the request id) or raises DitserveError naming a bad field."""
+        request = build_request(prompts, fields)
+        request.validate_only = True
+        with _rpc_errors():
+            response = self._generation.Generate(
+                request, timeout=self._timeout, metadata=self._metadata
+            )
+        return response.config
 
     def stream(
         self,
@@ -103,7 +115,7 @@ class Client:
         partial_images field, calls `on_partial_image` with each preview of
         each output once all of it came (partial_image_index, step, and
         image with its prompt_index and whole data)."""
-        request = build_request(prompts, fields)
+        request = _request_to_run(prompts, fields)
         assembler = ChunkAssembler()
         previews = PartialImageAssembler()
         result = None
@@ -161,6 +173,18 @@ class Client:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _request_to_run(prompts: Prompts, fields: dict):
+    """build_request for generate and stream, which return outputs: a
+    validate_only request has none, so it goes through validate."""
+    if fields.get("validate_only"):
+        raise ValueError(
+            "validate_only: generate and stream return outputs, which a "
+            "validate_only request has none of; call validate() for the "
+            "frozen config"
+        )
+    return build_request(prompts, fields)
 
 
 def _pem(source):
