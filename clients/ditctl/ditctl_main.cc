@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -27,6 +28,7 @@
 #include "absl/types/optional.h"
 #include "clients/ditctl/append_slice.h"
 #include "clients/ditctl/error_messages.h"
+#include "clients/ditctl/output_files.h"
 #include "clients/ditctl/progress_bar.h"
 #include "ditserve/v1/generation.grpc.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -57,12 +59,14 @@ ABSL_FLAG(bool, vae_tiling, false,
           "enable_tiling; less memory, seams blended)");
 ABSL_FLAG(std::string, format, "",
           "png, jpeg, webp, rgb8, latent or mp4 (video models); default from "
-          "-o's extension (.mp4, .jpg or .jpeg, .webp), else png");
+          "-o's extension in any case (.mp4, .jpg or .jpeg, .webp), else png");
 ABSL_FLAG(absl::optional<int>, quality, absl::nullopt,
           "JPEG or WebP quality, 1 to 100 (default: the server's)");
-ABSL_FLAG(std::string, o, "out.png",
-          "output file; with several prompts, -0, -1, ... is added before "
-          "the extension, and each PNG or JPEG frame of a video gets -fNNN");
+ABSL_FLAG(std::string, o, "",
+          "output file (default out.png, out.jpg, out.webp, out.mp4, out.rgb "
+          "or out.f32 by format); with several prompts, -0, -1, ... is added "
+          "before the extension, and each PNG or JPEG frame of a video gets "
+          "-fNNN");
 ABSL_FLAG(bool, validate_only, false,
           "print the frozen config without generating");
 ABSL_FLAG(std::string, request_id, "", "request id for the server's logs");
@@ -186,38 +190,6 @@ bool WriteOutput(const std::string& path, const std::string& data) {
   return static_cast<bool>(out);
 }
 
-bool EndsWith(const std::string& text, const std::string& end) {
-  return text.size() >= end.size() &&
-         text.compare(text.size() - end.size(), end.size(), end) == 0;
-}
-
-bool ParseFormat(std::string name, v1::OutputFormat* format) {
-  if (name.empty()) {
-    const std::string& path = absl::GetFlag(FLAGS_o);
-    name = "png";
-    for (const auto& [extension, implied] :
-         {std::pair<const char*, const char*>{".mp4", "mp4"},
-          {".jpg", "jpeg"},
-          {".jpeg", "jpeg"},
-          {".webp", "webp"}}) {
-      if (EndsWith(path, extension)) name = implied;
-    }
-  }
-  for (const auto& [known, value] :
-       {std::pair<const char*, v1::OutputFormat>{"png", v1::OUTPUT_FORMAT_PNG},
-        {"jpeg", v1::OUTPUT_FORMAT_JPEG},
-        {"webp", v1::OUTPUT_FORMAT_WEBP},
-        {"mp4", v1::OUTPUT_FORMAT_MP4},
-        {"rgb8", v1::OUTPUT_FORMAT_RGB8},
-        {"latent", v1::OUTPUT_FORMAT_LATENT_F32}}) {
-    if (name == known) {
-      *format = value;
-      return true;
-    }
-  }
-  return false;
-}
-
 int Generate(const std::vector<std::string>& prompts) {
   if (prompts.empty()) {
     std::cerr << "ditctl: generate needs at least one prompt\n";
@@ -241,13 +213,17 @@ int Generate(const std::vector<std::string>& prompts) {
   if (auto f = absl::GetFlag(FLAGS_fps)) request.set_fps(*f);
   if (absl::GetFlag(FLAGS_dynamic_cfg)) request.set_use_dynamic_cfg(true);
   if (absl::GetFlag(FLAGS_vae_tiling)) request.set_vae_tiling(true);
-  v1::OutputFormat format;
-  if (!ParseFormat(absl::GetFlag(FLAGS_format), &format)) {
+  const std::optional<v1::OutputFormat> format =
+      ParseOutputFormat(absl::GetFlag(FLAGS_format), absl::GetFlag(FLAGS_o));
+  if (!format.has_value()) {
     std::cerr << "ditctl: --format " << absl::GetFlag(FLAGS_format)
               << " is unknown; use png, jpeg, webp, rgb8, latent or mp4\n";
     return 2;
   }
-  request.set_output_format(format);
+  request.set_output_format(*format);
+  const std::string output_path = absl::GetFlag(FLAGS_o).empty()
+                                      ? DefaultOutputPath(*format)
+                                      : absl::GetFlag(FLAGS_o);
   if (auto q = absl::GetFlag(FLAGS_quality)) request.set_output_quality(*q);
   request.set_validate_only(absl::GetFlag(FLAGS_validate_only));
   request.set_request_id(absl::GetFlag(FLAGS_request_id));
@@ -318,9 +294,9 @@ int Generate(const std::vector<std::string>& prompts) {
           break;
         }
         if (!*joined) break;
-        const std::string path = WithSuffix(
-            OutputPath(absl::GetFlag(FLAGS_o), partial.image(), accepted),
-            absl::StrCat("-step", partial.step()));
+        const std::string path =
+            WithSuffix(OutputPath(output_path, partial.image(), accepted),
+                       absl::StrCat("-step", partial.step()));
         if (!WriteOutput(path, data)) {
           stop("");
           break;
@@ -352,8 +328,7 @@ int Generate(const std::vector<std::string>& prompts) {
             ? chunked[i]
             : result.images(i).data();
     const v1::Image& image = result.images(i);
-    const std::string path =
-        OutputPath(absl::GetFlag(FLAGS_o), image, result.config());
+    const std::string path = OutputPath(output_path, image, result.config());
     if (!WriteOutput(path, data)) return 1;
     std::cout << path << " (" << image.width() << "x" << image.height();
     if (image.num_frames() > 1)

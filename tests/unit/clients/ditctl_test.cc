@@ -1,7 +1,9 @@
+#include <optional>
 #include <string>
 
 #include "clients/ditctl/append_slice.h"
 #include "clients/ditctl/error_messages.h"
+#include "clients/ditctl/output_files.h"
 #include "clients/ditctl/progress_bar.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -50,6 +52,25 @@ TEST(AppendSliceTest, RefusesAGapAnOverlapAndBytesPastTheTotal) {
   EXPECT_THAT(past.status().message(), HasSubstr("6 bytes past total_bytes 5"));
   EXPECT_EQ(whole, "abc")
       << "a refused slice must leave the bytes as they were";
+}
+
+TEST(OutputFilesTest, TheFormatFollowsTheExtensionInAnyCase) {
+  EXPECT_EQ(ParseOutputFormat("", "fox.JPG"), v1::OUTPUT_FORMAT_JPEG);
+  EXPECT_EQ(ParseOutputFormat("", "clip.Mp4"), v1::OUTPUT_FORMAT_MP4);
+  EXPECT_EQ(ParseOutputFormat("", "fox.webp"), v1::OUTPUT_FORMAT_WEBP);
+  EXPECT_EQ(ParseOutputFormat("", "fox.tiff"), v1::OUTPUT_FORMAT_PNG);
+  EXPECT_EQ(ParseOutputFormat("", ""), v1::OUTPUT_FORMAT_PNG);
+  EXPECT_EQ(ParseOutputFormat("RGB8", "fox.jpg"), v1::OUTPUT_FORMAT_RGB8);
+  EXPECT_EQ(ParseOutputFormat("gif", ""), std::nullopt);
+}
+
+// Without -o, raw bytes do not land in a file named as an image.
+TEST(OutputFilesTest, TheDefaultFileIsNamedForItsFormat) {
+  EXPECT_EQ(DefaultOutputPath(v1::OUTPUT_FORMAT_PNG), "out.png");
+  EXPECT_EQ(DefaultOutputPath(v1::OUTPUT_FORMAT_JPEG), "out.jpg");
+  EXPECT_EQ(DefaultOutputPath(v1::OUTPUT_FORMAT_MP4), "out.mp4");
+  EXPECT_EQ(DefaultOutputPath(v1::OUTPUT_FORMAT_RGB8), "out.rgb");
+  EXPECT_EQ(DefaultOutputPath(v1::OUTPUT_FORMAT_LATENT_F32), "out.f32");
 }
 
 TEST(ErrorMessagesTest, NamesCodeAdviceAndServerMessage) {

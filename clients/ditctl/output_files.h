@@ -1,0 +1,24 @@
+#ifndef DITSERVE_CLIENTS_DITCTL_OUTPUT_FILES_H_
+#define DITSERVE_CLIENTS_DITCTL_OUTPUT_FILES_H_
+
+#include <optional>
+#include <string>
+
+#include "ditserve/v1/generation.pb.h"
+
+namespace ditserve::ditctl {
+
+// --format `name` (png, jpeg, webp, rgb8, latent, mp4); empty: the format
+// `path`'s extension names in any case (.mp4, .jpg or .jpeg, .webp), else
+// png. nullopt for an unknown name.
+std::optional<v1::OutputFormat> ParseOutputFormat(const std::string& name,
+                                                  const std::string& path);
+
+// The output file when -o is not given: out.png, out.jpg, out.webp,
+// out.mp4, and out.rgb or out.f32 for the raw formats, so that no raw bytes
+// land in a file named as an image.
+std::string DefaultOutputPath(v1::OutputFormat format);
+
+}  // namespace ditserve::ditctl
+
+#endif  // DITSERVE_CLIENTS_DITCTL_OUTPUT_FILES_H_
