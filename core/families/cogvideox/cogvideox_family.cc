@@ -305,8 +305,11 @@ class CogVideoX final : public Family {
                        const config::ModelSpec& spec) const override {
     constexpr FullResolutionActivations kDecoder{.upsampled = 2,
                                                  .last_level = 11};
+    // The decoder sees the latent frames without 1.5's temporal padding.
     const int64_t frames = MostFramesPerDecoderPass(
-        config.shapes().latent_frames(),
+        config::LatentFramesOf(config.num_frames(), spec.temporal_compression,
+                               spec.temporal_patch)
+            .unpadded,
         absl::countr_zero(static_cast<uint64_t>(spec.temporal_compression)));
     return ForwardAndDecodePeakBytes(
                config, TransformerForwardBytes(config, spec),

@@ -104,6 +104,18 @@ TEST(RequestMemoryTest, VideoDecodeHoldsTheFramesOfOnePass) {
   EXPECT_LT(bytes, VaeDecodeBytes(video, spec, 49, one) * 10);
 }
 
+// CogVideoX 1.5 pads 21 latent frames to 22 for its temporal patches, but
+// drops the padding before decoding: the first pass decodes 3 latent
+// frames, 9 frames, not the 8 of an even count.
+TEST(RequestMemoryTest, CogVideoX15DecodesItsUnpaddedLatentFrames) {
+  const config::ModelSpec spec = FullSizeSpec(kCogVideoX15Defaults);
+  const v1::InputConfig video = Frozen(spec, 1360, 768, 1, 81);
+  ASSERT_EQ(video.shapes().latent_frames(), 22);
+  const FullResolutionActivations decoder{.upsampled = 2, .last_level = 11};
+  EXPECT_GE(RequestBytes(spec, video),
+            VaeDecodeBytes(video, spec, 9, decoder) + OutputBytes(video));
+}
+
 // With vae_tiling the decode's activations are one tile's, but every tile
 // holds all 49 frames, and the blend keeps two rows of them.
 TEST(RequestMemoryTest, TiledVideoDecodeCountsATileAndTwoRowsOfEveryFrame) {
