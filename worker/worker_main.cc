@@ -3,6 +3,8 @@
 // rank is lost it joins the group rank 0 re-forms; it exits non-zero when
 // the host is lost.
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -39,21 +41,31 @@ ABSL_FLAG(double, stop_grace_s, 140,
 namespace ditserve::worker {
 namespace {
 
+// A day: longer than any supervisor waits, and short enough to convert.
+constexpr double kMostStopGraceSeconds = 86400;
+
 // Supervisors signal every rank of a group at once (a Kubernetes
 // LeaderWorkerSet's pods, systemd stopping a machine): a worker that died at
 // once would fail the requests the host is draining.
-volatile std::sig_atomic_t stop_signal = 0;
+std::atomic<int> stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free,
+              "read in a signal handler");
 // Whether the worker follows the host in a formed group. Cleared when a
 // generation breaks, not when the host shuts it down: the process then
 // ends by returning.
 std::atomic<bool> following_host{false};
 
+// Ends the process by `signal`, as its default action would. In a
+// container the worker is PID 1, whose default actions the kernel ignores:
+// then it exits with the shell's code for the signal. Async-signal-safe.
+[[noreturn]] void EndBySignal(int signal) {
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+  _exit(128 + signal);
+}
+
 void NoteStopSignal(int signal) {
-  if (stop_signal != 0) {
-    std::signal(signal, SIG_DFL);
-    std::raise(signal);
-  }
-  stop_signal = signal;
+  if (stop_signal.exchange(signal) != 0) EndBySignal(signal);
 }
 
 // Once a stop signal came, waits up to `grace_seconds` for the host to shut
@@ -81,8 +93,7 @@ void EndByStopSignalAfter(double grace_seconds) {
     }
     spdlog::warn("{}: exiting{}", strsignal(signal),
                  following_host ? " (--stop_grace_s passed)" : "");
-    std::signal(signal, SIG_DFL);
-    std::raise(signal);
+    EndBySignal(signal);
   }).detach();
 }
 
@@ -180,6 +191,13 @@ int main(int argc, char** argv) {
       "ditserve-worker: rank > 0 of a ditserve group (set RANK, WORLD_SIZE, "
       "MASTER_ADDR, MASTER_PORT as torchrun does)");
   absl::ParseCommandLine(argc, argv);
-  ditserve::worker::EndByStopSignalAfter(absl::GetFlag(FLAGS_stop_grace_s));
+  const double grace = absl::GetFlag(FLAGS_stop_grace_s);
+  // Checked before any rank waits on this one.
+  if (!(grace >= 0 && grace <= ditserve::worker::kMostStopGraceSeconds)) {
+    std::fprintf(stderr, "--stop_grace_s %g: allowed 0 to %g seconds\n", grace,
+                 ditserve::worker::kMostStopGraceSeconds);
+    return 2;
+  }
+  ditserve::worker::EndByStopSignalAfter(grace);
   return ditserve::worker::RunWorker();
 }

@@ -513,6 +513,13 @@ TEST(ServingStartUpTest, MetricsAreServedWhileTheGroupForms) {
       << "the host is still forming";
 }
 
+TEST(ServingStartUpTest, AStopGraceOutsideItsRangeFailsStartUpNamingTheFlag) {
+  EXPECT_THAT(StartUpFailure({.world_size = 2,
+                              .rank_flags = {"--dp_degree=2"},
+                              .worker_flags = {"--stop_grace_s=nan"}}),
+              HasSubstr("--stop_grace_s nan: allowed 0 to 86400 seconds"));
+}
+
 TEST(ServingStartUpTest, NegativePromptCacheSizeFailsStartUpNamingTheFlag) {
   EXPECT_THAT(
       StartUpFailure({.world_size = 1, .rank_flags = {"--prompt_cache_mb=-1"}}),
