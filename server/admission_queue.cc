@@ -179,19 +179,21 @@ int AdmissionQueue::ExpireWaiting(absl::Duration limit, absl::Time now) {
     }
     if (!expired.empty()) NotifyDepthLocked();
   }
+  int refused = 0;
   for (const std::shared_ptr<Job>& job : expired) {
     // A job its client already gave up on is answered and counted for that.
     if (const std::optional<absl::StatusCode> stop = job->StopCode(now)) {
       job->Finish(StoppedWhileQueued(*job, *stop, now));
       continue;
     }
+    ++refused;
     job->Finish(absl::ResourceExhaustedError(
         absl::StrCat("waited ", absl::FormatDuration(now - job->enqueued()),
                      " in the queue, longer than --max_queue_wait_s ",
                      absl::ToDoubleSeconds(limit),
                      "; the server is overloaded, retry later or elsewhere")));
   }
-  return static_cast<int>(expired.size());
+  return refused;
 }
 
 int AdmissionQueue::FinishQueued(const absl::Status& why) {

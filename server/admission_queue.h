@@ -75,7 +75,9 @@ class AdmissionQueue {
   // Takes out the jobs that have waited longer than `limit` at `now` and
   // finishes them RESOURCE_EXHAUSTED naming --max_queue_wait_s: an
   // overloaded host answers at once what it could only answer late, and the
-  // client may retry elsewhere. Returns how many.
+  // client may retry elsewhere. A job whose client cancelled or whose
+  // deadline passed is answered as such instead. Returns how many were
+  // refused for overload.
   int ExpireWaiting(absl::Duration limit, absl::Time now);
 
   // Takes out every queued job and finishes it with `why` (those cancelled

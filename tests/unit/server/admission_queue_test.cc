@@ -361,8 +361,10 @@ TEST(AdmissionQueueTest, AWaitLimitAnswersCancelledAndExpiredJobsAsSuch) {
   ASSERT_TRUE(queue.Push(cancelled_job).ok());
   ASSERT_TRUE(queue.Push(expired_job).ok());
   cancelled_job->Cancel();
+  // Neither is refused for overload.
   EXPECT_EQ(queue.ExpireWaiting(absl::Seconds(5), start + absl::Seconds(10)),
-            2);
+            0);
+  EXPECT_EQ(queue.depth(), 0);
   ASSERT_TRUE(cancelled.status.has_value() && expired.status.has_value());
   EXPECT_EQ(cancelled.status->code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(expired.status->code(), absl::StatusCode::kDeadlineExceeded);
