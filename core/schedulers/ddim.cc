@@ -2,10 +2,12 @@
 
 #include <torch/torch.h>
 
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "core/schedulers/numpy_compat.h"
@@ -43,24 +45,55 @@ DDIMScheduler::DDIMScheduler(DdimConfig config)
                                ? torch::scalar_tensor(1.0, torch::kFloat32)
                                : alphas_cumprod_[0]) {}
 
+namespace {
+
+// np.round(np.arange(start, 0, -num_train_timesteps / steps)) - 1.
+std::vector<int64_t> TrailingSpacing(int64_t start, int64_t num_train_timesteps,
+                                     int steps) {
+  std::vector<int64_t> timesteps;
+  for (double point :
+       Arange(static_cast<double>(start), 0,
+              -static_cast<double>(num_train_timesteps) / steps)) {
+    timesteps.push_back(static_cast<int64_t>(RoundHalfToEven(point)) - 1);
+  }
+  return timesteps;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<int64_t>> TrailingTimesteps(
     absl::string_view scheduler, int64_t start, int64_t num_train_timesteps,
     int num_inference_steps) {
-  std::vector<int64_t> steps;
-  for (double point : Arange(
-           static_cast<double>(start), 0,
-           -static_cast<double>(num_train_timesteps) / num_inference_steps)) {
-    steps.push_back(static_cast<int64_t>(RoundHalfToEven(point)) - 1);
+  std::vector<int64_t> steps =
+      TrailingSpacing(start, num_train_timesteps, num_inference_steps);
+  if (steps.empty() || steps.back() >= 0) return steps;
+  // Such counts come in runs (121 and 122 of 1000): name the nearest that
+  // work on either side.
+  const auto works = [&](int count) {
+    const std::vector<int64_t> other =
+        TrailingSpacing(start, num_train_timesteps, count);
+    return !other.empty() && other.back() >= 0;
+  };
+  std::vector<std::string> nearest;
+  for (int below = num_inference_steps - 1; below >= 1; --below) {
+    if (works(below)) {
+      nearest.push_back(absl::StrCat(below));
+      break;
+    }
   }
-  if (!steps.empty() && steps.back() < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        scheduler, ": num_inference_steps ", num_inference_steps,
-        " with trailing timestep spacing gives ", steps.size(),
-        " timesteps, the last -1 (numpy's arange rounding), outside 0..",
-        num_train_timesteps - 1, "; choose another step count, e.g. ",
-        num_inference_steps - 1, " or ", num_inference_steps + 1));
+  for (int above = num_inference_steps + 1; above <= num_train_timesteps;
+       ++above) {
+    if (works(above)) {
+      nearest.push_back(absl::StrCat(above));
+      break;
+    }
   }
-  return steps;
+  return absl::InvalidArgumentError(absl::StrCat(
+      scheduler, ": num_inference_steps ", num_inference_steps,
+      " with trailing timestep spacing gives ", steps.size(),
+      " timesteps, the last -1 (numpy's arange rounding), outside 0..",
+      num_train_timesteps - 1, "; the nearest step counts that work: ",
+      absl::StrJoin(nearest, " and ")));
 }
 
 absl::StatusOr<std::vector<int64_t>> DdimTimesteps(absl::string_view scheduler,
