@@ -117,12 +117,23 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
   CallOwnership& ownership() { return ownership_; }
 
   void Complete(absl::StatusOr<v1::GenerateResponse> outcome) {
-    if (outcome.ok()) {
-      *response_ = Encode(*outcome);
-      Finish(grpc::Status::OK);
-    } else {
+    if (!outcome.ok()) {
       Finish(ToGrpcStatus(outcome.status()));
+      return;
     }
+    // Encoded outputs, whose size was not known before the run, can still
+    // be too many for one message.
+    if (const size_t bytes = outcome->ByteSizeLong();
+        bytes > static_cast<size_t>(kMaxMessageBytes)) {
+      Finish(ToGrpcStatus(absl::ResourceExhaustedError(absl::StrCat(
+          "the response took ", bytes, " bytes, over Generate's ",
+          kMaxMessageBytes,
+          "-byte message limit; use GenerateStream, which sends outputs in "
+          "chunks"))));
+      return;
+    }
+    *response_ = Encode(*outcome);
+    Finish(grpc::Status::OK);
   }
 
   void OnCancel() override {

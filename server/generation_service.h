@@ -28,7 +28,8 @@ class GenerationService final
   static constexpr int64_t kStreamChunkBytes = int64_t{1} << 20;
   // The largest message the server sends: a Generate response, with every
   // output in it. Generate refuses raw outputs (RGB8, float32 latents)
-  // whose bytes are known to exceed it before running them.
+  // whose bytes are known to exceed it before running them, and answers
+  // encoded ones that exceed it RESOURCE_EXHAUSTED naming GenerateStream.
   static constexpr int kMaxMessageBytes = 256 << 20;
 
   // Every call needs a token when `auth` is enabled.

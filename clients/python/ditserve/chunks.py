@@ -1,9 +1,9 @@
 """Reassembles the image_chunk and partial_image messages of GenerateStream.
 
-The server sends an output larger than its message limit as image_chunk
-messages (image_index, offset, total_bytes, data) before the result, whose
-image then has empty data, and a preview larger than that limit as several
-partial_image messages, in order, each with a slice of the data.
+The server sends an output that would take the result past 1 MiB as
+image_chunk messages (image_index, offset, total_bytes, data) before the
+result, whose image then has empty data, and a preview larger than 1 MiB as
+several partial_image messages, in order, each with a slice of the data.
 """
 
 from typing import Optional
