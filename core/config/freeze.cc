@@ -413,6 +413,22 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
   *config.mutable_parallel() = parallel;
 
   ASSIGN_OR_RETURN(v1::DerivedShapes shapes, DeriveShapes(config, spec));
+  // Resolution binning may generate a larger image than the one asked for
+  // (1024 × 4096 for 256 × 1024 on the 2K table): the limits hold for it.
+  const int generated_height = shapes.generated_height();
+  const int generated_width = shapes.generated_width();
+  if (std::max(generated_height, generated_width) > options.max_side_pixels ||
+      int64_t{generated_height} * generated_width > options.max_pixels) {
+    return InvalidField(
+        "use_resolution_binning",
+        absl::StrCat("use_resolution_binning generates ", generated_height,
+                     " × ", generated_width, " for ", config.height(), " × ",
+                     config.width(), ", over the limits of ",
+                     options.max_side_pixels, " pixels a side and ",
+                     options.max_pixels,
+                     " in all; request an aspect ratio nearer square or "
+                     "use_resolution_binning false"));
+  }
   *config.mutable_shapes() = std::move(shapes);
   return config;
 }

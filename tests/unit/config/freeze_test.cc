@@ -546,6 +546,24 @@ TEST(FreezeValidationTest, ResolutionBinningNeedsATableForTheSampleSize) {
                         "no aspect-ratio table for transformer sample_size 8"));
 }
 
+// PixArt-Sigma 2K's table bins 256 × 1024 (aspect 0.25) to 1024 × 4096.
+TEST(FreezeValidationTest, ABinnedSizeOverTheLimitsIsRefused) {
+  ModelSpec spec = FullSizeSpec(families::kPixArtSigmaDefaults);
+  spec.sample_size = 256;
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(256);
+  request.set_width(1024);
+  absl::StatusOr<v1::InputConfig> config =
+      Freeze(request, spec, ServerOptions{}, Parallel({}, 1), Context());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(config.status().message()),
+              HasSubstr("use_resolution_binning generates 1024 × 4096 for "
+                        "256 × 1024, over the limits of 2048 pixels a side"));
+  request.set_use_resolution_binning(false);
+  EXPECT_TRUE(
+      Freeze(request, spec, ServerOptions{}, Parallel({}, 1), Context()).ok());
+}
+
 TEST(FreezeValidationTest, OutputFormat) {
   v1::GenerateRequest request = OnePrompt();
   request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
