@@ -3,6 +3,7 @@
 // rank is lost it joins the group rank 0 re-forms; it exits non-zero when
 // the host is lost.
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -60,6 +61,12 @@ std::atomic<bool> following_host{false};
 // then it exits with the shell's code for the signal. Async-signal-safe.
 [[noreturn]] void EndBySignal(int signal) {
   std::signal(signal, SIG_DFL);
+  // Inside the handler the signal is blocked, and raise would only leave it
+  // pending.
+  sigset_t own;
+  sigemptyset(&own);
+  sigaddset(&own, signal);
+  pthread_sigmask(SIG_UNBLOCK, &own, nullptr);
   std::raise(signal);
   _exit(128 + signal);
 }

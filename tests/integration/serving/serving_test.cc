@@ -513,6 +513,23 @@ TEST(ServingStartUpTest, MetricsAreServedWhileTheGroupForms) {
       << "the host is still forming";
 }
 
+// A second signal ends a worker at once, by that signal (as an operator
+// pressing Ctrl-C twice expects, and systemd reads as a kill, not a failure).
+TEST(ServingFailureTest, ASecondSignalEndsAWorkerAtOnce) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 2,
+                             .rank_flags = {"--dp_degree=2"},
+                             .worker_flags = {"--stop_grace_s=60"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  (*cluster)->ranks().Signal(1, SIGTERM);
+  ASSERT_TRUE((*cluster)->ranks().WaitForOutput(1, "following the host",
+                                                std::chrono::seconds(10)));
+  (*cluster)->ranks().Signal(1, SIGTERM);
+  const RankExit exit = (*cluster)->ranks().Wait(1, std::chrono::seconds(10));
+  EXPECT_EQ(exit.signal, SIGTERM) << (*cluster)->ranks().Output(1);
+  EXPECT_FALSE(exit.timed_out);
+}
+
 TEST(ServingStartUpTest, AStopGraceOutsideItsRangeFailsStartUpNamingTheFlag) {
   EXPECT_THAT(StartUpFailure({.world_size = 2,
                               .rank_flags = {"--dp_degree=2"},
