@@ -111,29 +111,36 @@ absl::StatusOr<v1::InputConfig> GenerationService::FreezeCall(
 // and validate_only).
 class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
  public:
-  UnaryCall(RequestIntake* intake, grpc::ByteBuffer* response)
-      : intake_(intake), response_(response) {}
+  UnaryCall(grpc::CallbackServerContext* context, RequestIntake* intake,
+            grpc::ByteBuffer* response)
+      : context_(context), intake_(intake), response_(response) {}
 
   CallOwnership& ownership() { return ownership_; }
 
+  // Why `response` cannot go out in one message: encoded outputs, whose
+  // size was not known before the run, can still be too many. Runs before
+  // Complete, so that the job is counted with this answer.
+  absl::Status Deliverable(const v1::GenerateResponse& response) {
+    const size_t bytes = response.ByteSizeLong();
+    if (bytes <= static_cast<size_t>(kMaxMessageBytes)) {
+      return absl::OkStatus();
+    }
+    // The same request would be refused again.
+    context_->AddTrailingMetadata("grpc-retry-pushback-ms", "-1");
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the response took ", bytes, " bytes, over Generate's ",
+        kMaxMessageBytes,
+        "-byte message limit; use GenerateStream, which sends outputs in "
+        "chunks"));
+  }
+
   void Complete(absl::StatusOr<v1::GenerateResponse> outcome) {
-    if (!outcome.ok()) {
+    if (outcome.ok()) {
+      *response_ = Encode(*outcome);
+      Finish(grpc::Status::OK);
+    } else {
       Finish(ToGrpcStatus(outcome.status()));
-      return;
     }
-    // Encoded outputs, whose size was not known before the run, can still
-    // be too many for one message.
-    if (const size_t bytes = outcome->ByteSizeLong();
-        bytes > static_cast<size_t>(kMaxMessageBytes)) {
-      Finish(ToGrpcStatus(absl::ResourceExhaustedError(absl::StrCat(
-          "the response took ", bytes, " bytes, over Generate's ",
-          kMaxMessageBytes,
-          "-byte message limit; use GenerateStream, which sends outputs in "
-          "chunks"))));
-      return;
-    }
-    *response_ = Encode(*outcome);
-    Finish(grpc::Status::OK);
   }
 
   void OnCancel() override {
@@ -143,6 +150,7 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
   void OnDone() override { ownership_.Release(); }
 
  private:
+  grpc::CallbackServerContext* const context_;
   RequestIntake* const intake_;
   grpc::ByteBuffer* const response_;
   CallOwnership ownership_;
@@ -275,7 +283,7 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
     grpc::ByteBuffer* response_bytes) {
   const absl::Time received = absl::Now();
-  auto call = std::make_shared<UnaryCall>(intake_, response_bytes);
+  auto call = std::make_shared<UnaryCall>(context, intake_, response_bytes);
   call->ownership().Bind(call);
   absl::StatusOr<v1::GenerateRequest> request =
       DecodeGenerateRequest(*request_bytes);
@@ -311,11 +319,14 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
                     : config.status());
     return call.get();
   }
-  std::shared_ptr<Job> job =
-      intake_->NewJob(*std::move(config), *client, received, nullptr,
-                      [call](absl::StatusOr<v1::GenerateResponse> outcome) {
-                        call->Complete(std::move(outcome));
-                      });
+  std::shared_ptr<Job> job = intake_->NewJob(
+      *std::move(config), *client, received, nullptr,
+      [call](absl::StatusOr<v1::GenerateResponse> outcome) {
+        call->Complete(std::move(outcome));
+      },
+      [call](const v1::GenerateResponse& response) {
+        return call->Deliverable(response);
+      });
   call->ownership().SetJob(job);
   intake_->Enqueue(job);
   return call.get();

@@ -66,18 +66,23 @@ void RequestIntake::CountUnadmitted(const absl::Status& status,
   }
 }
 
-std::shared_ptr<Job> RequestIntake::NewJob(v1::InputConfig config,
-                                           std::string client,
-                                           absl::Time received,
-                                           Job::EventFn on_event,
-                                           Job::DoneFn on_done) {
+std::shared_ptr<Job> RequestIntake::NewJob(
+    v1::InputConfig config, std::string client, absl::Time received,
+    Job::EventFn on_event, Job::DoneFn on_done,
+    std::function<absl::Status(const v1::GenerateResponse&)> deliverable) {
   Metrics* metrics = metrics_;
   const std::string counted_client = client;
   return std::make_shared<Job>(
       std::move(config), std::move(client), received, absl::Now(),
       std::move(on_event),
-      [metrics, counted_client, on_done = std::move(on_done)](
+      [metrics, counted_client, on_done = std::move(on_done),
+       deliverable = std::move(deliverable)](
           absl::StatusOr<v1::GenerateResponse> outcome) {
+        if (outcome.ok() && deliverable) {
+          if (absl::Status refused = deliverable(*outcome); !refused.ok()) {
+            outcome = std::move(refused);
+          }
+        }
         metrics->CountRequest(StatusLabel(outcome.status().code()),
                               counted_client);
         on_done(std::move(outcome));

@@ -52,11 +52,16 @@ class RequestIntake {
   void CountUnadmitted(const absl::Status& status, const std::string& client);
 
   // A job for a frozen request of `client` (Job::client) whose outcome is
-  // counted and then passed to `on_done`. Hand it to whatever may cancel it
-  // before Enqueue, so that a client leaving in between is not missed.
-  std::shared_ptr<Job> NewJob(v1::InputConfig config, std::string client,
-                              absl::Time received, Job::EventFn on_event,
-                              Job::DoneFn on_done);
+  // counted and then passed to `on_done`. `deliverable`, when set, says why
+  // a response the run made cannot reach the client (Generate's message
+  // limit); the job is then answered and counted with that error. Hand the
+  // job to whatever may cancel it before Enqueue, so that a client leaving
+  // in between is not missed.
+  std::shared_ptr<Job> NewJob(
+      v1::InputConfig config, std::string client, absl::Time received,
+      Job::EventFn on_event, Job::DoneFn on_done,
+      std::function<absl::Status(const v1::GenerateResponse&)> deliverable =
+          nullptr);
 
   // Admits `job`; `on_admitted(position)` runs before it can start. A
   // refused job (queue full, draining) is finished at once.
