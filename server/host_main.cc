@@ -105,8 +105,6 @@ std::unique_ptr<ServingGeneration> ReformGroup(
     }
     spdlog::warn("rank group generation {} did not form: {}", *generation,
                  formed.status().ToString());
-    // Form counted every rank alive once they joined; one failed after.
-    shared.metrics->SetRanksAlive(1);
     AnswerQueuedAfterFailedAttempt(*shared.queue, formed.status());
   }
   return nullptr;

@@ -18,10 +18,20 @@ absl::StatusOr<std::unique_ptr<ServingGeneration>> ServingGeneration::Form(
       engine::JoinGroup(setup, store, generation, std::move(keep_waiting)));
   // Every rank joined; loading the model may still take minutes.
   shared.metrics->SetRanksAlive(formed->runtime_->env().world_size);
-  // A rank that starts from now on waits for the next generation instead of
-  // joining this one, which is whole.
-  RETURN_IF_ERROR(store->MarkFormed(generation));
-  ASSIGN_OR_RETURN(formed->model_, engine::LoadModel(setup, *formed->runtime_));
+  const absl::Status loaded = [&]() -> absl::Status {
+    // A rank that starts from now on waits for the next generation instead
+    // of joining this one, which is whole.
+    RETURN_IF_ERROR(store->MarkFormed(generation));
+    ASSIGN_OR_RETURN(formed->model_,
+                     engine::LoadModel(setup, *formed->runtime_));
+    return absl::OkStatus();
+  }();
+  if (!loaded.ok()) {
+    // Some rank failed after joining; which one, the host cannot tell:
+    // only itself is known alive.
+    shared.metrics->SetRanksAlive(1);
+    return loaded;
+  }
   engine::RankLoop& loop = formed->runtime_->StartLoop(
       *formed->model_.program, formed->model_.dimensions,
       formed->model_.placement, {});
