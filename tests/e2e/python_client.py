@@ -76,11 +76,12 @@ def main():
         summary["unstreamed_previews"] = error_summary(
             lambda: client.generate(PROMPT, **dict(SMALL, partial_images=1)))
 
-        frozen = client.validate(PROMPT, **SMALL)
+        frozen = client.validate(PROMPT, **dict(SMALL, partial_images=1))
         summary["validated"] = {"height": frozen.height,
                                 "width": frozen.width,
                                 "steps": frozen.num_inference_steps,
-                                "seeds": list(frozen.seeds)}
+                                "seeds": list(frozen.seeds),
+                                "previews": list(frozen.partial_image_steps)}
         summary["validate_only_in_generate"] = error_summary(
             lambda: client.generate(PROMPT, validate_only=True, **SMALL))
 

@@ -92,9 +92,9 @@ TEST(PythonClientE2eTest, GeneratesStreamsAndReportsErrorsThroughThePackage) {
 
   // validate() returns the frozen config; generate() refuses validate_only,
   // which would return no outputs.
-  EXPECT_EQ(summary["validated"], nlohmann::json::parse(
-                                      R"({"height": 64, "width": 48,
-                                          "steps": 2, "seeds": [3]})"));
+  EXPECT_EQ(summary["validated"],
+            nlohmann::json::parse(R"({"height": 64, "width": 48, "steps": 2,
+                                      "seeds": [3], "previews": [1]})"));
   EXPECT_EQ(summary["validate_only_in_generate"]["code"], "ValueError");
   EXPECT_THAT(
       summary["validate_only_in_generate"]["message"].get<std::string>(),

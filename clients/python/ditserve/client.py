@@ -91,16 +91,20 @@ class Client:
         return [image.data for image in response.images]
 
     def validate(self, prompts: Prompts, **fields):
-        """Freezes the request as generate would run it, without running it;
+        """Freezes the request as stream would run it, without running it;
         returns the frozen InputConfig (every default filled in, the seed
-        drawn, the request id) or raises DitserveError naming a bad field."""
+        drawn, the request id) or raises DitserveError naming a bad field.
+        Through GenerateStream, which takes every field (partial_images
+        too)."""
         request = build_request(prompts, fields)
         request.validate_only = True
         with _rpc_errors():
-            response = self._generation.Generate(
+            for message in self._generation.GenerateStream(
                 request, timeout=self._timeout, metadata=self._metadata
-            )
-        return response.config
+            ):
+                if message.WhichOneof("event") == "result":
+                    return message.result.config
+        raise ValueError("GenerateStream ended without a result")
 
     def stream(
         self,
