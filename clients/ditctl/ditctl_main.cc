@@ -13,7 +13,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -213,11 +212,10 @@ int Generate(const std::vector<std::string>& prompts) {
   if (auto f = absl::GetFlag(FLAGS_fps)) request.set_fps(*f);
   if (absl::GetFlag(FLAGS_dynamic_cfg)) request.set_use_dynamic_cfg(true);
   if (absl::GetFlag(FLAGS_vae_tiling)) request.set_vae_tiling(true);
-  const std::optional<v1::OutputFormat> format =
+  const absl::StatusOr<v1::OutputFormat> format =
       ParseOutputFormat(absl::GetFlag(FLAGS_format), absl::GetFlag(FLAGS_o));
-  if (!format.has_value()) {
-    std::cerr << "ditctl: --format " << absl::GetFlag(FLAGS_format)
-              << " is unknown; use png, jpeg, webp, rgb8, latent or mp4\n";
+  if (!format.ok()) {
+    std::cerr << "ditctl: " << format.status().message() << "\n";
     return 2;
   }
   request.set_output_format(*format);

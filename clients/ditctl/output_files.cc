@@ -1,35 +1,54 @@
 #include "clients/ditctl/output_files.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace ditserve::ditctl {
+namespace {
 
-std::optional<v1::OutputFormat> ParseOutputFormat(const std::string& name,
-                                                  const std::string& path) {
-  std::string chosen = name;
-  if (chosen.empty()) {
-    chosen = "png";
-    for (const auto& [extension, implied] :
-         {std::pair<const char*, const char*>{".mp4", "mp4"},
-          {".jpg", "jpeg"},
-          {".jpeg", "jpeg"},
-          {".webp", "webp"}}) {
-      if (absl::EndsWithIgnoreCase(path, extension)) chosen = implied;
-    }
+// The format a file name's extension names, in any case.
+std::optional<v1::OutputFormat> FormatOfPath(const std::string& path) {
+  for (const auto& [extension, format] :
+       {std::pair<const char*, v1::OutputFormat>{".png", v1::OUTPUT_FORMAT_PNG},
+        {".jpg", v1::OUTPUT_FORMAT_JPEG},
+        {".jpeg", v1::OUTPUT_FORMAT_JPEG},
+        {".webp", v1::OUTPUT_FORMAT_WEBP},
+        {".mp4", v1::OUTPUT_FORMAT_MP4}}) {
+    if (absl::EndsWithIgnoreCase(path, extension)) return format;
   }
-  for (const auto& [known, value] :
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::OutputFormat> ParseOutputFormat(const std::string& name,
+                                                   const std::string& path) {
+  const std::optional<v1::OutputFormat> named_by_path = FormatOfPath(path);
+  if (name.empty()) return named_by_path.value_or(v1::OUTPUT_FORMAT_PNG);
+  for (const auto& [known, format] :
        {std::pair<const char*, v1::OutputFormat>{"png", v1::OUTPUT_FORMAT_PNG},
         {"jpeg", v1::OUTPUT_FORMAT_JPEG},
         {"webp", v1::OUTPUT_FORMAT_WEBP},
         {"mp4", v1::OUTPUT_FORMAT_MP4},
         {"rgb8", v1::OUTPUT_FORMAT_RGB8},
         {"latent", v1::OUTPUT_FORMAT_LATENT_F32}}) {
-    if (absl::AsciiStrToLower(chosen) == known) return value;
+    if (absl::AsciiStrToLower(name) != known) continue;
+    if (named_by_path.has_value() && *named_by_path != format) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("-o ", path, " names another format than --format ",
+                       name, "; give -o a name for ", name,
+                       " data, or drop "
+                       "--format to take the extension's"));
+    }
+    return format;
   }
-  return std::nullopt;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format ", name,
+                   " is unknown; use png, jpeg, webp, rgb8, latent or mp4"));
 }
 
 std::string DefaultOutputPath(v1::OutputFormat format) {

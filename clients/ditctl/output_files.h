@@ -1,18 +1,20 @@
 #ifndef DITSERVE_CLIENTS_DITCTL_OUTPUT_FILES_H_
 #define DITSERVE_CLIENTS_DITCTL_OUTPUT_FILES_H_
 
-#include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "ditserve/v1/generation.pb.h"
 
 namespace ditserve::ditctl {
 
-// --format `name` (png, jpeg, webp, rgb8, latent, mp4); empty: the format
-// `path`'s extension names in any case (.mp4, .jpg or .jpeg, .webp), else
-// png. nullopt for an unknown name.
-std::optional<v1::OutputFormat> ParseOutputFormat(const std::string& name,
-                                                  const std::string& path);
+// --format `name` (png, jpeg, webp, rgb8, latent, mp4, in any case); empty:
+// the format `path`'s extension names in any case (.png, .jpg or .jpeg,
+// .webp, .mp4), else png. INVALID_ARGUMENT for an unknown name, or one
+// whose data `path`'s extension would misname (rgb8 into x.png, PNG frames
+// into x.mp4).
+absl::StatusOr<v1::OutputFormat> ParseOutputFormat(const std::string& name,
+                                                   const std::string& path);
 
 // The output file when -o is not given: out.png, out.jpg, out.webp,
 // out.mp4, and out.rgb or out.f32 for the raw formats, so that no raw bytes

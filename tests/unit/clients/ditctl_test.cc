@@ -1,4 +1,3 @@
-#include <optional>
 #include <string>
 
 #include "clients/ditctl/append_slice.h"
@@ -55,13 +54,22 @@ TEST(AppendSliceTest, RefusesAGapAnOverlapAndBytesPastTheTotal) {
 }
 
 TEST(OutputFilesTest, TheFormatFollowsTheExtensionInAnyCase) {
-  EXPECT_EQ(ParseOutputFormat("", "fox.JPG"), v1::OUTPUT_FORMAT_JPEG);
-  EXPECT_EQ(ParseOutputFormat("", "clip.Mp4"), v1::OUTPUT_FORMAT_MP4);
-  EXPECT_EQ(ParseOutputFormat("", "fox.webp"), v1::OUTPUT_FORMAT_WEBP);
-  EXPECT_EQ(ParseOutputFormat("", "fox.tiff"), v1::OUTPUT_FORMAT_PNG);
-  EXPECT_EQ(ParseOutputFormat("", ""), v1::OUTPUT_FORMAT_PNG);
-  EXPECT_EQ(ParseOutputFormat("RGB8", "fox.jpg"), v1::OUTPUT_FORMAT_RGB8);
-  EXPECT_EQ(ParseOutputFormat("gif", ""), std::nullopt);
+  EXPECT_EQ(*ParseOutputFormat("", "fox.JPG"), v1::OUTPUT_FORMAT_JPEG);
+  EXPECT_EQ(*ParseOutputFormat("", "clip.Mp4"), v1::OUTPUT_FORMAT_MP4);
+  EXPECT_EQ(*ParseOutputFormat("", "fox.webp"), v1::OUTPUT_FORMAT_WEBP);
+  EXPECT_EQ(*ParseOutputFormat("", "fox.tiff"), v1::OUTPUT_FORMAT_PNG);
+  EXPECT_EQ(*ParseOutputFormat("", ""), v1::OUTPUT_FORMAT_PNG);
+  EXPECT_EQ(*ParseOutputFormat("RGB8", "fox.rgb"), v1::OUTPUT_FORMAT_RGB8);
+  EXPECT_EQ(*ParseOutputFormat("png", "waves.PNG"), v1::OUTPUT_FORMAT_PNG);
+  EXPECT_THAT(ParseOutputFormat("gif", "").status().message(),
+              HasSubstr("--format gif is unknown"));
+}
+
+// Data the extension would misname is refused before anything runs.
+TEST(OutputFilesTest, AFormatTheFileNameContradictsIsRefused) {
+  EXPECT_THAT(ParseOutputFormat("rgb8", "fox.png").status().message(),
+              HasSubstr("-o fox.png names another format than --format rgb8"));
+  EXPECT_FALSE(ParseOutputFormat("png", "waves.mp4").ok());
 }
 
 // Without -o, raw bytes do not land in a file named as an image.
