@@ -1227,7 +1227,12 @@ TEST(ServingFailureTest, DecodeLongerThanTheCollectiveTimeoutKeepsTheGroup) {
   EXPECT_EQ(*health, HealthStatus::SERVING);
 }
 
-TEST(ServingFailureTest, SigtermLetsTheRunningRequestFinishThenAllExitZero) {
+// A 2-rank group runs a 12-step request; SIGTERM reaches the host (and with
+// `worker_too` the worker first, as supervisors signal every rank at once:
+// the worker keeps following the host, whose drain finishes the run). The
+// request must finish and every rank exit 0 once the host shuts the group
+// down; a worker that died at the signal failed the request.
+void ExpectSigtermLetsTheRunningRequestFinish(bool worker_too) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start({.world_size = 2, .rank_flags = {"--dp_degree=2"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
@@ -1237,37 +1242,7 @@ TEST(ServingFailureTest, SigtermLetsTheRunningRequestFinishThenAllExitZero) {
   request.set_num_inference_steps(12);
   RunningStream running =
       StartAndWaitForFirstStep(**cluster, request, kCallSeconds);
-  (*cluster)->Terminate();
-  v1::GenerateStreamResponse message;
-  bool got_result = false;
-  while (running.reader->Read(&message)) {
-    got_result = got_result || message.has_result();
-  }
-  EXPECT_TRUE(running.reader->Finish().ok());
-  EXPECT_TRUE(got_result);
-  for (const RankExit& exit :
-       (*cluster)->ranks().WaitAll(std::chrono::seconds(60))) {
-    EXPECT_EQ(exit.exit_code, 0) << "rank " << exit.rank << " output:\n"
-                                 << (*cluster)->ranks().Output(exit.rank);
-    EXPECT_FALSE(exit.timed_out) << "rank " << exit.rank;
-  }
-}
-
-// Supervisors signal every rank at once (a LeaderWorkerSet's pods, systemd
-// stopping a machine): the worker keeps following the host, whose drain
-// finishes the running request, and exits 0 when the host shuts the group
-// down. A worker that died at the signal failed the request.
-TEST(ServingFailureTest, SigtermToEveryRankLetsTheRunningRequestFinish) {
-  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start({.world_size = 2, .rank_flags = {"--dp_degree=2"}});
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  v1::GenerateRequest request = SmallRequest("finishes after both signals");
-  request.set_height(256);
-  request.set_width(256);
-  request.set_num_inference_steps(12);
-  RunningStream running =
-      StartAndWaitForFirstStep(**cluster, request, kCallSeconds);
-  (*cluster)->ranks().Signal(1, SIGTERM);
+  if (worker_too) (*cluster)->ranks().Signal(1, SIGTERM);
   (*cluster)->Terminate();
   v1::GenerateStreamResponse message;
   bool got_result = false;
@@ -1281,7 +1256,16 @@ TEST(ServingFailureTest, SigtermToEveryRankLetsTheRunningRequestFinish) {
        (*cluster)->ranks().WaitAll(std::chrono::seconds(60))) {
     EXPECT_EQ(exit.exit_code, 0) << "rank " << exit.rank << " output:\n"
                                  << (*cluster)->ranks().Output(exit.rank);
+    EXPECT_FALSE(exit.timed_out) << "rank " << exit.rank;
   }
+}
+
+TEST(ServingFailureTest, SigtermLetsTheRunningRequestFinishThenAllExitZero) {
+  ExpectSigtermLetsTheRunningRequestFinish(/*worker_too=*/false);
+}
+
+TEST(ServingFailureTest, SigtermToEveryRankLetsTheRunningRequestFinish) {
+  ExpectSigtermLetsTheRunningRequestFinish(/*worker_too=*/true);
 }
 
 // A worker stopped alone follows its serving group for --stop_grace_s, then
