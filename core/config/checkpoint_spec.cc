@@ -1,5 +1,6 @@
 #include "core/config/checkpoint_spec.h"
 
+#include <filesystem>
 #include <string>
 
 #include "absl/status/status.h"
@@ -32,6 +33,13 @@ absl::StatusOr<CheckpointConfigs> ReadCheckpointConfigs(
                    base::ReadJsonObjectFile(configs.transformer_path));
   ASSIGN_OR_RETURN(configs.vae, base::ReadJsonObjectFile(configs.vae_path));
   configs.pipeline_class = index.value("_class_name", "");
+  const std::string scheduler_path =
+      model_dir + "/scheduler/scheduler_config.json";
+  if (std::filesystem::exists(scheduler_path)) {
+    ASSIGN_OR_RETURN(nlohmann::json scheduler,
+                     base::ReadJsonObjectFile(scheduler_path));
+    configs.scheduler_class = scheduler.value("_class_name", "");
+  }
 
   const nlohmann::json& transformer = configs.transformer;
   const std::string& transformer_path = configs.transformer_path;

@@ -10,11 +10,14 @@
 namespace ditserve::config {
 
 // What every family's diffusers checkpoint folder holds, read before the
-// family is known: its model_index.json pipeline class, transformer/config.json
-// and vae/config.json.
+// family is known: its model_index.json pipeline class,
+// transformer/config.json, vae/config.json and the scheduler's class.
 struct CheckpointConfigs {
   // model_index.json "_class_name", e.g. "FluxPipeline".
   std::string pipeline_class;
+  // scheduler/scheduler_config.json "_class_name" (the scheduler the
+  // families run), empty when the file is missing.
+  std::string scheduler_class;
   // transformer/config.json and its path, for the family's own keys.
   nlohmann::json transformer;
   std::string transformer_path;

@@ -284,6 +284,11 @@ class CogVideoX final : public Family {
                     : transformer.use_rotary_positional_embeddings
                         ? kCogVideoX5bDefaults
                         : kCogVideoX2bDefaults;
+    // Released folders name CogVideoXDDIMScheduler; a folder switched to
+    // DPM (as CogVideo's own demo does) runs and reports that.
+    if (configs.scheduler_class == "CogVideoXDPMScheduler") {
+      spec.defaults.scheduler = v1::SCHEDULER_KIND_COGVIDEOX_DPM;
+    }
     spec.temporal_compression =
         static_cast<int>(transformer.temporal_compression_ratio);
     spec.temporal_patch = static_cast<int>(transformer.temporal_patch());
