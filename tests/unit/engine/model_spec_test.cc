@@ -49,6 +49,19 @@ TEST(ReadModelSpecTest, CogVideoXTinyVaeHasNoTilesAndSaysWhy) {
               HasSubstr("tiles of 16x16 pixels overlapping by"));
 }
 
+// The scheduler reported is the one the folder's config names and the
+// family runs.
+TEST(ReadModelSpecTest, CogVideoXReportsTheSchedulerOfItsFolder) {
+  absl::StatusOr<ModelSpec> ddim =
+      engine::ReadModelSpec(GoldenPipeline("cogvideox_5b"));
+  ASSERT_TRUE(ddim.ok()) << ddim.status();
+  EXPECT_EQ(ddim->defaults.scheduler, v1::SCHEDULER_KIND_COGVIDEOX_DDIM);
+  absl::StatusOr<ModelSpec> dpm =
+      engine::ReadModelSpec(GoldenPipeline("cogvideox15"));
+  ASSERT_TRUE(dpm.ok()) << dpm.status();
+  EXPECT_EQ(dpm->defaults.scheduler, v1::SCHEDULER_KIND_COGVIDEOX_DPM);
+}
+
 TEST(ReadModelSpecTest, FluxWithoutGuidanceEmbedsIsSchnell) {
   absl::StatusOr<ModelSpec> spec =
       engine::ReadModelSpec(GoldenPipeline("flux_schnell"));
@@ -88,7 +101,7 @@ class BrokenCheckpointTest : public ::testing::Test {
     Write("model_index.json", R"({"_class_name": "StableDiffusion3Pipeline"})");
     Write("transformer/config.json",
           R"({"num_layers": 2, "num_attention_heads": 2, "patch_size": 2,
-              "attention_head_dim": 8})");
+              "attention_head_dim": 8, "sample_size": 128})");
     Write("vae/config.json",
           R"({"latent_channels": 16, "block_out_channels": [8, 8, 8, 8],
               "out_channels": 3, "layers_per_block": 1, "norm_num_groups": 4,
@@ -113,6 +126,19 @@ TEST_F(BrokenCheckpointTest, WellFormedFolderIsRead) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->vae_scale_factor, 8);
   EXPECT_EQ(spec->vae_tile_width, 1024);
+  // SD3-medium's 128 latent pixels a side.
+  EXPECT_EQ(spec->defaults.height, 1024);
+}
+
+// SD3's default size comes from it, as the model needs it to load.
+TEST_F(BrokenCheckpointTest, Sd3WithoutSampleSizeIsNamed) {
+  Write("transformer/config.json",
+        R"({"num_layers": 2, "num_attention_heads": 2, "patch_size": 2,
+            "attention_head_dim": 8})");
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("transformer/config.json: \"sample_size\""));
 }
 
 TEST_F(BrokenCheckpointTest, MissingFileIsNamed) {
