@@ -31,7 +31,7 @@ void AttentionAccumulator::AddBlock(const at::Tensor& k, const at::Tensor& v,
   // poison the sum.
   const at::Tensor block_output =
       at::where(block_lse.isneginf().unsqueeze(-1), at::zeros({}, at::kFloat),
-                block.output.to(at::kFloat));
+                block.output);
   const at::Tensor merged_lse = at::logaddexp(log_sum_exp_, block_lse);
   // Where no key was visible yet in either part, both weights are
   // exp(-inf - 0) = 0 instead of exp(-inf + inf) = NaN.

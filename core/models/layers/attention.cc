@@ -42,8 +42,9 @@ AttentionResult AttendRows(const at::Tensor& q, const at::Tensor& k,
   } else {
     at::_softmax_out(scores, scores, -1, /*half_to_float=*/false);
   }
-  result.output = BatchedMatmul(scores, v.to(at::kFloat), /*transpose_b=*/false)
-                      .to(q.scalar_type());
+  result.output =
+      BatchedMatmul(scores, v.to(at::kFloat), /*transpose_b=*/false);
+  if (!return_log_sum_exp) result.output = result.output.to(q.scalar_type());
   return result;
 }
 

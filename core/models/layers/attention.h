@@ -9,7 +9,9 @@
 namespace ditserve::models {
 
 struct AttentionResult {
-  // [B, H, S_q, D] in the dtype of q.
+  // [B, H, S_q, D]: in the dtype of q, but float32 with the log-sum-exp,
+  // because a ring merges the pieces in float32 and a piece rounded to
+  // bfloat16 first would add one rounding per ring step.
   at::Tensor output;
   // [B, H, S_q] float32: log(sum(exp(scores))) over the keys, what a ring of
   // partial attentions needs to merge its pieces. Undefined unless requested.

@@ -39,6 +39,30 @@ TEST(AttentionAccumulatorTest, BlocksOfKeysEqualAttentionOverAllKeys) {
             kTolerance);
 }
 
+// In bfloat16 the result is rounded once, at the end: within one bfloat16
+// ulp of float32 attention over the same (bfloat16) inputs, which allows the
+// final rounding plus float32 sums in another order. Blocks rounded to
+// bfloat16 before the merge would add a rounding per block.
+TEST(AttentionAccumulatorTest, Bfloat16BlocksAreRoundedOnceAtTheEnd) {
+  at::manual_seed(11);
+  const at::Tensor q = at::randn({2, 4, 64, 16}).to(at::kBFloat16);
+  const at::Tensor k = at::randn({2, 4, 96, 16}).to(at::kBFloat16);
+  const at::Tensor v = at::randn({2, 4, 96, 16}).to(at::kBFloat16);
+  AttentionAccumulator accumulator(q);
+  for (int64_t start = 0; start < 96; start += 24) {
+    accumulator.AddBlock(k.narrow(2, start, 24), v.narrow(2, start, 24),
+                         std::nullopt);
+  }
+  const at::Tensor result = accumulator.Result();
+  ASSERT_EQ(result.scalar_type(), at::kBFloat16);
+  const at::Tensor expected = LocalAttention().Attend(
+      q.to(at::kFloat), k.to(at::kFloat), v.to(at::kFloat), std::nullopt);
+  // bfloat16 keeps 8 significant bits: its ulp at x is 2^(floor(log2|x|)-7).
+  const at::Tensor ulp = at::pow(2.0, at::floor(at::log2(expected.abs())) - 7);
+  EXPECT_TRUE(
+      ((result.to(at::kFloat) - expected).abs() <= ulp).all().item<bool>());
+}
+
 TEST(AttentionAccumulatorTest, FullyMaskedBlockContributesNothing) {
   const Qkv x = RandomQkv(8);
   at::Tensor mask = at::ones({2, 8}, at::kBool);
