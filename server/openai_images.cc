@@ -41,6 +41,7 @@ const std::vector<std::string>& AllowedFields() {
                                    "quality",
                                    "style",
                                    "background",
+                                   "moderation",
                                    "negative_prompt",
                                    "num_inference_steps",
                                    "guidance_scale",
@@ -81,14 +82,16 @@ std::string JsonText(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-// A value as the client wrote it, cut short for an error message.
-std::string Shown(const Json& value) {
-  std::string text = JsonText(value);
+// Client text cut short for an error message.
+std::string Shortened(std::string text) {
   constexpr size_t kMaxShown = 64;
   if (text.size() > kMaxShown)
     text = absl::StrCat(text.substr(0, kMaxShown), "...");
   return text;
 }
+
+// A value as the client wrote it, cut short for an error message.
+std::string Shown(const Json& value) { return Shortened(JsonText(value)); }
 
 absl::StatusOr<std::string> ReadString(const Json& body,
                                        absl::string_view field) {
@@ -318,9 +321,16 @@ absl::StatusOr<Json> ParseObject(absl::string_view text) {
   const std::vector<std::string>& allowed = AllowedFields();
   for (const auto& [field, value] : body.items()) {
     if (std::find(allowed.begin(), allowed.end(), field) == allowed.end()) {
-      return FieldError(field, absl::StrCat("unknown field; allowed: ",
-                                            absl::StrJoin(allowed, ", ")));
+      return FieldError(Shortened(field),
+                        absl::StrCat("unknown field; allowed: ",
+                                     absl::StrJoin(allowed, ", ")));
     }
+  }
+  // OpenAI's API takes null for an optional field as leaving it out, and
+  // clients generated from its schema (Java, Kotlin, C#) send a null for
+  // every field they were not given.
+  for (auto member = body.begin(); member != body.end();) {
+    member = member->is_null() ? body.erase(member) : std::next(member);
   }
   return body;
 }
@@ -390,6 +400,8 @@ absl::StatusOr<ImagesRequest> ParseImagesRequest(absl::string_view body_text,
       "DALL-E 3's default; ditserve generates from the prompt as given"));
   RETURN_IF_ERROR(ReadServersChoice(body, "background", {"auto", "opaque"},
                                     "the images have no alpha channel"));
+  RETURN_IF_ERROR(ReadServersChoice(body, "moderation", {"auto", "low"},
+                                    "ditserve moderates no content"));
   RETURN_IF_ERROR(ReadDitserveFields(body, request));
   return parsed;
 }

@@ -104,9 +104,13 @@ TEST(ParseImagesRequestTest, OpenAiDefaultsSentExplicitlyChangeNothing) {
   absl::StatusOr<ImagesRequest> plain =
       ParseImagesRequest(R"({"prompt": "x", "n": 2})", kMaxBatch);
   ASSERT_TRUE(plain.ok()) << plain.status();
-  for (const std::string fields :
-       {R"("quality": "auto", "background": "auto")",
-        R"("quality": "standard", "style": "vivid", "background": "opaque")"}) {
+  for (
+      const std::string fields :
+      {R"("quality": "auto", "background": "auto")",
+       R"("quality": "standard", "style": "vivid", "background": "opaque")",
+       R"("moderation": "auto")", R"("moderation": "low")",
+       // Typed clients send null for each field they were not given.
+       R"("size": null, "seed": null, "response_format": null, "user": null)"}) {
     absl::StatusOr<ImagesRequest> parsed = ParseImagesRequest(
         absl::StrCat(R"({"prompt": "x", "n": 2, )", fields, "}"), kMaxBatch);
     ASSERT_TRUE(parsed.ok()) << fields << ": " << parsed.status();
@@ -181,8 +185,17 @@ INSTANTIATE_TEST_SUITE_P(
                 R"({"prompt": "a", "output_format": "webp",
                     "output_compression": 0.8})",
                 "output_compression", "32-bit integer"},
-        BadBody{"unknown_field", R"({"prompt": "a", "moderation": "low"})",
-                "moderation", "unknown field; allowed: model, prompt, n"},
+        BadBody{"unknown_field", R"({"prompt": "a", "mask": "x"})", "mask",
+                "unknown field; allowed: model, prompt, n"},
+        BadBody{"long_unknown_field",
+                absl::StrCat(R"({"prompt": "a", ")", std::string(100000, 'k'),
+                             R"(": 1})"),
+                absl::StrCat(std::string(64, 'k'), "..."),
+                absl::StrCat(std::string(64, 'k'), "...: unknown field")},
+        BadBody{"strict_moderation", R"({"prompt": "a", "moderation": "high"})",
+                "moderation",
+                "allowed: \"auto\", \"low\" (ditserve moderates no content)"},
+        BadBody{"null_prompt", R"({"prompt": null})", "prompt", "required"},
         BadBody{"hd_quality", R"({"prompt": "a", "quality": "hd"})", "quality",
                 "\"hd\" is not offered; allowed: \"auto\", \"standard\" "
                 "(the model's quality follows num_inference_steps"},
