@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "server/http_access_log.h"
 #include "server/http_refusal.h"
+#include "server/http_request_rewrite.h"
 #include "server/log_text.h"
 #include "server/openai_images.h"
 #include "server/peer_socket.h"
@@ -69,38 +71,30 @@ void ReplyError(const absl::Status& status, httplib::Response& response) {
 // set_payload_max_length bounds only a body with a Content-Length, and would
 // hold a chunked or unframed one whole in memory. The rest is read and
 // dropped, so that the connection's next request starts where it should.
-// nullopt when the body is too long (status 413), is multipart form data
-// (415: cpp-httplib parses that for its parts, which this API does not
-// take) or could not be read (cpp-httplib's status); the error handler
-// explains each.
+// nullopt when the body is too long (status 413), could not be read
+// (cpp-httplib's status) or is not JSON (415: also what keeps a page on
+// another origin from posting a text/plain "simple request" with no
+// preflight); the error handler explains each.
 std::optional<std::string> ReadBoundedBody(
     const httplib::Request& request, const httplib::ContentReader& read_body,
     httplib::Response& response) {
   std::string body;
   bool too_long = false;
-  const httplib::ContentReceiver keep = [&](const char* data, size_t length) {
+  const bool read = read_body([&](const char* data, size_t length) {
     too_long = too_long || body.size() + length > kMaxBodyBytes;
     if (!too_long) body.append(data, length);
     return true;
-  };
-  const bool read =
-      request.is_multipart_form_data()
-          ? read_body([](const httplib::MultipartFormData&) { return true; },
-                      keep)
-          : read_body(keep);
+  });
   if (too_long) {
     response.status = 413;
-    return std::nullopt;
-  }
-  if (read && request.is_multipart_form_data()) {
-    response.status = 415;
-    return std::nullopt;
-  }
-  if (!read) {
+  } else if (!read) {
     if (response.status < 400) response.status = 400;
-    return std::nullopt;
+  } else if (!SentJson(request)) {
+    response.status = 415;
+  } else {
+    return body;
   }
-  return body;
+  return std::nullopt;
 }
 
 nlohmann::json ModelObject(const ServedModel& model) {
@@ -213,6 +207,9 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
   server.set_pre_routing_handler(
       [this](const httplib::Request& request, httplib::Response& response) {
         if (access_log_) StartHttpAccessTimer();
+        // cpp-httplib hands a const view of the Request it owns, a local of
+        // its own that is not const.
+        RewriteRequestHeaders(const_cast<httplib::Request&>(request));
         return cors_->Handle(Routes(), request, response)
                    ? httplib::Server::HandlerResponse::Handled
                    : httplib::Server::HandlerResponse::Unhandled;
@@ -232,6 +229,18 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
         }
         GenerateImages(request, *body, *client, response);
       });
+  // A body sent to a path or with a method no route takes is drained under
+  // the same limit before the refusal; cpp-httplib would hold it whole.
+  const auto refuse_after_draining = [](const httplib::Request& request,
+                                        httplib::Response& response,
+                                        const httplib::ContentReader& read) {
+    ReadBoundedBody(request, read, response);
+    response.status = 404;
+  };
+  server.Post(".*", refuse_after_draining);
+  server.Put(".*", refuse_after_draining);
+  server.Patch(".*", refuse_after_draining);
+  server.Delete(".*", refuse_after_draining);
   server.Get(kModelsPath, [this](const httplib::Request& request,
                                  httplib::Response& response) {
     if (Authorize(request, response, false).ok()) ListModels(response);
@@ -243,6 +252,23 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
   server.Get(kHealthPath, [this](const httplib::Request& request,
                                  httplib::Response& response) {
     if (Authorize(request, response, true).ok()) Health(response);
+  });
+  server.set_exception_handler([](const httplib::Request& request,
+                                  httplib::Response& response,
+                                  std::exception_ptr thrown) {
+    std::string what = "an exception that is not a std::exception";
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const std::exception& exception) {
+      what = exception.what();
+    } catch (...) {
+    }
+    spdlog::error("HTTP {} {} failed: {}", LogText(request.method),
+                  LogText(request.path), LogText(what));
+    ReplyError(absl::InternalError(
+                   absl::StrCat("the host failed while handling ",
+                                request.method, "; its log has the cause")),
+               response);
   });
   server.set_error_handler([this](const httplib::Request& request,
                                   httplib::Response& response) {

@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/http_request_rewrite.h"
 
 namespace ditserve::server {
 namespace {
@@ -85,11 +86,15 @@ HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,
             413};
   }
   if (http_status == 415) {
-    return {absl::InvalidArgumentError(absl::StrCat(
-                target,
-                " takes a JSON body (Content-Type: application/json), "
-                "not multipart/form-data")),
-            415};
+    std::string sent = SentContentType(request);
+    constexpr size_t kMaxShown = 64;
+    if (sent.size() > kMaxShown)
+      sent = absl::StrCat(sent.substr(0, kMaxShown), "...");
+    return {
+        absl::InvalidArgumentError(absl::StrCat(
+            target, " takes a JSON body (Content-Type: application/json), not ",
+            sent.empty() ? "a body without a Content-Type" : sent)),
+        415};
   }
   // cpp-httplib reads a body without a length to the end of the connection,
   // which a client waiting for its answer never closes: the read times out.

@@ -268,6 +268,17 @@ TEST_F(HttpApiTest, HealthAndModels) {
   EXPECT_EQ(nlohmann::json::parse(other->body)["error"]["param"], "model");
 }
 
+// A chunked body of `bytes` spaces, sent 64 KiB at a time.
+httplib::ContentProviderWithoutLength Spaces(size_t bytes) {
+  return [bytes, sent = size_t{0}](size_t, httplib::DataSink& sink) mutable {
+    const std::string piece(size_t{64} << 10, ' ');
+    sent += piece.size();
+    if (!sink.write(piece.data(), piece.size())) return false;
+    if (sent >= bytes) sink.done();
+    return true;
+  };
+}
+
 // What a request that reaches no handler is told, and that refused
 // generations count as refused requests.
 TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
@@ -301,16 +312,8 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   const std::unique_ptr<httplib::Client> keep_alive = Client();
   keep_alive->set_keep_alive(true);
   constexpr size_t kChunkedBytes = size_t{4} << 20;
-  const httplib::Result chunked = keep_alive->Post(
-      "/v1/images/generations",
-      [sent = size_t{0}](size_t, httplib::DataSink& sink) mutable {
-        const std::string piece(size_t{64} << 10, ' ');
-        sent += piece.size();
-        if (!sink.write(piece.data(), piece.size())) return false;
-        if (sent >= kChunkedBytes) sink.done();
-        return true;
-      },
-      kJson);
+  const httplib::Result chunked =
+      keep_alive->Post("/v1/images/generations", Spaces(kChunkedBytes), kJson);
   ASSERT_TRUE(chunked);
   EXPECT_EQ(chunked->status, 413);
   EXPECT_THAT(
@@ -343,6 +346,85 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   EXPECT_THAT(*unframed, HasSubstr("came without a Content-Length header"));
   // The two bodies over 1 MiB, the multipart one and the unframed one.
   EXPECT_EQ(Requests("invalid_argument"), refused_before + 4);
+}
+
+// Headers cpp-httplib acts on by itself, and bodies it would hold whole or
+// parse without bound, do not get past the API's limits: each request is
+// answered as a whole JSON body, and the connection serves the next one.
+TEST_F(HttpApiTest, HeadersAndBodiesCannotSteerTheHttpLibrary) {
+  const double refused_before = Requests("invalid_argument");
+  std::unique_ptr<httplib::Client> client = Client();
+  client->set_keep_alive(true);
+  client->set_decompress(false);
+  // A Range would have cut the answer to a POST into pieces (206), one copy
+  // of the body per range; Accept-Encoding would have had it brotli'd.
+  const httplib::Result ranged = client->Post(
+      "/v1/images/generations",
+      {{"Range", "bytes=0-9,0-9,0-"}, {"Accept-Encoding", "br, gzip"}},
+      R"({"prompt": "a fox", "mask": "x"})", kJson);
+  ASSERT_TRUE(ranged);
+  EXPECT_EQ(ranged->status, 400);
+  EXPECT_FALSE(ranged->has_header("Content-Range"));
+  EXPECT_FALSE(ranged->has_header("Content-Encoding"));
+  ASSERT_TRUE(nlohmann::json::accept(ranged->body)) << ranged->body;
+  EXPECT_EQ(nlohmann::json::parse(ranged->body)["error"]["param"], "mask");
+  const httplib::Result listed = client->Get(
+      "/v1/models", {{"Range", "bytes=0-3"}, {"Accept-Encoding", "br"}});
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(listed->status, 200);
+  EXPECT_FALSE(listed->has_header("Content-Encoding"));
+  EXPECT_EQ(nlohmann::json::parse(listed->body)["object"], "list");
+
+  // A body for a path no route takes is drained under the body limit and
+  // told the routes, whatever its length (a Content-Length over the limit
+  // too).
+  const httplib::Result unrouted =
+      client->Post("/v1/images/edits", Spaces(size_t{4} << 20), kJson);
+  ASSERT_TRUE(unrouted);
+  EXPECT_EQ(unrouted->status, 404);
+  EXPECT_THAT(nlohmann::json::parse(unrouted->body)["error"]["message"]
+                  .get<std::string>(),
+              HasSubstr("no route POST /v1/images/edits"));
+  const httplib::Result long_unrouted = client->Patch(
+      "/v1/images/generations", std::string(size_t{2} << 20, ' '), kJson);
+  ASSERT_TRUE(long_unrouted);
+  EXPECT_EQ(long_unrouted->status, 405);
+  EXPECT_EQ(long_unrouted->get_header_value("Allow"), "POST");
+
+  // cpp-httplib's multipart parser kept what followed a part's end; read as
+  // plain bytes, the body is refused for what it is.
+  const httplib::Result multipart = client->Post(
+      "/v1/images/generations",
+      [sent = false](size_t, httplib::DataSink& sink) mutable {
+        if (!sent) {
+          const std::string head = "--B\r\n\r\n\r\nx\r\n--B";
+          sink.write(head.data(), head.size());
+          sent = true;
+          return true;
+        }
+        const std::string tail(size_t{2} << 20, 'y');
+        sink.write(tail.data(), tail.size());
+        sink.done();
+        return true;
+      },
+      "multipart/form-data; boundary=B");
+  ASSERT_TRUE(multipart);
+  EXPECT_EQ(multipart->status, 413);
+  // A page on another origin can post text/plain without a preflight.
+  const httplib::Result text =
+      client->Post("/v1/images/generations", SmallBody(1).dump(), "text/plain");
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->status, 415);
+  EXPECT_THAT(
+      nlohmann::json::parse(text->body)["error"]["message"].get<std::string>(),
+      HasSubstr("takes a JSON body (Content-Type: application/json), not "
+                "text/plain"));
+
+  const httplib::Result after = client->Get("/v1/models");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200);
+  // The three refused generations.
+  EXPECT_EQ(Requests("invalid_argument"), refused_before + 3);
 }
 
 // The host logs a line per request, as web servers do, but for successful

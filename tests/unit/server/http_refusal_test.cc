@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/http_request_rewrite.h"
 
 namespace ditserve::server {
 namespace {
@@ -94,13 +95,28 @@ TEST(ExplainHttpRefusalTest, ABodyOverTheLimitNamesItsLengthAndTheLimit) {
       "decompresses to more; this API takes at most 1048576 bytes");
 }
 
-TEST(ExplainHttpRefusalTest, AMultipartBodyIs415) {
-  const HttpRefusal refusal = ExplainHttpRefusal(
-      TestRoutes(), Request("POST", "/v1/images/generations"), 415, kMaxBody);
+// The Content-Type as sent, multipart's included, which the pre-routing
+// handler hides from cpp-httplib's parser.
+TEST(ExplainHttpRefusalTest, ABodyThatIsNotJsonIs415NamingItsContentType) {
+  httplib::Request multipart = Request("POST", "/v1/images/generations");
+  multipart.set_header("Content-Type", "multipart/form-data; boundary=b");
+  RewriteRequestHeaders(multipart);
+  const HttpRefusal refusal =
+      ExplainHttpRefusal(TestRoutes(), multipart, 415, kMaxBody);
   EXPECT_EQ(refusal.http_status, 415);
   EXPECT_EQ(refusal.status.message(),
             "POST /v1/images/generations takes a JSON body (Content-Type: "
-            "application/json), not multipart/form-data");
+            "application/json), not multipart/form-data; boundary=b");
+  httplib::Request text = Request("POST", "/v1/images/generations");
+  text.set_header("Content-Type", "text/plain;charset=UTF-8");
+  EXPECT_THAT(
+      ExplainHttpRefusal(TestRoutes(), text, 415, kMaxBody).status.message(),
+      HasSubstr("not text/plain;charset=UTF-8"));
+  EXPECT_THAT(ExplainHttpRefusal(TestRoutes(),
+                                 Request("POST", "/v1/images/generations"), 415,
+                                 kMaxBody)
+                  .status.message(),
+              HasSubstr("not a body without a Content-Type"));
 }
 
 TEST(ExplainHttpRefusalTest, APostWithoutLengthOrChunksIs411) {
