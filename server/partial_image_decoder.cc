@@ -44,7 +44,16 @@ void PartialImageDecoder::Decode(int step, at::Tensor latents) {
   latest_ = std::thread([this, step, handed_over, latents = std::move(latents),
                          before = std::move(latest_)]() mutable {
     if (before.joinable()) before.join();
-    const char* result = Report(step, latents);
+    // Nothing may escape this thread: that would end the host. Checking
+    // the latents touches the GPU the run is using, where an error from the
+    // run can surface.
+    absl::StatusOr<const char*> reported =
+        base::Guarded("partial image", [&] { return Report(step, latents); });
+    if (!reported.ok()) {
+      spdlog::warn("request_id={} partial image after step {} failed: {}",
+                   config_.request_id(), step, reported.status().ToString());
+    }
+    const char* result = reported.value_or(kPartialImageFailed);
     metrics_.CountPartialImage(result);
     if (std::string_view(result) == kPartialImageSent) {
       metrics_.ObservePartialImageDelay(

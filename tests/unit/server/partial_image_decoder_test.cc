@@ -200,6 +200,19 @@ TEST_F(PartialImageDecoderTest, LatentsThatAreNotFiniteAreNotDecoded) {
   EXPECT_EQ(Count(kPartialImageSent), 0);
 }
 
+// An exception outside the encoder (here LibTorch's, from checking latents
+// that are not a tensor; on a GPU, an error of the run surfacing there) is
+// a failed preview, not one that ends the host from the preview's thread.
+TEST_F(PartialImageDecoderTest, AnExceptionCheckingTheLatentsFailsThePreview) {
+  const OutputEncoder encode = EncodeRows;
+  PartialImageDecoder decoder(config_, jobs_, prompt_counts_, encode, metrics_);
+  decoder.Decode(2, at::Tensor());
+  decoder.Decode(3, Latents(10));
+  decoder.Wait();
+  EXPECT_EQ(Count(kPartialImageFailed), 1);
+  EXPECT_EQ(Count(kPartialImageSent), 1);
+}
+
 TEST_F(PartialImageDecoderTest, AFailedPreviewIsCountedAndTheNextStillSent) {
   int calls = 0;
   const OutputEncoder encode = [&calls](const v1::InputConfig& config,
