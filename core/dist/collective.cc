@@ -59,9 +59,9 @@ bool IsPointToPoint(c10d::Work& work) {
 }
 
 // Not OK when waits on `context`'s group should end before their timeout:
-// UNAVAILABLE when a rank hung or rank 0 opened a newer generation of the
-// group, ABORTED when a rank that leaves the group on failure failed the run
-// (the failure is its own, and the rank reports it).
+// UNAVAILABLE when a rank hung, left the generation or rank 0 opened a newer
+// generation of the group, ABORTED when a rank that leaves the group on failure
+// failed the run (the failure is its own, and the rank reports it).
 absl::Status ReasonToGiveUp(absl::string_view operation,
                             const CollectiveContext& context) {
   Watchdog& watchdog = *context.watchdog;
@@ -77,6 +77,22 @@ absl::Status ReasonToGiveUp(absl::string_view operation,
                      " group was left: rank 0 re-forms the group as "
                      "generation ",
                      *newer));
+  }
+  // A rank leaves after its own error or after seeing the group fail (a
+  // survivor of a lost rank): either way it joins no more collectives of
+  // this generation, although its sockets may stay open. A lost rank, if
+  // any, is the cause to name.
+  if (std::vector<int> exited = watchdog.ExitedRanks(); !exited.empty()) {
+    const std::string left =
+        absl::StrCat(RankList(exited), " left generation ",
+                     watchdog.generation(), " of the group");
+    if (std::vector<int> lost = watchdog.FindLostRanks(); !lost.empty()) {
+      return absl::UnavailableError(
+          absl::StrCat(RankList(lost), " lost during ", operation, " on the ",
+                       context.group_name, " group (", left, ")"));
+    }
+    return absl::UnavailableError(absl::StrCat(
+        left, " during ", operation, " on the ", context.group_name, " group"));
   }
   if (std::optional<std::string> failed =
           watchdog.FailedAmong(context.leave_on_failure)) {

@@ -233,9 +233,19 @@ std::vector<int> Watchdog::HungRanks() {
   return hung;
 }
 
+std::vector<int> Watchdog::ExitedRanks() {
+  absl::MutexLock seen_lock(&seen_mutex_);
+  std::vector<int> exited;
+  for (int rank = 0; rank < world_size_; ++rank) {
+    if (rank != rank_ && exited_[rank]) exited.push_back(rank);
+  }
+  return exited;
+}
+
 void Watchdog::Monitor() {
   while (!WaitForStop()) {
-    const bool group_broke = !HungRanks().empty() || SupersededBy().has_value();
+    const bool group_broke = !HungRanks().empty() || !ExitedRanks().empty() ||
+                             SupersededBy().has_value();
     // Called under the lock so that none runs after RemoveAbortOnGiveUp
     // returned (the work it aborts may be gone by then).
     absl::MutexLock lock(&aborts_mutex_);

@@ -67,6 +67,13 @@ class Watchdog {
   // the store itself has not answered for that long. Does not block.
   std::vector<int> HungRanks();
 
+  // Ranks other than this one that marked themselves exited from this
+  // generation, as the heartbeat thread last read them: a rank that left
+  // (after an error, its own or the group's, and may join the next
+  // generation) joins none of this one's collectives, although its sockets
+  // may stay open. Does not block.
+  std::vector<int> ExitedRanks();
+
   // How long the watchdog's store call in flight has waited (zero when
   // none), or InfiniteDuration() while its last store call failed. Once it
   // grows, the store (which rank 0 hosts) may have stopped, and another
@@ -87,10 +94,11 @@ class Watchdog {
   // read them; nullopt when none did. Does not block.
   std::optional<std::string> FailedAmong(const std::vector<int>& ranks);
 
-  // Calls `abort` once, from the monitor thread, when HungRanks() turns
-  // non-empty, the generation is superseded or FailedAmong(`failing`) has a
-  // value, unless RemoveAbortOnGiveUp(id) ran first (after which it is never
-  // called). For waits that cannot be sliced (point-to-point).
+  // Calls `abort` once, from the monitor thread, when HungRanks() or
+  // ExitedRanks() turns non-empty, the generation is superseded or
+  // FailedAmong(`failing`) has a value, unless RemoveAbortOnGiveUp(id) ran
+  // first (after which it is never called). For waits that cannot be sliced
+  // (point-to-point).
   int64_t AbortOnGiveUp(std::function<void()> abort, std::vector<int> failing);
   void RemoveAbortOnGiveUp(int64_t id);
 
@@ -99,6 +107,7 @@ class Watchdog {
     return options_.interval * options_.lapsed_intervals;
   }
   const WatchdogOptions& options() const { return options_; }
+  int64_t generation() const { return generation_; }
 
  private:
   // Heartbeat thread body: bumps this rank's counter and reads the others.

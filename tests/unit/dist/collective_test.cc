@@ -62,6 +62,9 @@ class Heartbeats {
   }
 
   Watchdog& first() { return *watchdogs_.front(); }
+  // The beating rank at `index` leaves as a rank does after an error of its
+  // own: its watchdog marks it exited and stops.
+  void Leave(size_t index) { watchdogs_.at(index).reset(); }
 
   const c10::intrusive_ptr<c10d::Store>& store() const { return store_; }
 
@@ -226,6 +229,36 @@ TEST_F(SupersededGenerationTest, CollectiveEndsBeforeItsTimeout) {
 TEST_F(SupersededGenerationTest, ReceiveEndsBeforeItsTimeout) {
   ExpectWaitEnded([&] { return group_->recv(tensors_, 1, 0); },
                   absl::StatusCode::kUnavailable, kLeft);
+}
+
+// Rank 1 left the generation after an error of its own, which leaves its
+// groups' sockets open: the wait ends on its exit mark, not at the
+// collective timeout.
+class ExitedPeerTest : public GlooPairTest {
+ protected:
+  ExitedPeerTest() : GlooPairTest({0, 1}) {}
+  void SetUp() override {
+    GlooPairTest::SetUp();
+    leaver_ = std::thread([this] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      heartbeats_.Leave(1);
+    });
+  }
+  void TearDown() override { leaver_.join(); }
+  static constexpr char kExited[] =
+      "rank 1 left generation 0 of the group during broadcast on the "
+      "control group";
+  std::thread leaver_;
+};
+
+TEST_F(ExitedPeerTest, CollectiveEndsOnTheExitMark) {
+  ExpectWaitEnded([&] { return group_->broadcast(tensors_); },
+                  absl::StatusCode::kUnavailable, kExited);
+}
+
+TEST_F(ExitedPeerTest, ReceiveEndsOnTheExitMark) {
+  ExpectWaitEnded([&] { return group_->recv(tensors_, 1, 0); },
+                  absl::StatusCode::kUnavailable, kExited);
 }
 
 // Rank 1 lives but failed its share of the run rank 0 waits in, and posts
