@@ -13,17 +13,17 @@ absl::StatusOr<std::unique_ptr<ServingGeneration>> ServingGeneration::Form(
     int64_t generation, const Shared& shared,
     std::function<absl::Status()> keep_waiting) {
   std::unique_ptr<ServingGeneration> formed(new ServingGeneration());
-  ASSIGN_OR_RETURN(
-      formed->runtime_,
-      engine::JoinGroup(setup, store, generation, std::move(keep_waiting)));
+  ASSIGN_OR_RETURN(formed->runtime_,
+                   engine::JoinGroup(setup, store, generation, keep_waiting));
   // Every rank joined; loading the model may still take minutes.
   shared.metrics->SetRanksAlive(formed->runtime_->env().world_size);
   const absl::Status loaded = [&]() -> absl::Status {
     // A rank that starts from now on waits for the next generation instead
     // of joining this one, which is whole.
     RETURN_IF_ERROR(store->MarkFormed(generation));
-    ASSIGN_OR_RETURN(formed->model_,
-                     engine::LoadModel(setup, *formed->runtime_));
+    ASSIGN_OR_RETURN(
+        formed->model_,
+        engine::LoadModel(setup, *formed->runtime_, std::move(keep_waiting)));
     return absl::OkStatus();
   }();
   if (!loaded.ok()) {

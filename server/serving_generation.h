@@ -33,7 +33,8 @@ class ServingGeneration {
   // Joins `generation` of the group in `store` (waiting for the other ranks
   // while `keep_waiting` is OK; then every rank is alive in the metrics,
   // and only the host if a step after fails), marks it formed, loads the
-  // model and starts the scheduler.
+  // model, waits (again while `keep_waiting` is OK) until every rank loaded
+  // its share, and starts the scheduler.
   static absl::StatusOr<std::unique_ptr<ServingGeneration>> Form(
       const engine::RankSetup& setup, std::shared_ptr<dist::GroupStore> store,
       int64_t generation, const Shared& shared,

@@ -132,10 +132,17 @@ GenerationEnd ServeGeneration(const engine::RankSetup& setup,
   }
   absl::StatusOr<engine::LoadedModel> model =
       engine::LoadModel(setup, **runtime);
-  if (!model.ok()) return {.status = model.status()};
+  if (!model.ok()) {
+    // UNAVAILABLE: another rank failed, died or is too slow to load; this
+    // rank's own checkpoint errors would fail again.
+    return {.status = model.status(),
+            .rejoin = absl::IsUnavailable(model.status())};
+  }
+  // Before the line that says so: a signal after it finds the worker
+  // following.
+  following_host = true;
   spdlog::info("joined generation {} of a group of {} ranks; serving {}",
                generation, (*runtime)->env().world_size, setup.model_dir);
-  following_host = true;
   const absl::Status status =
       (*runtime)
           ->StartLoop(*model->program, model->dimensions, model->placement, {})

@@ -27,6 +27,9 @@ struct RendezvousOptions {
   // wait in a control broadcast, so this must exceed the host's ping
   // interval.
   std::chrono::milliseconds collective_timeout{30000};
+  // The longest a rank that loaded its share of the model waits for the
+  // slowest rank to load its own (FinishRankPhase).
+  std::chrono::milliseconds load_timeout{1800000};
   WatchdogOptions watchdog;
   // Whether NewDataGroup's groups are NCCL's: only for --device cuda in CUDA
   // builds, as ProcessGroupNCCL refuses a machine without GPUs. Otherwise

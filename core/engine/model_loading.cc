@@ -55,8 +55,10 @@ absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
   return cached;
 }
 
-absl::StatusOr<LoadedModel> LoadModel(const RankSetup& setup,
-                                      const RankRuntime& runtime) {
+namespace {
+
+absl::StatusOr<LoadedModel> LoadOwnShare(const RankSetup& setup,
+                                         const RankRuntime& runtime) {
   const std::string& model_dir = setup.model_dir;
   const config::ModelSpec& spec = setup.spec;
   ASSIGN_OR_RETURN(const families::Family* family,
@@ -80,6 +82,21 @@ absl::StatusOr<LoadedModel> LoadModel(const RankSetup& setup,
   loaded.placement = setup.compute.placement;
   loaded.program = std::make_unique<FamilyRankProgram>(
       std::move(model), transformer.stale_kv, setup.prompt_cache);
+  return loaded;
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedModel> LoadModel(
+    const RankSetup& setup, RankRuntime& runtime,
+    std::function<absl::Status()> keep_waiting) {
+  absl::StatusOr<LoadedModel> loaded = LoadOwnShare(setup, runtime);
+  const dist::RankPhase phase{.key = "model_loaded",
+                              .description = "loading the model",
+                              .timeout = setup.rendezvous.load_timeout,
+                              .timeout_flag = "--load_timeout_s",
+                              .keep_waiting = std::move(keep_waiting)};
+  RETURN_IF_ERROR(runtime.FinishPhase(phase, loaded.status()));
   return loaded;
 }
 

@@ -3,6 +3,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,8 +40,14 @@ absl::StatusOr<std::string> ResolveModelDir(const std::string& model_dir,
 // The transformer attends through the mesh's Attention (Ulysses, Ring or
 // both when sp = ring × ulysses > 1); a PipeFusion stage loads only its
 // blocks (TransformerSetup). Logs the memory each component maps.
-absl::StatusOr<LoadedModel> LoadModel(const RankSetup& setup,
-                                      const RankRuntime& runtime);
+// Then waits until every rank of `runtime`'s generation loaded its share
+// (RankRuntime::FinishPhase, bounded by --load_timeout_s, and by
+// `keep_waiting` when given), so that the first request waits for no rank:
+// errors are this rank's own, UNAVAILABLE naming the rank that failed, died
+// or is too slow, or keep_waiting's.
+absl::StatusOr<LoadedModel> LoadModel(
+    const RankSetup& setup, RankRuntime& runtime,
+    std::function<absl::Status()> keep_waiting = nullptr);
 
 }  // namespace ditserve::engine
 

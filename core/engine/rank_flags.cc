@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -44,6 +45,9 @@ ABSL_FLAG(double, connect_timeout_s, 120,
 ABSL_FLAG(double, collective_timeout_s, 60,
           "longest wait of one collective, seconds; a silent or lost rank "
           "fails the request after this long (same on every rank)");
+ABSL_FLAG(double, load_timeout_s, 1800,
+          "longest wait, once this rank loaded its share of the model, for "
+          "every other rank to load theirs, seconds");
 ABSL_FLAG(double, hung_rank_timeout_s, 6,
           "a rank whose heartbeat stops this long (stopped, hung or cut off) "
           "fails the request in progress, seconds; at least two heartbeats "
@@ -118,8 +122,20 @@ absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags() {
         "takes the group as broken; got ",
         ping_seconds));
   }
+  for (const auto& [flag, seconds] :
+       {std::pair{"--connect_timeout_s",
+                  absl::GetFlag(FLAGS_connect_timeout_s)},
+        std::pair{"--load_timeout_s", absl::GetFlag(FLAGS_load_timeout_s)}}) {
+    // Above a million seconds the milliseconds overflow nothing, but no
+    // wait that long is meant.
+    if (!(seconds > 0 && seconds <= 1e6)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " must be above 0 and at most 1000000, got ", seconds));
+    }
+  }
   dist::RendezvousOptions options;
   options.connect_timeout = Millis(absl::GetFlag(FLAGS_connect_timeout_s));
+  options.load_timeout = Millis(absl::GetFlag(FLAGS_load_timeout_s));
   options.collective_timeout =
       Millis(absl::GetFlag(FLAGS_collective_timeout_s));
   options.watchdog.hung_after =

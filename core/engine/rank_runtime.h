@@ -14,6 +14,7 @@
 #include "core/dist/mesh.h"
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rank_env.h"
+#include "core/dist/rank_phase.h"
 #include "core/dist/rendezvous.h"
 #include "core/dist/run_failure_board.h"
 #include "core/engine/engine.h"
@@ -47,6 +48,12 @@ class RankRuntime {
   // Other ranks whose heartbeats stopped (the watchdog's view); blocks for
   // its observation window.
   std::vector<int> FindLostRanks() const;
+
+  // dist::FinishRankPhase over this generation.
+  absl::Status FinishPhase(const dist::RankPhase& phase,
+                           const absl::Status& own) {
+    return dist::FinishRankPhase(*rendezvous_, phase, own);
+  }
 
   // After the group broke, before this is destroyed (dist::Rendezvous::
   // Abandon).

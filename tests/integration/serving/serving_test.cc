@@ -513,6 +513,14 @@ TEST(ServingStartUpTest, MetricsAreServedWhileTheGroupForms) {
       << "the host is still forming";
 }
 
+// Whether rank 1 says, within 10 s, that it serves the group. The host
+// serves once it read every rank's report of its load; the worker reads the
+// host's a moment later, and a signal before that ends it at once.
+bool WorkerServes(ServingCluster& cluster) {
+  return cluster.ranks().WaitForOutput(1, "joined generation",
+                                       std::chrono::seconds(10));
+}
+
 // A second signal ends a worker at once, by that signal (as an operator
 // pressing Ctrl-C twice expects, and systemd reads as a kill, not a failure).
 TEST(ServingFailureTest, ASecondSignalEndsAWorkerAtOnce) {
@@ -521,6 +529,7 @@ TEST(ServingFailureTest, ASecondSignalEndsAWorkerAtOnce) {
                              .rank_flags = {"--dp_degree=2"},
                              .worker_flags = {"--stop_grace_s=60"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_TRUE(WorkerServes(**cluster));
   (*cluster)->ranks().Signal(1, SIGTERM);
   ASSERT_TRUE((*cluster)->ranks().WaitForOutput(1, "following the host",
                                                 std::chrono::seconds(10)));
@@ -1276,6 +1285,7 @@ TEST(ServingFailureTest, AWorkerStoppedAloneLeavesAfterItsGrace) {
                              .rank_flags = {"--dp_degree=2"},
                              .worker_flags = {"--stop_grace_s=2"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_TRUE(WorkerServes(**cluster));
   const auto signalled = std::chrono::steady_clock::now();
   (*cluster)->ranks().Signal(1, SIGTERM);
   const RankExit exit = (*cluster)->ranks().Wait(1, std::chrono::seconds(30));
