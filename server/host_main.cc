@@ -337,7 +337,12 @@ int RunHost() {
   http_server.reset();
   health.Shutdown();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  if (!group_status.ok()) return Fail(group_status, "rank group");
+  if (!group_status.ok()) {
+    // Destroying the broken group's Gloo groups would wait out their
+    // collectives' timeout, past the supervisor's stop timeout.
+    if (*serving != nullptr) (*serving)->Abandon();
+    return Fail(group_status, "rank group");
+  }
   spdlog::info("stopped cleanly");
   return 0;
 }

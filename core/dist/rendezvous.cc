@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <utility>
+#include <vector>
 #ifdef DITSERVE_WITH_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -90,8 +91,24 @@ absl::StatusOr<std::unique_ptr<Rendezvous>> Rendezvous::Connect(
 }
 
 void Rendezvous::Abandon() {
-  // Each copy's reference is released without being dropped.
-  for (ProcessGroupPtr group : groups_) group.release();
+  std::vector<ProcessGroupPtr> gloo;
+  for (ProcessGroupPtr& group : groups_) {
+    if (dynamic_cast<c10d::ProcessGroupGloo*>(group.get()) != nullptr) {
+      gloo.push_back(std::move(group));
+    } else {
+      // The reference is released without being dropped.
+      group.release();
+    }
+  }
+  groups_.clear();
+  // By then every collective of these groups has ended: completed, or
+  // failed at Gloo's timeout. The margin covers a collective started just
+  // before the group broke.
+  const auto linger = 2 * options_.collective_timeout;
+  std::thread([gloo = std::move(gloo), linger]() mutable {
+    std::this_thread::sleep_for(linger);
+    gloo.clear();
+  }).detach();
 }
 
 void Rendezvous::KeepStoreForSurvivors() {

@@ -78,10 +78,13 @@ class Rendezvous {
   // once on other ranks.
   void KeepStoreForSurvivors();
 
-  // After the group broke, before this is destroyed: keeps every group
-  // formed here until the process exits. Destroying a Gloo group joins its
-  // worker thread, which may wait in a collective with a lost or hung rank
-  // until Gloo's timeout; a re-formed group must not wait for that.
+  // After the group broke, before this is destroyed. Destroying a Gloo
+  // group joins its worker thread, which may wait in a collective with a
+  // lost or hung rank until Gloo's timeout; a re-formed group must not wait
+  // for that. So a thread of its own drops this generation's Gloo groups
+  // once that timeout has passed (each holds threads and sockets, and a
+  // rank that crash-loops re-forms the group again and again). NCCL groups
+  // are kept until the process exits.
   void Abandon();
 
   // A new Gloo group of `size` ranks whose members all call this with the
