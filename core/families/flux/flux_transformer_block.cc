@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <limits>
 #include <utility>
 
 namespace ditserve::models {
@@ -25,6 +26,16 @@ at::Tensor MlpResidual(const at::Tensor& x, const AdaLayerNormZeroOutput& mod,
 }
 
 }  // namespace
+
+at::Tensor ClipToFloat16Range(const at::Tensor& stream) {
+  if (stream.scalar_type() != at::kHalf) return stream;
+  // A float16 beyond ±largest is ±inf, so clamping replaces just those (and
+  // leaves NaN, as clamp does); LibTorch 1.13 has no float16 clamp on a CPU.
+  const double largest = std::numeric_limits<c10::Half>::max();
+  const double infinity = std::numeric_limits<double>::infinity();
+  return stream.masked_fill(stream == infinity, largest)
+      .masked_fill(stream == -infinity, -largest);
+}
 
 FluxTransformerBlockImpl::FluxTransformerBlockImpl(
     int64_t dim, int64_t heads, int64_t head_dim,
@@ -51,7 +62,7 @@ FluxStreams FluxTransformerBlockImpl::Forward(const FluxStreams& streams,
   const at::Tensor text =
       streams.text + Gated(text_mod.gate_msa, attended.text);
   return {MlpResidual(image, image_mod, ff_),
-          MlpResidual(text, text_mod, ff_context_)};
+          ClipToFloat16Range(MlpResidual(text, text_mod, ff_context_))};
 }
 
 FluxSingleTransformerBlockImpl::FluxSingleTransformerBlockImpl(
@@ -74,9 +85,9 @@ FluxStreams FluxSingleTransformerBlockImpl::Forward(
   const at::Tensor mlp =
       at::gelu(proj_mlp_->forward(mod.normed), /*approximate=*/"tanh");
   const at::Tensor attended = attn_->ForwardPreOnly(mod.normed, sequence);
-  const at::Tensor out =
+  const at::Tensor out = ClipToFloat16Range(
       residual +
-      Gated(mod.gate, proj_out_->forward(at::cat({attended, mlp}, /*dim=*/2)));
+      Gated(mod.gate, proj_out_->forward(at::cat({attended, mlp}, /*dim=*/2))));
   return {out.slice(1, text_tokens), out.slice(1, 0, text_tokens)};
 }
 

@@ -27,6 +27,12 @@ struct FluxStreams {
   at::Tensor text;
 };
 
+// `stream` clamped to float16's finite range when it is float16, else as
+// it is: FLUX's residual streams outgrow float16 on real weights, and an
+// infinity would turn into NaN at the next LayerNorm. diffusers clamps the
+// double blocks' text output and the single blocks' output so.
+at::Tensor ClipToFloat16Range(const at::Tensor& stream);
+
 // Double-stream block (diffusers FluxTransformerBlock): image and text keep
 // separate modulation and MLPs and meet in one joint attention.
 class FluxTransformerBlockImpl : public torch::nn::Module {

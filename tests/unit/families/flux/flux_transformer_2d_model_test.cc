@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "core/base/status_error.h"
+#include "core/families/flux/flux_transformer_block.h"
 #include "core/families/flux/flux_transformer_loader.h"
 #include "core/parallel/local_attention.h"
 #include "tests/unit/families/flux/flux_golden_inputs.h"
@@ -94,6 +96,22 @@ TEST(FluxTransformer2DModelTest, DevInBfloat16IsWithinTheDerivedTolerance) {
 
 TEST(FluxTransformer2DModelTest, SchnellInBfloat16IsWithinTheDerivedTolerance) {
   ExpectBfloat16Sample("models/flux_schnell", /*guidance=*/false);
+}
+
+// float16 matrix products need CUDA, so the blocks' use of the clamp runs
+// on a GPU only; the clamp itself is checked here.
+TEST(ClipToFloat16RangeTest, ClampsFloat16OnlyToItsFiniteRange) {
+  const double largest = 65504;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const at::Tensor half =
+      torch::tensor({1e6, -1e6, 70000.0, 1.5, nan}).to(torch::kHalf);
+  ASSERT_TRUE(half[0].isinf().item<bool>());
+  const at::Tensor clipped = ClipToFloat16Range(half).to(torch::kFloat);
+  EXPECT_TRUE(torch::equal(clipped.narrow(0, 0, 4),
+                           torch::tensor({largest, -largest, largest, 1.5})));
+  EXPECT_TRUE(clipped[4].isnan().item<bool>());
+  const at::Tensor wide = torch::tensor({1e30, -1e30}).to(torch::kBFloat16);
+  EXPECT_TRUE(torch::equal(ClipToFloat16Range(wide), wide));
 }
 
 TEST(FluxTransformer2DModelTest, MissingGuidanceIsAnErrorForDevModels) {
