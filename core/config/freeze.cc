@@ -21,6 +21,10 @@ namespace {
 constexpr int kMaxFps = 120;
 // libwebp's WEBP_MAX_DIMENSION: a WebP stores each side in 14 bits.
 constexpr int kMaxWebpSide = 16383;
+// Browsers show an animation frame of 10 ms or less (Blink; WebKit: under
+// 11 ms) for 100 ms: at 91 fps and above some of WebP's whole-millisecond
+// frames are 10 ms, and the video plays up to ten times too slowly.
+constexpr int kMaxWebpFps = 90;
 
 absl::Status CheckModel(absl::string_view model,
                         const ModelDefaults& defaults) {
@@ -83,9 +87,13 @@ absl::Status CheckPrompts(const v1::GenerateRequest& request,
   return absl::OkStatus();
 }
 
+// `binned`: resolution binning generates a size of its table and resizes
+// the image to the one asked for, which may then be any size, as in
+// diffusers.
 absl::Status CheckSide(absl::string_view field, int value,
-                       const ModelSpec& spec, const ServerOptions& options) {
-  const int multiple = spec.size_multiple();
+                       const ModelSpec& spec, const ServerOptions& options,
+                       bool binned) {
+  const int multiple = binned ? 1 : spec.size_multiple();
   if (value < multiple || value > options.max_side_pixels) {
     return InvalidField(
         field,
@@ -237,6 +245,19 @@ absl::Status FreezeOutput(const v1::GenerateRequest& request,
             config.width(), ": use OUTPUT_FORMAT_JPEG or OUTPUT_FORMAT_PNG")),
         {"output_format", "height", "width"});
   }
+  if (format == v1::OUTPUT_FORMAT_WEBP && config.num_frames() > 1 &&
+      config.fps() > kMaxWebpFps) {
+    return WithFields(
+        absl::InvalidArgumentError(
+            absl::StrCat("fps ", config.fps(),
+                         " is too fast for an animated WebP (output_format "
+                         "OUTPUT_FORMAT_WEBP), which browsers play at most at ",
+                         kMaxWebpFps,
+                         " fps (they hold a frame of 10 ms or less for "
+                         "100 ms): use fps up to ",
+                         kMaxWebpFps, " or OUTPUT_FORMAT_MP4")),
+        {"fps", "output_format"});
+  }
   config.set_output_quality(quality);
   return absl::OkStatus();
 }
@@ -299,10 +320,25 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
     }
   }
 
+  if (request.has_use_resolution_binning() &&
+      request.use_resolution_binning() && !defaults.use_resolution_binning) {
+    return InvalidField(
+        "use_resolution_binning",
+        absl::StrCat("use_resolution_binning is not available for ",
+                     defaults.name,
+                     " (it has no resolution-binning table; leave it unset "
+                     "or false)"));
+  }
+  config.set_use_resolution_binning(request.has_use_resolution_binning()
+                                        ? request.use_resolution_binning()
+                                        : defaults.use_resolution_binning);
+
   config.set_height(request.has_height() ? request.height() : defaults.height);
   config.set_width(request.has_width() ? request.width() : defaults.width);
-  RETURN_IF_ERROR(CheckSide("height", config.height(), spec, options));
-  RETURN_IF_ERROR(CheckSide("width", config.width(), spec, options));
+  RETURN_IF_ERROR(CheckSide("height", config.height(), spec, options,
+                            config.use_resolution_binning()));
+  RETURN_IF_ERROR(CheckSide("width", config.width(), spec, options,
+                            config.use_resolution_binning()));
   const int64_t pixels = int64_t{config.height()} * config.width();
   if (pixels > options.max_pixels) {
     return WithFields(
@@ -394,18 +430,6 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
   config.set_scheduler(defaults.scheduler);
   config.set_scheduler_shift(defaults.scheduler_shift);
   config.set_scheduler_dynamic_shift(defaults.scheduler_dynamic_shift);
-  if (request.has_use_resolution_binning() &&
-      request.use_resolution_binning() && !defaults.use_resolution_binning) {
-    return InvalidField(
-        "use_resolution_binning",
-        absl::StrCat("use_resolution_binning is not available for ",
-                     defaults.name,
-                     " (it has no resolution-binning table; leave it unset "
-                     "or false)"));
-  }
-  config.set_use_resolution_binning(request.has_use_resolution_binning()
-                                        ? request.use_resolution_binning()
-                                        : defaults.use_resolution_binning);
 
   RETURN_IF_ERROR(FreezeOutput(request, defaults, config));
   RETURN_IF_ERROR(FreezePartialImages(request, config));

@@ -270,6 +270,25 @@ TEST(FreezeTest, PixArtResolutionBinningGeneratesAtTheNearestTrainedSize) {
   EXPECT_EQ(config->shapes().image_tokens(), (768 / 16) * (1344 / 16));
 }
 
+// Binning generates a size of its table and resizes the image to the one
+// asked for, so that may be any size, as in diffusers; without binning the
+// size must fit the latent grid.
+TEST(FreezeTest, ResolutionBinningTakesSizesOffTheLatentGrid) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(1000);
+  request.set_width(601);
+  absl::StatusOr<v1::InputConfig> config =
+      FreezeFor(request, families::kPixArtAlphaDefaults);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->height(), 1000);
+  EXPECT_EQ(config->width(), 601);
+  EXPECT_EQ(config->shapes().generated_height() % 16, 0);
+  EXPECT_EQ(config->shapes().generated_width() % 16, 0);
+  request.set_use_resolution_binning(false);
+  ExpectRejected(request, "height 1000 is not a multiple of 16",
+                 families::kPixArtAlphaDefaults);
+}
+
 TEST(FreezeTest, WithoutResolutionBinningPixArtGeneratesTheRequestedSize) {
   v1::GenerateRequest request = OnePrompt();
   request.set_height(768);
@@ -692,6 +711,21 @@ TEST(FreezeValidationTest, Mp4IsForVideoModels) {
   ExpectRejected(request,
                  "OUTPUT_FORMAT_MP4 is for video models; flux-dev makes "
                  "images");
+  ExpectAccepted(request, families::kCogVideoX5bDefaults);
+}
+
+TEST(FreezeValidationTest, AnimatedWebpIsRefusedAboveWhatBrowsersPlay) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_output_format(v1::OUTPUT_FORMAT_WEBP);
+  request.set_num_frames(9);
+  request.set_fps(90);
+  ExpectAccepted(request, families::kCogVideoX5bDefaults);
+  request.set_fps(91);
+  ExpectRejected(request,
+                 "fps 91 is too fast for an animated WebP (output_format "
+                 "OUTPUT_FORMAT_WEBP), which browsers play at most at 90 fps",
+                 families::kCogVideoX5bDefaults);
+  request.set_output_format(v1::OUTPUT_FORMAT_MP4);
   ExpectAccepted(request, families::kCogVideoX5bDefaults);
 }
 

@@ -36,5 +36,17 @@ TEST(ResolutionBinningTest, ConstantImageStaysConstantWhenShrunk) {
   EXPECT_TRUE(torch::allclose(out, torch::full_like(out, 0.25)));
 }
 
+// Binning takes any requested size (Freeze), odd ones included, and ones
+// whose scaled side truncates below the target: 1600 × (58 / 1600) is
+// 57.99... in doubles.
+TEST(ResolutionBinningTest, EveryTargetSizeIsMet) {
+  EXPECT_EQ(
+      ResizeAndCenterCrop(torch::rand({2, 3, 1280, 768}), {1000, 601}).sizes(),
+      (std::vector<int64_t>{2, 3, 1000, 601}));
+  EXPECT_EQ(
+      ResizeAndCenterCrop(torch::rand({1, 3, 640, 1600}), {22, 58}).sizes(),
+      (std::vector<int64_t>{1, 3, 22, 58}));
+}
+
 }  // namespace
 }  // namespace ditserve::families
