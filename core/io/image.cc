@@ -59,13 +59,9 @@ absl::StatusOr<std::string> EncodePng(const at::Tensor& rgb8) {
   png.image.width = static_cast<png_uint_32>(pixels.size(1));
   png.image.height = static_cast<png_uint_32>(pixels.size(0));
   png.image.format = PNG_FORMAT_RGB;
-  png_alloc_size_t size = 0;
-  // The first call measures, the second writes.
-  if (!png_image_write_to_memory(&png.image, nullptr, &size, 0,
-                                 pixels.data_ptr(), 0, nullptr)) {
-    return absl::InternalError(
-        absl::StrCat("PNG encoding failed: ", png.image.message));
-  }
+  // Room for the largest PNG of the image, so that one call compresses it:
+  // asked for the size first, libpng compresses the whole image to count.
+  png_alloc_size_t size = PNG_IMAGE_PNG_SIZE_MAX(png.image);
   std::string bytes(size, '\0');
   if (!png_image_write_to_memory(&png.image, bytes.data(), &size, 0,
                                  pixels.data_ptr(), 0, nullptr)) {
@@ -73,6 +69,7 @@ absl::StatusOr<std::string> EncodePng(const at::Tensor& rgb8) {
         absl::StrCat("PNG encoding failed: ", png.image.message));
   }
   bytes.resize(size);
+  bytes.shrink_to_fit();
   return bytes;
 }
 
