@@ -41,6 +41,8 @@ absl::StatusOr<FlowMatchEulerConfig> ParseFlowMatchEulerConfig(
   config.time_shift_type = reader.Choice(
       "time_shift_type", config.time_shift_type, {"exponential", "linear"});
   config.shift_terminal = reader.OptionalNumber("shift_terminal");
+  // diffusers tests `if self.config.shift_terminal:`, so 0 stretches nothing.
+  if (config.shift_terminal == 0.0) config.shift_terminal.reset();
   config.invert_sigmas = reader.Bool("invert_sigmas", config.invert_sigmas);
   reader.RequireBool("use_karras_sigmas", false);
   reader.RequireBool("use_exponential_sigmas", false);

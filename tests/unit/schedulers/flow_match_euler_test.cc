@@ -142,6 +142,13 @@ TEST(FlowMatchEulerTest, UnsupportedOptionsInTheConfigAreErrors) {
   EXPECT_THAT(shift.status().message(), HasSubstr("\"shift\" is \"three\""));
 }
 
+TEST(FlowMatchEulerTest, AZeroShiftTerminalIsNone) {
+  auto config = ParseFlowMatchEulerConfig(
+      nlohmann::json{{"shift_terminal", 0.0}}, "test");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->shift_terminal.has_value());
+}
+
 TEST(FlowMatchEulerTest, NullFieldsTakeTheDefaults) {
   auto config = ParseFlowMatchEulerConfig(
       nlohmann::json{{"shift_terminal", nullptr}, {"shift", 3.0}}, "test");
