@@ -272,6 +272,9 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
   });
   server.set_error_handler([this](const httplib::Request& request,
                                   httplib::Response& response) {
+    // A Range header cpp-httplib could not parse whole answers 416 before
+    // the pre-routing handler, keeping the ranges it parsed for this answer.
+    RewriteRequestHeaders(const_cast<httplib::Request&>(request));
     if (!response.body.empty()) return;
     const HttpRefusal refusal =
         ExplainHttpRefusal(Routes(), request, response.status, kMaxBodyBytes);
