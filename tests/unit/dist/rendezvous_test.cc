@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/local_cluster/rank_launcher.h"
@@ -41,16 +42,20 @@ TEST(RendezvousTest, WorkerWithoutAStoreFailsNamingTheAddressWithinTheTimeout) {
                                      *port)));
 }
 
+// The one rank of a group, on a free port.
+absl::StatusOr<std::unique_ptr<Rendezvous>> ConnectAlone(
+    const RendezvousOptions& options) {
+  ASSIGN_OR_RETURN(const int port, local_cluster::PickFreePort());
+  return Rendezvous::Connect({.rank = 0,
+                              .world_size = 1,
+                              .local_rank = 0,
+                              .master_addr = "127.0.0.1",
+                              .master_port = port},
+                             options, {});
+}
+
 TEST(RendezvousTest, SingleRankFormsWorldControlAndDataGroups) {
-  absl::StatusOr<int> port = local_cluster::PickFreePort();
-  ASSERT_TRUE(port.ok()) << port.status();
-  absl::StatusOr<std::unique_ptr<Rendezvous>> rendezvous =
-      Rendezvous::Connect({.rank = 0,
-                           .world_size = 1,
-                           .local_rank = 0,
-                           .master_addr = "127.0.0.1",
-                           .master_port = *port},
-                          {}, {});
+  absl::StatusOr<std::unique_ptr<Rendezvous>> rendezvous = ConnectAlone({});
   ASSERT_TRUE(rendezvous.ok()) << rendezvous.status();
   EXPECT_EQ((*rendezvous)->world()->getSize(), 1);
   EXPECT_EQ((*rendezvous)->control()->getSize(), 1);
@@ -72,15 +77,8 @@ int ThreadsOfThisProcess() {
 // One generation of a one-rank group with two data groups beside its world
 // and control groups, as a mesh forms them, abandoned as after a failure.
 void FormAndAbandonAGeneration(const RendezvousOptions& options) {
-  absl::StatusOr<int> port = local_cluster::PickFreePort();
-  ASSERT_TRUE(port.ok()) << port.status();
   absl::StatusOr<std::unique_ptr<Rendezvous>> rendezvous =
-      Rendezvous::Connect({.rank = 0,
-                           .world_size = 1,
-                           .local_rank = 0,
-                           .master_addr = "127.0.0.1",
-                           .master_port = *port},
-                          options, {});
+      ConnectAlone(options);
   ASSERT_TRUE(rendezvous.ok()) << rendezvous.status();
   ASSERT_TRUE((*rendezvous)->NewGlooGroup("sp", 0, 1).ok());
   ASSERT_TRUE((*rendezvous)->NewDataGroup("dp", 0, 1).ok());
