@@ -145,7 +145,13 @@ absl::Status WaitUnlessGivenUp(c10d::Work& work, absl::string_view operation,
     // Completed since the slice ended: a rank's failure post, which may
     // follow its last part in the collective, is no reason to leave it.
     if (completed->HasBeenNotified()) break;
-    RETURN_IF_ERROR(ReasonToGiveUp(operation, context));
+    if (absl::Status given_up = ReasonToGiveUp(operation, context);
+        !given_up.ok()) {
+      // Naming a lost rank takes a heartbeat window, in which a peer that
+      // left after its last part in the collective lets it complete.
+      if (completed->HasBeenNotified()) break;
+      return given_up;
+    }
   }
   // Completed: returns at once, or rethrows the collective's error.
   work.wait();

@@ -106,8 +106,11 @@ absl::Status FinishRankPhase(Rendezvous& rendezvous, const RankPhase& phase,
                              const absl::Status& own) {
   const int self = rendezvous.env().rank;
   Outcomes outcomes(*rendezvous.store(), phase);
-  RETURN_IF_ERROR(outcomes.Report(self, own));
+  const absl::Status reported = outcomes.Report(self, own);
+  // This rank's own failure is what it reports on, whether or not the
+  // others could be told.
   if (!own.ok()) return own;
+  RETURN_IF_ERROR(reported);
 
   std::vector<int> others;
   for (int rank = 0; rank < rendezvous.env().world_size; ++rank) {

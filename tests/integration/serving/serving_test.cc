@@ -517,7 +517,8 @@ TEST(ServingStartUpTest, MetricsAreServedWhileTheGroupForms) {
 // serves once it read every rank's report of its load; the worker reads the
 // host's a moment later, and a signal before that ends it at once.
 bool WorkerServes(ServingCluster& cluster) {
-  return cluster.ranks().WaitForOutput(1, "joined generation",
+  // Not "joined generation" alone: the rendezvous says that before the load.
+  return cluster.ranks().WaitForOutput(1, "ranks; serving",
                                        std::chrono::seconds(10));
 }
 
