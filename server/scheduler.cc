@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
 #include "core/base/status_macros.h"
 #include "core/engine/stage.h"
@@ -46,25 +47,25 @@ void AddTiming(v1::GenerateResponse& response, engine::Stage stage,
   timing->set_rank(0);
 }
 
-// Why `job` stops after `step`, if it does. The deadline is looked at first:
-// gRPC cancels a call when its deadline passes, so a job past its deadline
-// is also cancelled, and must count as deadline_exceeded.
-std::optional<absl::Status> StopReason(const Job& job, absl::Time now, int step,
-                                       int total_steps, bool drain_expired) {
+// Why `job` stops at `now`, if it does, `when` saying at what point of the
+// run ("after step 3 of 8"). The deadline is looked at first: gRPC cancels a
+// call when its deadline passes, so a job past its deadline is also
+// cancelled, and must count as deadline_exceeded.
+std::optional<absl::Status> StopReason(const Job& job, absl::Time now,
+                                       absl::string_view when,
+                                       bool drain_expired) {
   if (drain_expired) {
     return absl::UnavailableError(absl::StrCat(
         "server shutting down: its drain timeout (--drain_timeout_s) passed; "
-        "stopped after step ",
-        step, " of ", total_steps));
+        "stopped ",
+        when));
   }
   const std::optional<absl::StatusCode> stop = job.StopCode(now);
   if (!stop.has_value()) return std::nullopt;
   if (*stop == absl::StatusCode::kDeadlineExceeded) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("deadline passed after step ", step, " of ", total_steps));
+    return absl::DeadlineExceededError(absl::StrCat("deadline passed ", when));
   }
-  return absl::CancelledError(absl::StrCat(
-      "cancelled by the client after step ", step, " of ", total_steps));
+  return absl::CancelledError(absl::StrCat("cancelled by the client ", when));
 }
 
 // The scheduler's step rule as the engine asks for it (0-based steps), and
@@ -310,8 +311,9 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     for (const std::shared_ptr<Job>& job : jobs) {
       if (job->finished()) continue;
       job->ReportEvent(event);
-      std::optional<absl::Status> reason =
-          StopReason(*job, now, step, total_steps, drain_expired);
+      std::optional<absl::Status> reason = StopReason(
+          *job, now, absl::StrCat("after step ", step, " of ", total_steps),
+          drain_expired);
       if (!reason.has_value()) {
         ++live;
         continue;
@@ -385,6 +387,14 @@ absl::StatusOr<v1::GenerateResponse> Scheduler::Respond(
 void Scheduler::Answer(Job& job, v1::GenerateResponse response,
                        absl::Time started, absl::Time finished) {
   if (job.finished()) return;
+  // A client that left, or whose deadline passed, while rank 0 decoded and
+  // encoded never gets these outputs: it must not count as served.
+  if (std::optional<absl::Status> reason = StopReason(
+          job, finished, "after the last step, while its outputs were decoded",
+          /*drain_expired=*/false)) {
+    job.Finish(*std::move(reason));
+    return;
+  }
   AddTiming(response, engine::Stage::kFreeze, job.enqueued() - job.received());
   AddTiming(response, engine::Stage::kQueue, started - job.enqueued());
   AddTiming(response, engine::Stage::kTotal, finished - job.received());

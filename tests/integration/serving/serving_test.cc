@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/config/model_defaults.h"
 #include "core/families/flux/flux_defaults.h"
 #include "core/io/image.h"
@@ -55,6 +56,12 @@ grpc::Status Generate(ServingCluster& cluster,
                       double seconds = kCallSeconds) {
   auto context = ContextWithDeadline(seconds);
   return cluster.generation().Generate(context.get(), request, response);
+}
+
+// ditserve_requests_total{status="`status`"} summed over clients.
+double RequestsCounted(const std::string& metrics, absl::string_view status) {
+  return MetricValue(metrics, "ditserve_requests_total",
+                     {absl::StrCat("status=\"", status, "\"")});
 }
 
 void ExpectPngOfSize(const v1::Image& image, int width, int height) {
@@ -721,9 +728,7 @@ TEST_F(ServingTest, CancelMidRunStopsTheRunAndTheGroupServesTheNextRequest) {
       steps_before;
   // The 200-step run stopped early: far fewer steps than it asked for.
   EXPECT_LT(steps_run, 100) << "steps run: " << steps_run;
-  EXPECT_GE(
-      MetricValue(*after, "ditserve_requests_total", {"status=\"cancelled\""}),
-      1);
+  EXPECT_GE(RequestsCounted(*after, "cancelled"), 1);
 }
 
 TEST_F(ServingTest, DeadlinePassingWhileRunningIsDeadlineExceeded) {
@@ -740,14 +745,48 @@ TEST_F(ServingTest, DeadlinePassingWhileRunningIsDeadlineExceeded) {
   // counts as deadline_exceeded, not cancelled.
   absl::StatusOr<std::string> after = cluster_->ScrapeMetrics();
   ASSERT_TRUE(after.ok());
-  const auto count = [](const std::string& metrics, const char* status) {
-    return MetricValue(metrics, "ditserve_requests_total",
-                       {absl::StrCat("status=\"", status, "\"")});
+  EXPECT_EQ(RequestsCounted(*after, "deadline_exceeded") -
+                RequestsCounted(*before, "deadline_exceeded"),
+            1);
+  EXPECT_EQ(RequestsCounted(*after, "cancelled"),
+            RequestsCounted(*before, "cancelled"));
+}
+
+// A client that cancels after the last step, while rank 0 still decodes its
+// images, never gets them: the request counts as cancelled, not ok.
+TEST_F(ServingTest, CancelWhileDecodingCountsAsCancelledNotOk) {
+  absl::StatusOr<std::string> before = cluster_->ScrapeMetrics();
+  ASSERT_TRUE(before.ok());
+  // One step, then two 1024x1024 decodes on rank 0 (about a second each):
+  // the cancel sent at the step's progress event lands during them.
+  v1::GenerateRequest request = SmallRequest("cancelled while decoding");
+  request.add_prompt("a second image to decode");
+  request.set_height(1024);
+  request.set_width(1024);
+  request.set_num_inference_steps(1);
+  RunningStream running =
+      StartAndWaitForFirstStep(*cluster_, request, kCallSeconds);
+  running.CancelAndDrain();
+  EXPECT_EQ(running.reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  // The host settles the request once the decode ends.
+  const auto answered = [&](const std::string& metrics) {
+    return RequestsCounted(metrics, "ok") +
+               RequestsCounted(metrics, "cancelled") >
+           RequestsCounted(*before, "ok") +
+               RequestsCounted(*before, "cancelled");
   };
-  EXPECT_EQ(
-      count(*after, "deadline_exceeded") - count(*before, "deadline_exceeded"),
-      1);
-  EXPECT_EQ(count(*after, "cancelled"), count(*before, "cancelled"));
+  const auto give_up = std::chrono::steady_clock::now() + kQueueWait;
+  absl::StatusOr<std::string> after = cluster_->ScrapeMetrics();
+  while (after.ok() && !answered(*after) &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    after = cluster_->ScrapeMetrics();
+  }
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(RequestsCounted(*after, "cancelled") -
+                RequestsCounted(*before, "cancelled"),
+            1);
+  EXPECT_EQ(RequestsCounted(*after, "ok"), RequestsCounted(*before, "ok"));
 }
 
 struct QueuedOutcome {
@@ -904,10 +943,8 @@ TEST_F(ServingTest, MetricsCountEveryStageOfEveryRequest) {
         kRequests)
         << stage;
   }
-  EXPECT_EQ(
-      MetricValue(*after, "ditserve_requests_total", {"status=\"ok\""}) -
-          MetricValue(*before, "ditserve_requests_total", {"status=\"ok\""}),
-      kRequests);
+  EXPECT_EQ(RequestsCounted(*after, "ok") - RequestsCounted(*before, "ok"),
+            kRequests);
   // The steps are the denoise stage's: broadcast, prepare and text encoding
   // come before the first (slack for the two clocks the times are read
   // from).
