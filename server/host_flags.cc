@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/flags/flag.h"
@@ -114,12 +115,17 @@ absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags() {
               : absl::StrCat(" to ", limit.most)));
     }
   }
-  constexpr double kMaxQueueWaitSeconds = 2e6;
-  if (const double wait = absl::GetFlag(FLAGS_max_queue_wait_s);
-      !(wait >= 0 && wait < kMaxQueueWaitSeconds)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max_queue_wait_s ", wait, ": allowed 0 (no limit) or more, below ",
-        kMaxQueueWaitSeconds));
+  constexpr double kMaxWaitSeconds = 2e6;
+  for (const auto& [name, seconds, zero] :
+       {std::tuple{"max_queue_wait_s", absl::GetFlag(FLAGS_max_queue_wait_s),
+                   "no limit"},
+        std::tuple{"drain_timeout_s", absl::GetFlag(FLAGS_drain_timeout_s),
+                   "no wait"}}) {
+    if (!(seconds >= 0 && seconds < kMaxWaitSeconds)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " ", seconds, ": allowed 0 (", zero,
+                       ") or more, below ", kMaxWaitSeconds));
+    }
   }
   config::ServerOptions options;
   options.max_queue = absl::GetFlag(FLAGS_max_queue);

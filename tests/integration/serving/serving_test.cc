@@ -586,6 +586,12 @@ TEST(ServingStartUpTest, QueueLimitOutsideItsRangeFailsStartUpNamingTheFlag) {
               HasSubstr("--max_queue 2000000000: allowed 1 to 10000"));
 }
 
+TEST(ServingStartUpTest, ANegativeDrainTimeoutFailsStartUpNamingTheFlag) {
+  EXPECT_THAT(
+      StartUpFailure({.world_size = 1, .host_flags = {"--drain_timeout_s=-1"}}),
+      HasSubstr("--drain_timeout_s -1: allowed 0 (no wait) or more"));
+}
+
 TEST_F(ServingTest, StreamSendsAcceptedThenEveryStepThenTheResult) {
   v1::GenerateRequest request = SmallRequest("streamed");
   request.set_num_inference_steps(3);
