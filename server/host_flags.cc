@@ -14,9 +14,12 @@ const ditserve::config::ServerOptions kDefaults;
 }  // namespace
 
 ABSL_FLAG(std::string, listen, "0.0.0.0",
-          "address the gRPC, HTTP API and metrics servers bind to");
+          "address the gRPC and HTTP API servers bind to");
 ABSL_FLAG(int, grpc_port, 50051, "gRPC port");
 ABSL_FLAG(int, metrics_port, 9400, "Prometheus /metrics port; 0 = off");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "address /metrics binds to (plaintext and open: an internal one, "
+          "such as 127.0.0.1 or a cluster-only interface); empty = --listen");
 ABSL_FLAG(int, http_port, 0,
           "OpenAI-compatible HTTP API port (POST /v1/images/generations, GET "
           "/v1/models, GET /health); 0 = off");

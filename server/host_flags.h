@@ -15,6 +15,7 @@
 ABSL_DECLARE_FLAG(std::string, listen);
 ABSL_DECLARE_FLAG(int, grpc_port);
 ABSL_DECLARE_FLAG(int, metrics_port);
+ABSL_DECLARE_FLAG(std::string, metrics_listen);
 ABSL_DECLARE_FLAG(int, http_port);
 ABSL_DECLARE_FLAG(bool, http_access_log);
 ABSL_DECLARE_FLAG(std::string, http_cors_origins);

@@ -16,6 +16,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/allocator_tuning.h"
+#include "core/base/end_by_signal.h"
 #include "core/base/logging.h"
 #include "core/base/openmp_wait_policy.h"
 #include "core/config/model_defaults.h"
@@ -132,6 +133,12 @@ int RunHost() {
   // OpenSSL writes to an HTTPS client that has gone away with write(), which
   // raises SIGPIPE; a client leaving must never end the host.
   std::signal(SIGPIPE, SIG_IGN);
+  // Until it serves, nothing was admitted: a stop signal ends the host at
+  // once, also as a container's PID 1, which ignores a signal it does not
+  // catch (a rollout would wait out its whole grace period on a host that
+  // loads a model for minutes). Once the group forms, it drains instead.
+  std::signal(SIGTERM, base::EndBySignal);
+  std::signal(SIGINT, base::EndBySignal);
   // From the start, so that a reload asked for while the model loads (whose
   // default action would end the host) waits for the reloader.
   std::signal(SIGHUP, RequestReload);
@@ -205,8 +212,10 @@ int RunHost() {
   const std::string listen = absl::GetFlag(FLAGS_listen);
   metrics.SetRanksAlive(1);
   if (absl::GetFlag(FLAGS_metrics_port) != 0) {
+    const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
     if (absl::StatusOr<int> port =
-            metrics.Serve(listen, absl::GetFlag(FLAGS_metrics_port));
+            metrics.Serve(metrics_listen.empty() ? listen : metrics_listen,
+                          absl::GetFlag(FLAGS_metrics_port));
         !port.ok()) {
       return Fail(port.status(), "metrics");
     }
@@ -217,6 +226,9 @@ int RunHost() {
       ServingGeneration::Form(*setup, *store, /*generation=*/0, shared,
                               keep_waiting);
   if (!serving.ok()) return Fail(serving.status(), "rank group");
+  // From before anything can be admitted.
+  std::signal(SIGTERM, RequestStop);
+  std::signal(SIGINT, RequestStop);
 
   HealthService health(&auth);
   const ServedModel served{spec,
@@ -288,8 +300,6 @@ int RunHost() {
       listen, bound_port, absl::GetFlag(FLAGS_http_port), cors->Describe(),
       absl::GetFlag(FLAGS_metrics_port), credentials->Describe());
 
-  std::signal(SIGTERM, RequestStop);
-  std::signal(SIGINT, RequestStop);
   absl::Status group_status;
   while (!stop_requested) {
     shed_overdue();

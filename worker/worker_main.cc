@@ -3,9 +3,6 @@
 // rank is lost it joins the group rank 0 re-forms; it exits non-zero when
 // the host is lost.
 
-#include <pthread.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -21,6 +18,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/allocator_tuning.h"
+#include "core/base/end_by_signal.h"
 #include "core/base/logging.h"
 #include "core/base/openmp_wait_policy.h"
 #include "core/dist/group_store.h"
@@ -56,23 +54,8 @@ static_assert(std::atomic<int>::is_always_lock_free,
 // ends by returning.
 std::atomic<bool> following_host{false};
 
-// Ends the process by `signal`, as its default action would. In a
-// container the worker is PID 1, whose default actions the kernel ignores:
-// then it exits with the shell's code for the signal. Async-signal-safe.
-[[noreturn]] void EndBySignal(int signal) {
-  std::signal(signal, SIG_DFL);
-  // Inside the handler the signal is blocked, and raise would only leave it
-  // pending.
-  sigset_t own;
-  sigemptyset(&own);
-  sigaddset(&own, signal);
-  pthread_sigmask(SIG_UNBLOCK, &own, nullptr);
-  std::raise(signal);
-  _exit(128 + signal);
-}
-
 void NoteStopSignal(int signal) {
-  if (stop_signal.exchange(signal) != 0) EndBySignal(signal);
+  if (stop_signal.exchange(signal) != 0) base::EndBySignal(signal);
 }
 
 // Once a stop signal came, waits up to `grace_seconds` for the host to shut
@@ -100,7 +83,7 @@ void EndByStopSignalAfter(double grace_seconds) {
     }
     spdlog::warn("{}: exiting{}", strsignal(signal),
                  following_host ? " (--stop_grace_s passed)" : "");
-    EndBySignal(signal);
+    base::EndBySignal(signal);
   }).detach();
 }
 

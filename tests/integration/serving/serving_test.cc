@@ -4,14 +4,18 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "core/config/model_defaults.h"
@@ -494,30 +498,83 @@ TEST_F(ServingTest, APromptSeenAgainSkipsTheTextEncodersAndKeepsItsImage) {
   EXPECT_GT(MetricValue(*after, "ditserve_prompt_cache_bytes", {}), 0);
 }
 
-// /metrics answers while the group forms, so that Prometheus sees a host
-// that loads a model for minutes as up, with only itself alive until every
-// rank joins. Rank 1 is killed before it can join; the host waits for it.
-TEST(ServingStartUpTest, MetricsAreServedWhileTheGroupForms) {
+// A 2-rank group whose rank 1 is killed before it can join, so that the
+// host waits for it, and the host's first /metrics scrape, which it answers
+// while the group forms.
+struct FormingHost {
+  std::unique_ptr<local_cluster::RankLauncher> ranks;
+  absl::StatusOr<std::string> scrape;
+};
+
+FormingHost StartFormingHost(std::vector<std::string> host_flags = {}) {
+  FormingHost forming;
   absl::StatusOr<int> metrics_port = local_cluster::PickFreePort();
-  ASSERT_TRUE(metrics_port.ok()) << metrics_port.status();
+  if (!metrics_port.ok()) {
+    forming.scrape = metrics_port.status();
+    return forming;
+  }
+  host_flags.push_back(absl::StrCat("--metrics_port=", *metrics_port));
   absl::StatusOr<std::unique_ptr<local_cluster::RankLauncher>> ranks =
       local_cluster::LaunchRanks(
           {.world_size = 2,
            .rank_flags = {"--dp_degree=2", "--connect_timeout_s=60"},
-           .host_flags = {absl::StrCat("--metrics_port=", *metrics_port)}});
-  ASSERT_TRUE(ranks.ok()) << ranks.status();
-  (*ranks)->Kill(1);
-  absl::StatusOr<std::string> scrape;
+           .host_flags = std::move(host_flags)});
+  if (!ranks.ok()) {
+    forming.scrape = ranks.status();
+    return forming;
+  }
+  forming.ranks = *std::move(ranks);
+  forming.ranks->Kill(1);
   for (int attempt = 0; attempt < 300; ++attempt) {
-    scrape = local_cluster::HttpGet(*metrics_port, "/metrics");
-    if (scrape.ok()) break;
+    forming.scrape = local_cluster::HttpGet(*metrics_port, "/metrics");
+    if (forming.scrape.ok()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  ASSERT_TRUE(scrape.ok()) << scrape.status() << "\n" << (*ranks)->Output(0);
-  EXPECT_EQ(MetricValue(*scrape, "ditserve_ranks_alive", {}), 1);
-  EXPECT_EQ(MetricValue(*scrape, "ditserve_world_size", {}), 2);
-  EXPECT_THAT((*ranks)->Exited(), ::testing::ElementsAre(1))
+  return forming;
+}
+
+// Whether /proc/`pid`/status lists `signal` among those the process
+// catches.
+bool CatchesSignal(pid_t pid, int signal) {
+  std::ifstream status(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (!absl::StartsWith(line, "SigCgt:")) continue;
+    const uint64_t caught = std::stoull(line.substr(7), nullptr, 16);
+    return (caught >> (signal - 1)) & 1;
+  }
+  return false;
+}
+
+// /metrics answers while the group forms, so that Prometheus sees a host
+// that loads a model for minutes as up, with only itself alive until every
+// rank joins. It binds where --metrics_listen says: the scrape goes to
+// 127.0.0.1, which --listen alone would not have bound.
+TEST(ServingStartUpTest, MetricsAreServedWhileTheGroupForms) {
+  const FormingHost forming =
+      StartFormingHost({"--listen=127.0.0.2", "--metrics_listen=127.0.0.1"});
+  ASSERT_TRUE(forming.scrape.ok())
+      << forming.scrape.status() << "\n"
+      << (forming.ranks ? forming.ranks->Output(0) : "");
+  EXPECT_EQ(MetricValue(*forming.scrape, "ditserve_ranks_alive", {}), 1);
+  EXPECT_EQ(MetricValue(*forming.scrape, "ditserve_world_size", {}), 2);
+  EXPECT_THAT(forming.ranks->Exited(), ::testing::ElementsAre(1))
       << "the host is still forming";
+}
+
+// Before the group forms nothing was admitted, so SIGTERM ends the host at
+// once, by that signal. As a container's PID 1 the host only gets signals
+// it catches: without a handler a rollout waits out its grace period.
+TEST(ServingStartUpTest, SigtermWhileTheGroupFormsEndsTheHostAtOnce) {
+  const FormingHost forming = StartFormingHost();
+  ASSERT_TRUE(forming.scrape.ok())
+      << forming.scrape.status() << "\n"
+      << (forming.ranks ? forming.ranks->Output(0) : "");
+  EXPECT_TRUE(CatchesSignal(forming.ranks->pid(0), SIGTERM));
+  forming.ranks->Signal(0, SIGTERM);
+  const RankExit exit = forming.ranks->Wait(0, std::chrono::seconds(10));
+  EXPECT_EQ(exit.signal, SIGTERM) << forming.ranks->Output(0);
+  EXPECT_FALSE(exit.timed_out);
 }
 
 // Whether rank 1 says, within 10 s, that it serves the group. The host
