@@ -33,12 +33,11 @@ absl::StatusOr<CheckpointConfigs> ReadCheckpointConfigs(
                    base::ReadJsonObjectFile(configs.transformer_path));
   ASSIGN_OR_RETURN(configs.vae, base::ReadJsonObjectFile(configs.vae_path));
   configs.pipeline_class = index.value("_class_name", "");
-  const std::string scheduler_path =
-      model_dir + "/scheduler/scheduler_config.json";
-  if (std::filesystem::exists(scheduler_path)) {
-    ASSIGN_OR_RETURN(nlohmann::json scheduler,
-                     base::ReadJsonObjectFile(scheduler_path));
-    configs.scheduler_class = scheduler.value("_class_name", "");
+  configs.scheduler_path = model_dir + "/scheduler/scheduler_config.json";
+  if (std::filesystem::exists(configs.scheduler_path)) {
+    ASSIGN_OR_RETURN(configs.scheduler,
+                     base::ReadJsonObjectFile(configs.scheduler_path));
+    configs.scheduler_class = configs.scheduler.value("_class_name", "");
   }
 
   const nlohmann::json& transformer = configs.transformer;

@@ -16,8 +16,11 @@ struct CheckpointConfigs {
   // model_index.json "_class_name", e.g. "FluxPipeline".
   std::string pipeline_class;
   // scheduler/scheduler_config.json "_class_name" (the scheduler the
-  // families run), empty when the file is missing.
+  // families run), empty when the file is missing; the whole file (null
+  // when missing) and its path.
   std::string scheduler_class;
+  nlohmann::json scheduler;
+  std::string scheduler_path;
   // transformer/config.json and its path, for the family's own keys.
   nlohmann::json transformer;
   std::string transformer_path;

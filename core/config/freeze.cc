@@ -90,15 +90,21 @@ absl::Status CheckPrompts(const v1::GenerateRequest& request,
 // `binned`: resolution binning generates a size of its table and resizes
 // the image to the one asked for, which may then be any size, as in
 // diffusers.
-absl::Status CheckSide(absl::string_view field, int value,
+// `model_most`: the model's own limit on this side, 0 for none.
+absl::Status CheckSide(absl::string_view field, int value, int model_most,
                        const ModelSpec& spec, const ServerOptions& options,
                        bool binned) {
   const int multiple = binned ? 1 : spec.size_multiple();
-  if (value < multiple || value > options.max_side_pixels) {
+  const bool model_limits =
+      model_most > 0 && model_most < options.max_side_pixels;
+  const int most = model_limits ? model_most : options.max_side_pixels;
+  if (value < multiple || value > most) {
     return InvalidField(
         field,
-        absl::StrCat(field, " ", value, " is out of range; allowed ", multiple,
-                     " to ", options.max_side_pixels, " pixels"));
+        absl::StrCat(
+            field, " ", value, " is out of range; allowed ", multiple, " to ",
+            most, " pixels",
+            model_limits ? " (the most the model's positions cover)" : ""));
   }
   if (value % multiple != 0) {
     return InvalidField(
@@ -335,10 +341,10 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
 
   config.set_height(request.has_height() ? request.height() : defaults.height);
   config.set_width(request.has_width() ? request.width() : defaults.width);
-  RETURN_IF_ERROR(CheckSide("height", config.height(), spec, options,
-                            config.use_resolution_binning()));
-  RETURN_IF_ERROR(CheckSide("width", config.width(), spec, options,
-                            config.use_resolution_binning()));
+  RETURN_IF_ERROR(CheckSide("height", config.height(), spec.max_height, spec,
+                            options, config.use_resolution_binning()));
+  RETURN_IF_ERROR(CheckSide("width", config.width(), spec.max_width, spec,
+                            options, config.use_resolution_binning()));
   const int64_t pixels = int64_t{config.height()} * config.width();
   if (pixels > options.max_pixels) {
     return WithFields(
@@ -359,6 +365,12 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
         absl::StrCat("num_inference_steps ", config.num_inference_steps(),
                      " is out of range; allowed 1 to ",
                      options.max_inference_steps));
+  }
+  if (spec.check_steps) {
+    if (absl::Status steps = spec.check_steps(config.num_inference_steps());
+        !steps.ok()) {
+      return InvalidField("num_inference_steps", steps.message());
+    }
   }
 
   config.set_guidance_scale(request.has_guidance_scale()

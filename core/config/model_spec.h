@@ -2,9 +2,11 @@
 #define DITSERVE_CORE_CONFIG_MODEL_SPEC_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "core/config/model_defaults.h"
 
 namespace ditserve::config {
@@ -48,6 +50,19 @@ struct ModelSpec {
   int vae_tile_height = 0;
   int vae_tile_width = 0;
   std::string vae_tiling_refusal;
+
+  // The largest height and width the transformer's positions cover
+  // (CogVideoX 1.5's RoPE grid is its trained size); 0 when only the
+  // server's --max_side_pixels limits them.
+  int max_height = 0;
+  int max_width = 0;
+
+  // Refuses a num_inference_steps the checkpoint's scheduler cannot take
+  // (trailing timestep spacing ends at timestep -1 for 61 steps of 1000),
+  // with the scheduler's reason; unset when every count in range works. It
+  // is the check every rank's scheduler makes, made at admission so that
+  // such a request is refused before it waits in the queue.
+  std::function<absl::Status(int num_inference_steps)> check_steps;
 
   // Height and width must be multiples of this.
   int size_multiple() const { return vae_scale_factor * patch_size; }

@@ -133,11 +133,16 @@ class CogVideoXModel final : public FamilyModel {
             config.patch_size, ")"));
       }
     }
-    const int64_t compression = vae_->config().temporal_compression_ratio;
-    if ((request.frames - 1) % compression != 0) {
+    // The VAE decodes an odd number of latent frames to
+    // compression × (latent frames - 1) + 1 frames; an even number would
+    // decode to more frames than asked for.
+    const int64_t step = 2 * vae_->config().temporal_compression_ratio;
+    if ((request.frames - 1) % step != 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("frames ", request.frames, " is not ", compression,
-                       " × N + 1 (the VAE's temporal compression)"));
+          absl::StrCat("frames ", request.frames, " is not ", step,
+                       " × N + 1 (an odd number of latent frames, each ",
+                       vae_->config().temporal_compression_ratio,
+                       " frames after the first)"));
     }
     return CheckConditioning(request, guidance_rule(),
                              {.states = config.text_embed_dim});
@@ -288,6 +293,31 @@ class CogVideoX final : public Family {
     // DPM (as CogVideo's own demo does) runs and reports that.
     if (configs.scheduler_class == "CogVideoXDPMScheduler") {
       spec.defaults.scheduler = v1::SCHEDULER_KIND_COGVIDEOX_DPM;
+    }
+    if (!configs.scheduler.is_null()) {
+      spec.check_steps = [json = configs.scheduler,
+                          path = configs.scheduler_path](int steps) {
+        absl::StatusOr<std::unique_ptr<CogVideoXSchedulerBase>> scheduler =
+            MakeCogVideoXScheduler(json, path);
+        return scheduler.ok() ? (*scheduler)->SetTimesteps(steps)
+                              : scheduler.status();
+      };
+    }
+    // The 2b table holds zero rows for exactly the text the model was
+    // trained with; a fine-tune may have changed it.
+    if (spec.defaults.fixed_sequence_length) {
+      spec.defaults.max_sequence_length =
+          spec.defaults.max_sequence_length_limit =
+              static_cast<int>(transformer.max_text_seq_length);
+    }
+    // 1.5's RoPE grid is cut from its trained size, never stretched.
+    if (transformer.patch_size_t.has_value()) {
+      const int64_t patch_pixels =
+          transformer.patch_size * spec.vae_scale_factor;
+      spec.max_height = static_cast<int>(transformer.sample_height /
+                                         transformer.patch_size * patch_pixels);
+      spec.max_width = static_cast<int>(transformer.sample_width /
+                                        transformer.patch_size * patch_pixels);
     }
     spec.temporal_compression =
         static_cast<int>(transformer.temporal_compression_ratio);

@@ -36,7 +36,8 @@ struct CogVideoXTransformerConfig {
   int64_t sample_width = 0;
   int64_t sample_frames = 0;
   int64_t temporal_compression_ratio = 0;
-  double spatial_interpolation_scale = 1.0;
+  // diffusers' defaults, for a config.json without them.
+  double spatial_interpolation_scale = 1.875;
   double temporal_interpolation_scale = 1.0;
   // 5b and 1.5: 3-D RoPE on the video tokens; 2b: a 3-D sincos table.
   bool use_rotary_positional_embeddings = false;

@@ -9,7 +9,13 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "core/base/status_macros.h"
 #include "core/config/checkpoint_spec.h"
+#include "core/config/field_error.h"
+#include "core/config/freeze.h"
+#include "core/config/parallel_config.h"
+#include "core/config/server_options.h"
 #include "core/families/cogvideox/cogvideox_defaults.h"
 #include "core/parallel/local_attention.h"
 #include "tests/unit/models/golden_case.h"
@@ -62,6 +68,68 @@ TEST(CogVideoXFamilyTest, DetectTellsTheReleasesApartByTheirTransformer) {
   }
 }
 
+// `request` frozen for the golden pipeline folder `name` as the host
+// freezes it, with the spec Detect reads from that folder.
+absl::StatusOr<v1::InputConfig> FreezeFor(const std::string& name,
+                                          const v1::GenerateRequest& request) {
+  const GoldenCase golden("pipelines/" + name);
+  ASSIGN_OR_RETURN(const config::CheckpointConfigs configs,
+                   config::ReadCheckpointConfigs(golden.dir()));
+  ASSIGN_OR_RETURN(const config::ModelSpec spec,
+                   CogVideoXFamily().Detect(configs));
+  ASSIGN_OR_RETURN(const v1::ParallelConfig parallel,
+                   config::MakeParallelConfig({}, 1));
+  return config::Freeze(request, spec, config::ServerOptions{}, parallel,
+                        config::FreezeContext{});
+}
+
+v1::GenerateRequest OnePrompt() {
+  v1::GenerateRequest request;
+  request.add_prompt("a paper boat on a stream");
+  return request;
+}
+
+// CogVideoXDDIMScheduler's trailing spacing gives 62 timesteps, the last
+// -1, for 61 steps: Freeze refuses that count through the spec, naming the
+// field, before the request waits in the queue.
+TEST(CogVideoXFamilyTest, StepCountsTheSchedulerRefusesAreRefusedAtFreeze) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_num_inference_steps(60);
+  const absl::StatusOr<v1::InputConfig> taken =
+      FreezeFor("cogvideox_5b", request);
+  EXPECT_TRUE(taken.ok()) << taken.status();
+  request.set_num_inference_steps(61);
+  const absl::StatusOr<v1::InputConfig> refused =
+      FreezeFor("cogvideox_5b", request);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("num_inference_steps 61 with trailing timestep "
+                        "spacing gives 62 timesteps"));
+  EXPECT_THAT(config::ErrorFields(refused.status()),
+              ::testing::ElementsAre("num_inference_steps"));
+}
+
+// 1.5 cuts its RoPE grid from the trained one (sample_height and
+// sample_width 12 latent pixels: 6 patches of 16 pixels), so Freeze refuses
+// a side beyond 96 pixels naming it, where the run would fail later.
+TEST(CogVideoXFamilyTest, SidesBeyondThe15PositionGridAreRefusedAtFreeze) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(96);
+  request.set_width(96);
+  const absl::StatusOr<v1::InputConfig> taken =
+      FreezeFor("cogvideox15", request);
+  EXPECT_TRUE(taken.ok()) << taken.status();
+  request.set_width(112);
+  const absl::StatusOr<v1::InputConfig> refused =
+      FreezeFor("cogvideox15", request);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("width 112 is out of range; allowed 16 to 96 pixels "
+                        "(the most the model's positions cover)"));
+  EXPECT_THAT(config::ErrorFields(refused.status()),
+              ::testing::ElementsAre("width"));
+}
+
 TEST(CogVideoXFamilyTest, PaddedLatentFramesComeFirstAndAreDroppedOnDecode) {
   const GoldenCase golden("pipelines/cogvideox15");
   std::unique_ptr<FamilyModel> model = LoadCase(golden);
@@ -87,10 +155,13 @@ TEST(CogVideoXFamilyTest, RequestsOffTheGridNameTheRule) {
   request.width = 40;
   EXPECT_THAT(model->CheckRequest(request).message(),
               HasSubstr("width 40 is not a positive multiple of 16"));
-  request = Request(golden);
-  request.frames = 10;
-  EXPECT_THAT(model->CheckRequest(request).message(),
-              HasSubstr("frames 10 is not 4 × N + 1"));
+  for (const int64_t frames : {10, 5}) {
+    request = Request(golden);
+    request.frames = frames;
+    EXPECT_THAT(
+        model->CheckRequest(request).message(),
+        HasSubstr(absl::StrCat("frames ", frames, " is not 8 × N + 1")));
+  }
   request = Request(golden);
   request.prompt.states = torch::randn({1, 8, 24});
   EXPECT_EQ(model->CheckRequest(request).code(),

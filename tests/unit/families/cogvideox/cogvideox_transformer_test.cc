@@ -176,6 +176,23 @@ TEST(CogVideoXPositionsTest, SliceGridMustFitTheTrainedSize) {
   EXPECT_THAT(tables.status().message(), HasSubstr("trained RoPE grid"));
 }
 
+// Keys diffusers gives defaults to take those defaults: without
+// spatial_interpolation_scale, the 2b table's columns and rows are divided
+// by 1.875, as with the released configs.
+TEST(CogVideoXPositionsTest, AMissingInterpolationScaleIsDiffusersDefault) {
+  absl::StatusOr<nlohmann::json> json =
+      base::ReadJsonObjectFile(std::string(DITSERVE_TEST_DATA_DIR) +
+                               "/golden/models/cogvideox_2b/config.json");
+  ASSERT_TRUE(json.ok()) << json.status();
+  json->erase("spatial_interpolation_scale");
+  json->erase("temporal_interpolation_scale");
+  absl::StatusOr<CogVideoXTransformerConfig> config =
+      ParseCogVideoXTransformerConfig(*json, "config.json");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->spatial_interpolation_scale, 1.875);
+  EXPECT_EQ(config->temporal_interpolation_scale, 1.0);
+}
+
 // The 2b table's row is [t | column | row]: token (t 1, h 0, w 1) has
 // temporal position 1, column 1 / 1.875 and row 0.
 TEST(CogVideoXPositionsTest, SincosTableIsTimeThenColumnThenRow) {
