@@ -1,6 +1,8 @@
 #include "server/health_service.h"
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "server/status_conversion.h"
@@ -41,12 +43,23 @@ class HealthService::Watcher
     absl::MutexLock lock(&mu_);
     if (finished_) return;
     finished_ = true;
+    // Finish counts as a write: with one in flight, gRPC's one-write rule
+    // makes it wait for OnWriteDone (a slow watcher at shutdown).
+    if (writing_) {
+      deferred_finish_ = status;
+      return;
+    }
     Finish(status);
   }
 
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&mu_);
     writing_ = false;
+    if (deferred_finish_.has_value()) {
+      Finish(*std::move(deferred_finish_));
+      deferred_finish_.reset();
+      return;
+    }
     if (!ok || finished_) return;
     if (has_pending_) {
       has_pending_ = false;
@@ -77,6 +90,7 @@ class HealthService::Watcher
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool has_pending_ ABSL_GUARDED_BY(mu_) = false;
   ServingStatus pending_ ABSL_GUARDED_BY(mu_);
+  std::optional<grpc::Status> deferred_finish_ ABSL_GUARDED_BY(mu_);
 };
 
 HealthService::HealthService(const BearerAuth* auth)
