@@ -344,6 +344,8 @@ int RunHost() {
         absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)));
     group_status = (*serving)->scheduler().group_status();
   }
+  // As long as a stream may take to send its last event.
+  http_api.WaitForOpenStreams(absl::Seconds(kHttpIoTimeoutSeconds));
   http_server.reset();
   health.Shutdown();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

@@ -357,6 +357,7 @@ void HttpApi::StreamImages(const httplib::Request& request,
     ReplyError(reports->Refusal(), response);
     return;
   }
+  open_streams_.fetch_add(1);
   std::optional<int> socket = FindPeerSocket(
       request.remote_addr, request.remote_port, request.local_port);
   response.set_header("Cache-Control", "no-cache");
@@ -396,10 +397,19 @@ void HttpApi::StreamImages(const httplib::Request& request,
         if (absl::Now() - last_write < kKeepAliveInterval) return true;
         return send(kKeepAliveEvent);
       },
-      // A client that left stops the run at its next step.
-      [intake = intake_, job](bool complete) {
-        if (!complete) intake->Abandon(job);
+      // A client that left stops the run at its next step. cpp-httplib
+      // calls this once the response is done with, sent or not.
+      [this, job](bool complete) {
+        if (!complete) intake_->Abandon(job);
+        open_streams_.fetch_sub(1);
       });
+}
+
+void HttpApi::WaitForOpenStreams(absl::Duration timeout) const {
+  const absl::Time give_up = absl::Now() + timeout;
+  while (open_streams_.load() > 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
 }
 
 void HttpApi::ListModels(httplib::Response& response) const {

@@ -12,6 +12,8 @@
 // the X-Request-Id header once the request is frozen. Web pages of the
 // origins --http_cors_origins names may call it from browsers.
 
+#include <atomic>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -43,6 +45,12 @@ class HttpApi {
 
   void AddRoutes(httplib::Server& server) const;
 
+  // Waits at most `timeout` for every admitted event stream to end. Stopping
+  // the HTTP server ends a stream between two of its writes, so a stream
+  // whose job just finished would lose its last events: the host waits for
+  // them between its drain and that stop.
+  void WaitForOpenStreams(absl::Duration timeout) const;
+
  private:
   // `body`: the request's JSON; `client`: the name of the caller's bearer
   // token (bearer_auth.h).
@@ -69,6 +77,8 @@ class HttpApi {
   const BearerAuth* const auth_;
   const CorsPolicy* const cors_;
   const bool access_log_;
+  // Event streams admitted and not yet ended.
+  mutable std::atomic<int> open_streams_{0};
 };
 
 }  // namespace ditserve::server

@@ -11,14 +11,6 @@
 #include "server/tls_identity.h"
 
 namespace ditserve::server {
-namespace {
-
-// A client that stalls longer than this mid-request loses its connection,
-// and an idle keep-alive connection is closed after it, so silent peers give
-// their handler thread back.
-constexpr int kIoTimeoutSeconds = 5;
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& host, int port, int threads, const AddRoutes& add_routes,
@@ -44,9 +36,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const int yes = 1;
     setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
-  server->set_read_timeout(kIoTimeoutSeconds, 0);
-  server->set_write_timeout(kIoTimeoutSeconds, 0);
-  server->set_keep_alive_timeout(kIoTimeoutSeconds);
+  server->set_read_timeout(kHttpIoTimeoutSeconds, 0);
+  server->set_write_timeout(kHttpIoTimeoutSeconds, 0);
+  server->set_keep_alive_timeout(kHttpIoTimeoutSeconds);
   add_routes(*server);
   const int bound = port == 0 ? server->bind_to_any_port(host)
                               : (server->bind_to_port(host, port) ? port : -1);

@@ -24,6 +24,11 @@ namespace ditserve::server {
 
 class TlsIdentity;
 
+// A client that stalls longer than this mid-request or mid-response loses
+// its connection, and an idle keep-alive connection is closed after it, so
+// silent peers give their handler thread back.
+inline constexpr int kHttpIoTimeoutSeconds = 5;
+
 class HttpServer {
  public:
   using AddRoutes = std::function<void(httplib::Server&)>;

@@ -40,6 +40,7 @@ namespace {
 using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::ParseServerSentEvents;
+using ::ditserve::local_cluster::RankExit;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
 using ::ditserve::local_cluster::StartUpFailure;
@@ -573,6 +574,62 @@ TEST_F(HttpApiTest, AStreamThatIsDroppedCancelsItsRun) {
   EXPECT_THAT(seen, HasSubstr("\"step\":1")) << "dropped after one step";
 
   ExpectCancelledCountToReach(cancelled_before + 1);
+}
+
+// SIGTERM drains the running stream's job, and the stream still ends with
+// its image: stopping the HTTP server ends a stream between two writes, so
+// the host waits for open streams first. Here the client, with a 4 KiB
+// receive buffer, stops reading at the first step until the job has
+// finished, so the stream is still writing the preview (about 4 MB of
+// base64, past what the sockets buffer) when the drain ends.
+TEST(HttpApiDrainTest, SigtermLetsAStreamSendItsLastEvents) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 1});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const auto served = [&] {
+    absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+    return metrics.ok() ? MetricValue(*metrics, "ditserve_requests_total",
+                                      {"status=\"ok\""})
+                        : -1.0;
+  };
+  const double served_before = served();
+  nlohmann::json body = SmallBody(1);
+  body["size"] = "1024x1024";
+  body["num_inference_steps"] = 2;
+  body["partial_images"] = 1;
+  body["stream"] = true;
+  httplib::Client client("127.0.0.1", (*cluster)->http_port());
+  client.set_read_timeout(120, 0);
+  // Else the kernel grows its buffer to hold the whole preview.
+  client.set_socket_options([](socket_t socket) {
+    const int bytes = 4096;
+    setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+  });
+  std::string stream;
+  const httplib::Result streamed =
+      PostStreamed(client, body, [&](const std::string& chunk) {
+        if (stream.empty()) {
+          (*cluster)->Terminate();
+          const auto give_up =
+              std::chrono::steady_clock::now() + std::chrono::seconds(30);
+          while (served() <= served_before &&
+                 std::chrono::steady_clock::now() < give_up) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          }
+          // Past the drain's end (it checks every 20 ms).
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        }
+        stream += chunk;
+        return true;
+      });
+  ASSERT_TRUE(streamed) << httplib::to_string(streamed.error());
+  EXPECT_THAT(stream, HasSubstr("event: image_generation.partial_image"));
+  EXPECT_THAT(stream, HasSubstr("event: image_generation.completed"))
+      << "the stream ended after " << stream.size() << " bytes";
+  for (const RankExit& exit :
+       (*cluster)->ranks().WaitAll(std::chrono::seconds(60))) {
+    EXPECT_EQ(exit.exit_code, 0) << (*cluster)->ranks().Output(exit.rank);
+  }
 }
 
 // A stream refused at admission is answered as any refused request is: its
