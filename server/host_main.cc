@@ -328,6 +328,9 @@ int RunHost() {
     serving->reset();
     *serving = ReformGroup(*setup, *store, shared, keep_waiting);
     if (*serving == nullptr) {
+      // Told to stop while re-forming: new requests hear that, not that
+      // the group broke and to retry in a few seconds.
+      queue.StartDraining();
       queue.FinishQueued(ShutDownBeforeRunning());
       break;
     }
