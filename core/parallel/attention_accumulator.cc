@@ -28,15 +28,15 @@ void AttentionAccumulator::AddBlock(const at::Tensor& k, const at::Tensor& v,
   const at::Tensor block_lse = block.log_sum_exp;
   // A query that sees no key in this block has a softmax of NaNs and a
   // log-sum-exp of -inf; its weight below is exactly 0, and 0 * NaN must not
-  // poison the sum.
+  // poison the sum. (masked_fill takes the 0 as a kernel argument, where a
+  // 0-dim CPU tensor would be copied to a GPU with a host sync per block.)
   const at::Tensor block_output =
-      at::where(block_lse.isneginf().unsqueeze(-1), at::zeros({}, at::kFloat),
-                block.output);
+      block.output.masked_fill(block_lse.isneginf().unsqueeze(-1), 0.0);
   const at::Tensor merged_lse = at::logaddexp(log_sum_exp_, block_lse);
   // Where no key was visible yet in either part, both weights are
   // exp(-inf - 0) = 0 instead of exp(-inf + inf) = NaN.
   const at::Tensor reference =
-      at::where(merged_lse.isneginf(), at::zeros({}, at::kFloat), merged_lse);
+      merged_lse.masked_fill(merged_lse.isneginf(), 0.0);
   output_ = output_ * at::exp(log_sum_exp_ - reference).unsqueeze(-1) +
             block_output * at::exp(block_lse - reference).unsqueeze(-1);
   log_sum_exp_ = merged_lse;
