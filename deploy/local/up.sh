@@ -131,9 +131,11 @@ stop_all() {
   trap - INT TERM EXIT
   echo
   echo "up.sh: stopping ${#pids[@]} ranks"
-  # The host drains, then shuts the workers down; anything left is killed.
+  # The host drains (up to --drain_timeout_s, 120 s by default), then shuts
+  # the workers down; anything left after that and a margin is killed.
   kill -TERM "${pids[0]}" 2>/dev/null || true
-  for _ in $(seq 1 150); do
+  local give_up=$((SECONDS + 150)) alive
+  while ((SECONDS < give_up)); do
     alive=0
     for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
     ((alive == 0)) && break
@@ -162,7 +164,8 @@ done
 echo "up.sh: started $world ranks (logs in $run_dir/rank-*.log)"
 
 ditctl=("$bin/ditctl" "--server=127.0.0.1:$grpc_port")
-for _ in $(seq 1 600); do
+serving_deadline=$((SECONDS + 300))
+while ((SECONDS < serving_deadline)); do
   if "${ditctl[@]}" --timeout=2 health >/dev/null 2>&1; then break; fi
   for pid in "${pids[@]}"; do
     if ! kill -0 "$pid" 2>/dev/null; then
