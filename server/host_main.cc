@@ -3,6 +3,7 @@
 // own share of every request in the rank loop.
 #include <ATen/Parallel.h>
 #include <torch/version.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdint>
@@ -52,6 +53,17 @@ namespace {
 // handler may do nothing else safely.
 volatile std::sig_atomic_t stop_requested = 0;
 void RequestStop(int /*signal*/) { stop_requested = 1; }
+
+// Until the group forms nothing was admitted: a stop signal ends the host at
+// once, saying so first (a handler may only write(), not log).
+void EndBeforeServing(int signal) {
+  static constexpr char kWhy[] =
+      "ditserve-host: stop signal before the rank group formed; exiting\n";
+  [[maybe_unused]] const ssize_t written =
+      write(STDERR_FILENO, kWhy, sizeof(kWhy) - 1);
+  base::EndBySignal(signal);
+}
+
 volatile std::sig_atomic_t reload_requested = 0;
 void RequestReload(int /*signal*/) { reload_requested = 1; }
 
@@ -137,8 +149,8 @@ int RunHost() {
   // once, also as a container's PID 1, which ignores a signal it does not
   // catch (a rollout would wait out its whole grace period on a host that
   // loads a model for minutes). Once the group forms, it drains instead.
-  std::signal(SIGTERM, base::EndBySignal);
-  std::signal(SIGINT, base::EndBySignal);
+  std::signal(SIGTERM, EndBeforeServing);
+  std::signal(SIGINT, EndBeforeServing);
   // From the start, so that a reload asked for while the model loads (whose
   // default action would end the host) waits for the reloader.
   std::signal(SIGHUP, RequestReload);
@@ -210,12 +222,13 @@ int RunHost() {
   // seen up (DitserveHostDown reads Prometheus' `up`); until every rank
   // joins, only the host is alive (Form sets the rest).
   const std::string listen = absl::GetFlag(FLAGS_listen);
+  const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen).empty()
+                                         ? listen
+                                         : absl::GetFlag(FLAGS_metrics_listen);
   metrics.SetRanksAlive(1);
   if (absl::GetFlag(FLAGS_metrics_port) != 0) {
-    const std::string metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
     if (absl::StatusOr<int> port =
-            metrics.Serve(metrics_listen.empty() ? listen : metrics_listen,
-                          absl::GetFlag(FLAGS_metrics_port));
+            metrics.Serve(metrics_listen, absl::GetFlag(FLAGS_metrics_port));
         !port.ok()) {
       return Fail(port.status(), "metrics");
     }
@@ -293,12 +306,14 @@ int RunHost() {
         return requested;
       },
       &metrics);
-  health.SetServing(true);
+  // A stop that came while the servers started drains at once.
+  health.SetServing(!stop_requested);
   spdlog::info(
       "serving gRPC on {}:{}, HTTP API on port {} (cross-origin calls: {}), "
-      "metrics on port {}; {}",
+      "metrics on {}:{}; {}",
       listen, bound_port, absl::GetFlag(FLAGS_http_port), cors->Describe(),
-      absl::GetFlag(FLAGS_metrics_port), credentials->Describe());
+      metrics_listen, absl::GetFlag(FLAGS_metrics_port),
+      credentials->Describe());
 
   absl::Status group_status;
   while (!stop_requested) {
@@ -332,6 +347,9 @@ int RunHost() {
       // the group broke and to retry in a few seconds.
       queue.StartDraining();
       queue.FinishQueued(ShutDownBeforeRunning());
+      // The broken group was abandoned and logged; the host stopped as it
+      // was asked to, so it exits 0.
+      group_status = absl::OkStatus();
       break;
     }
     group_status = absl::OkStatus();

@@ -350,14 +350,17 @@ void HttpApi::StreamImages(const httplib::Request& request,
       [reports](absl::StatusOr<v1::GenerateResponse> outcome) {
         reports->Finish(std::move(outcome));
       });
+  // Counted from before admission, so that a drain that ends at once does
+  // not miss it.
+  open_streams_.fetch_add(1);
   bool admitted = false;
   intake_->Enqueue(job, [&admitted](int) { admitted = true; });
   // A refusal at admission (queue full, draining) keeps its HTTP status.
   if (!admitted) {
+    open_streams_.fetch_sub(1);
     ReplyError(reports->Refusal(), response);
     return;
   }
-  open_streams_.fetch_add(1);
   std::optional<int> socket = FindPeerSocket(
       request.remote_addr, request.remote_port, request.local_port);
   response.set_header("Cache-Control", "no-cache");
@@ -406,6 +409,10 @@ void HttpApi::StreamImages(const httplib::Request& request,
 }
 
 void HttpApi::WaitForOpenStreams(absl::Duration timeout) const {
+  if (const int open = open_streams_.load(); open > 0) {
+    spdlog::info("waiting up to {} for {} open event streams to end",
+                 absl::FormatDuration(timeout), open);
+  }
   const absl::Time give_up = absl::Now() + timeout;
   while (open_streams_.load() > 0 && absl::Now() < give_up) {
     absl::SleepFor(absl::Milliseconds(10));

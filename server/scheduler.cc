@@ -392,6 +392,10 @@ void Scheduler::Answer(Job& job, v1::GenerateResponse response,
   if (std::optional<absl::Status> reason = StopReason(
           job, finished, "after the last step, while its outputs were decoded",
           /*drain_expired=*/false)) {
+    // The run's "finished" line said ok; this request's own outcome differs.
+    spdlog::info("request_id={} sequence={} status={}: {}",
+                 job.config().request_id(), job.config().sequence_number(),
+                 StatusLabel(reason->code()), std::string(reason->message()));
     job.Finish(*std::move(reason));
     return;
   }
