@@ -176,9 +176,9 @@ TEST(CogVideoXPositionsTest, SliceGridMustFitTheTrainedSize) {
   EXPECT_THAT(tables.status().message(), HasSubstr("trained RoPE grid"));
 }
 
-// Keys diffusers gives defaults to take those defaults: without
-// spatial_interpolation_scale, the 2b table's columns and rows are divided
-// by 1.875, as with the released configs.
+// The interpolation scales, which diffusers' config defaults, take those
+// defaults: without spatial_interpolation_scale, the 2b table's columns and
+// rows are divided by 1.875, as with the released configs.
 TEST(CogVideoXPositionsTest, AMissingInterpolationScaleIsDiffusersDefault) {
   absl::StatusOr<nlohmann::json> json =
       base::ReadJsonObjectFile(std::string(DITSERVE_TEST_DATA_DIR) +
