@@ -29,18 +29,8 @@ absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
       config::MakeParallelConfig(ParallelFlagsFromFlags(), env.world_size);
   if (!parallel.ok()) return Prefixed(parallel.status(), "parallel flags");
   setup.parallel = *std::move(parallel);
-  absl::StatusOr<std::string> model_dir = ResolveModelDir(
-      absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
-  if (!model_dir.ok()) return Prefixed(model_dir.status(), "model");
-  setup.model_dir = *std::move(model_dir);
-  absl::StatusOr<config::ModelSpec> spec = ReadModelSpec(setup.model_dir);
-  if (!spec.ok()) return Prefixed(spec.status(), "model");
-  setup.spec = *std::move(spec);
-  if (absl::Status s =
-          config::ValidateParallelForModel(setup.parallel, setup.spec);
-      !s.ok()) {
-    return Prefixed(s, "parallel flags");
-  }
+  // Every flag before the model: without --model_dir the built-in model is
+  // written first, and a bad flag must not wait for that (nor write it).
   absl::StatusOr<ComputeTarget> compute = ComputeTargetFromFlags(env);
   if (!compute.ok()) return Prefixed(compute.status(), "rank flags");
   setup.compute = *std::move(compute);
@@ -55,6 +45,18 @@ absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
   }
   setup.prompt_cache =
       std::make_shared<PromptEmbeddingCache>(*prompt_cache_bytes);
+  absl::StatusOr<std::string> model_dir = ResolveModelDir(
+      absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
+  if (!model_dir.ok()) return Prefixed(model_dir.status(), "model");
+  setup.model_dir = *std::move(model_dir);
+  absl::StatusOr<config::ModelSpec> spec = ReadModelSpec(setup.model_dir);
+  if (!spec.ok()) return Prefixed(spec.status(), "model");
+  setup.spec = *std::move(spec);
+  if (absl::Status s =
+          config::ValidateParallelForModel(setup.parallel, setup.spec);
+      !s.ok()) {
+    return Prefixed(s, "parallel flags");
+  }
   return setup;
 }
 

@@ -1,0 +1,38 @@
+#include "core/engine/rank_setup.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "core/engine/rank_flags.h"
+
+namespace ditserve::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(RankSetupTest, ABadFlagFailsBeforeTheBuiltInModelIsWritten) {
+  absl::FlagSaver restore_flags;
+  const std::filesystem::path cache =
+      std::filesystem::path(::testing::TempDir()) / "rank_setup_model_cache";
+  std::filesystem::remove_all(cache);
+  std::filesystem::create_directories(cache);
+  absl::SetFlag(&FLAGS_model_dir, "");
+  absl::SetFlag(&FLAGS_model_cache_dir, cache.string());
+  absl::SetFlag(&FLAGS_dtype, "fp8");
+
+  absl::StatusOr<RankSetup> setup = RankSetupFromFlags(dist::RankEnv{});
+
+  EXPECT_EQ(setup.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(setup.status().message()),
+              HasSubstr("--dtype fp8: allowed float32, bfloat16, float16"));
+  EXPECT_TRUE(std::filesystem::is_empty(cache))
+      << "the built-in model was written before the flag was checked";
+}
+
+}  // namespace
+}  // namespace ditserve::engine
