@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The checks of a GPU machine in one command (README "GPU"): builds the CUDA
-# configuration (build.sh), runs every golden case on the GPU, then each
-# model at its real size against diffusers' pipeline
+# configuration (build.sh), runs every golden case on the GPU and the
+# serving binaries (serving_check.sh), then each model at its real size
+# against diffusers' pipeline
 # (bench/compare_diffusers/real_size, with both sides' kernel traces kept in
 # WORK/traces). Writes the random checkpoints while ditserve builds.
 #
 #   deploy/gpu/check.sh --libtorch DIR|python [--deps DIR] [--work DIR]
+#                       [--runtime-libs ARCHIVE]
 #                       [--models "flux-dev sd3-medium cogvideox-5b"]
 #
 #   --work    the checkpoints and the comparisons' files (default
@@ -13,18 +15,21 @@
 #             SD3-medium, 11 for CogVideoX-5b); diffusers' source comes from
 #             WORK/diffusers/src, or from the git repository that
 #             DIFFUSERS_GIT names (bench/compare_diffusers/diffusers_env.py)
+#   --runtime-libs  pack_runtime_libs.sh's archive, for the host on a
+#             machine whose libraries are not Debian 12's (with --deps)
 #   --models  the releases to compare, in this order (default: all three)
 set -uo pipefail
 
 usage() {
   echo "usage: deploy/gpu/check.sh --libtorch DIR|python [--deps DIR]" \
-    "[--work DIR] [--models LIST]" >&2
+    "[--work DIR] [--runtime-libs ARCHIVE] [--models LIST]" >&2
   exit 2
 }
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build_args=()
 work=/dev/shm/ditserve-gpu-check
+runtime_libs=""
 # bench/compare_diffusers/real_size's releases.
 all_models="flux-dev sd3-medium cogvideox-5b"
 models=$all_models
@@ -36,6 +41,7 @@ while (($# > 0)); do
   case "$1" in
     --libtorch | --deps) build_args+=("$1" "${2:?}"); shift 2 ;;
     --work) work=${2:?}; shift 2 ;;
+    --runtime-libs) runtime_libs=$(realpath -m "${2:?}"); shift 2 ;;
     --models) models=${2:?}; shift 2 ;;
     *) echo "check.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -65,7 +71,8 @@ checkpoint=$!
 
 stamp "building"
 if ! "$repo/deploy/gpu/build.sh" "${build_args[@]}" --build-dir "$build" \
-  --targets "ditserve-golden-check ditserve-bench-compare-worker"; then
+  --targets "ditserve-golden-check ditserve-bench-compare-worker \
+ditserve-host ditctl"; then
   kill "$checkpoint" 2>/dev/null
   exit 1
 fi
@@ -84,6 +91,17 @@ for case_dir in "$repo"/tests/data/golden/*/*; do
 done
 echo "$golden_failed golden cases failed"
 
+stamp "the serving binaries on the GPU"
+serving_failed=0
+if [[ -n "$runtime_libs" ]]; then
+  mkdir -p "$build/runtime-libs"
+  tar -xJf "$runtime_libs" -C "$build/runtime-libs"
+fi
+LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}${runtime_libs:+:$build/runtime-libs} \
+  "$repo/deploy/gpu/serving_check.sh" --bin "$build/bin" \
+  --model_dir "$repo/tests/data/golden/pipelines/flux_dev_text" \
+  --log "$work/serving.log" || serving_failed=1
+
 if ! wait "$checkpoint"; then
   tail -20 "$work/checkpoint.log"
   exit 1
@@ -96,4 +114,4 @@ for model in $models; do
     tee "$work/$model.json" || compare_failed=$((compare_failed + 1))
 done
 stamp finished
-((golden_failed == 0 && compare_failed == 0))
+((golden_failed == 0 && serving_failed == 0 && compare_failed == 0))

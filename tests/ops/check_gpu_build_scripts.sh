@@ -2,8 +2,9 @@
 # The scripts of a GPU cluster's install without a registry, short of the
 # install and the CUDA build themselves (no GPU, no CUDA LibTorch here):
 # deploy/install-deps.sh --download/--from and deploy/gpu/build.sh,
-# pack_debs.sh and check.sh refuse bad usage with exit 2 and a usage line, --from with nothing missing needs no
-# folder content, and -DDITSERVE_CUDA=ON refuses a CPU LibTorch by name.
+# pack_debs.sh, pack_runtime_libs.sh, serving_check.sh and check.sh refuse
+# bad usage with exit 2 and a usage line, --from with nothing missing needs
+# no folder content, and -DDITSERVE_CUDA=ON refuses a CPU LibTorch by name.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -55,6 +56,17 @@ pack_debs="${root}/deploy/gpu/pack_debs.sh"
 expect "gpu/pack_debs.sh: no folder" 2 "usage:" bash "${pack_debs}"
 expect "gpu/pack_debs.sh: an extra argument" 2 "usage:" \
   bash "${pack_debs}" "${scratch}/debs" extra
+pack_runtime_libs="${root}/deploy/gpu/pack_runtime_libs.sh"
+expect "gpu/pack_runtime_libs.sh: two arguments" 2 "usage:" \
+  bash "${pack_runtime_libs}" "${scratch}" "${scratch}/libs.tar.xz"
+expect "gpu/pack_runtime_libs.sh: a host that is not a program" 2 \
+  "is not a program" bash "${pack_runtime_libs}" "${scratch}/absent" \
+  "${scratch}" "${scratch}/libs.tar.xz"
+serving_check="${root}/deploy/gpu/serving_check.sh"
+expect "gpu/serving_check.sh: no --model_dir" 2 "usage:" \
+  bash "${serving_check}" --bin "${scratch}"
+expect "gpu/serving_check.sh: unknown argument" 2 "unknown argument --bogus" \
+  bash "${serving_check}" --bogus
 check="${root}/deploy/gpu/check.sh"
 expect "gpu/check.sh: no --libtorch" 2 "usage:" bash "${check}"
 expect "gpu/check.sh: unknown argument" 2 "unknown argument --bogus" \
