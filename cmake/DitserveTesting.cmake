@@ -30,8 +30,10 @@ function(ditserve_add_gtest)
                                             GTest::gmock GTest::gtest_main)
   set_property(GLOBAL APPEND PROPERTY DITSERVE_GTEST_BINARIES_${ARG_LABEL}
                                       ${ARG_NAME})
+  # Listing a binary's cases loads LibTorch: under ASan, beside another
+  # instrumented binary on two cores, that took more than the default 5 s.
   gtest_discover_tests(${ARG_NAME}
-    DISCOVERY_MODE PRE_TEST
+    DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
     PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
                PROCESSORS ${ARG_PROCESSORS})
 endfunction()

@@ -66,6 +66,21 @@ absl::StatusOr<DecodeOutput> DecodeLatents(models::AutoencoderKL& vae,
 absl::Status DetectAutoencoderKLTiles(const config::CheckpointConfigs& configs,
                                       config::ModelSpec& spec);
 
+// Detect's ModelSpec::check_steps: whether the scheduler `make_scheduler`
+// builds from the checkpoint's scheduler config (as the ranks build it) takes
+// a step count. Left unset for a checkpoint without one.
+template <typename MakeScheduler>
+void DetectStepCheck(const config::CheckpointConfigs& configs,
+                     MakeScheduler make_scheduler, config::ModelSpec& spec) {
+  if (configs.scheduler.is_null()) return;
+  spec.check_steps = [make_scheduler, json = configs.scheduler,
+                      path = configs.scheduler_path](int steps) {
+    auto scheduler = make_scheduler(json, path);
+    return scheduler.ok() ? (*scheduler)->SetTimesteps(steps)
+                          : scheduler.status();
+  };
+}
+
 // Family::RequestBytes of a family over an AutoencoderKL's latent grid: one
 // transformer forward or one image's decode (its mid-block attention and its
 // full-resolution level), whichever is larger (the forwards end before the

@@ -294,15 +294,7 @@ class CogVideoX final : public Family {
     if (configs.scheduler_class == "CogVideoXDPMScheduler") {
       spec.defaults.scheduler = v1::SCHEDULER_KIND_COGVIDEOX_DPM;
     }
-    if (!configs.scheduler.is_null()) {
-      spec.check_steps = [json = configs.scheduler,
-                          path = configs.scheduler_path](int steps) {
-        absl::StatusOr<std::unique_ptr<CogVideoXSchedulerBase>> scheduler =
-            MakeCogVideoXScheduler(json, path);
-        return scheduler.ok() ? (*scheduler)->SetTimesteps(steps)
-                              : scheduler.status();
-      };
-    }
+    DetectStepCheck(configs, MakeCogVideoXScheduler, spec);
     // The 2b table holds zero rows for exactly the text the model was
     // trained with; a fine-tune may have changed it.
     if (spec.defaults.fixed_sequence_length) {

@@ -167,15 +167,7 @@ class PixArt final : public Family {
     spec.defaults.height = spec.defaults.width =
         spec.sample_size * spec.vae_scale_factor;
     RETURN_IF_ERROR(DetectAutoencoderKLTiles(configs, spec));
-    if (!configs.scheduler.is_null()) {
-      spec.check_steps = [json = configs.scheduler,
-                          path = configs.scheduler_path](int steps) {
-        absl::StatusOr<std::unique_ptr<schedulers::Scheduler>> scheduler =
-            schedulers::MakeScheduler(json, path);
-        return scheduler.ok() ? (*scheduler)->SetTimesteps(steps)
-                              : scheduler.status();
-      };
-    }
+    DetectStepCheck(configs, schedulers::MakeScheduler, spec);
     return spec;
   }
 
