@@ -101,8 +101,10 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
                             .Add({})),
       rank_memory_(prometheus::BuildGauge()
                        .Name(kRankMemoryMetric)
-                       .Help("Resident memory of each rank after its last "
-                             "request (kind: resident, peak_resident), bytes")
+                       .Help("Memory of each rank after its last request "
+                             "(kind: resident, peak_resident; on a GPU also "
+                             "device_allocated, device_peak_allocated, "
+                             "device_reserved), bytes")
                        .Register(*registry_)),
       credential_reloads_(prometheus::BuildCounter()
                               .Name(kCredentialReloadsMetric)
@@ -283,12 +285,18 @@ void Metrics::SetGroupGeneration(int64_t generation) {
 
 void Metrics::SetRankMemory(int rank, const base::ProcessMemory& memory) {
   const std::string rank_label = absl::StrCat(rank);
-  rank_memory_
-      .Add({{"model", model_}, {"rank", rank_label}, {"kind", "resident"}})
-      .Set(static_cast<double>(memory.resident_bytes));
-  rank_memory_
-      .Add({{"model", model_}, {"rank", rank_label}, {"kind", "peak_resident"}})
-      .Set(static_cast<double>(memory.peak_resident_bytes));
+  const auto set = [&](const char* kind, int64_t bytes) {
+    rank_memory_.Add({{"model", model_}, {"rank", rank_label}, {"kind", kind}})
+        .Set(static_cast<double>(bytes));
+  };
+  set("resident", memory.resident_bytes);
+  set("peak_resident", memory.peak_resident_bytes);
+  // A rank on a GPU has reserved memory there from its weights on.
+  if (memory.device_reserved_bytes > 0) {
+    set("device_allocated", memory.device_allocated_bytes);
+    set("device_peak_allocated", memory.device_peak_allocated_bytes);
+    set("device_reserved", memory.device_reserved_bytes);
+  }
 }
 
 }  // namespace ditserve::server

@@ -1,6 +1,7 @@
 #include "server/partial_image_decoder.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
 
 #include <algorithm>
 #include <string_view>
@@ -44,6 +45,9 @@ void PartialImageDecoder::Decode(int step, at::Tensor latents) {
   latest_ = std::thread([this, step, handed_over, latents = std::move(latents),
                          before = std::move(latest_)]() mutable {
     if (before.joinable()) before.join();
+    // CUDA's current device is per thread, and this one starts on GPU 0.
+    c10::OptionalDeviceGuard on_device;
+    if (latents.is_cuda()) on_device.reset_device(latents.device());
     // Nothing may escape this thread: that would end the host. Checking
     // the latents touches the GPU the run is using, where an error from the
     // run can surface.

@@ -8,6 +8,12 @@ namespace ditserve::base {
 struct ProcessMemory {
   int64_t resident_bytes = 0;
   int64_t peak_resident_bytes = 0;
+  // On a GPU (engine::ReadRankMemory), what LibTorch's caching allocator
+  // holds for tensors now and at its peak, and what it has reserved from the
+  // driver; zero on a CPU.
+  int64_t device_allocated_bytes = 0;
+  int64_t device_peak_allocated_bytes = 0;
+  int64_t device_reserved_bytes = 0;
 };
 
 // This process's resident set now and at its peak (VmRSS and VmHWM of

@@ -3,6 +3,8 @@
 #include <ATen/Context.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/util/Exception.h>
 
 #include <utility>
 
@@ -67,6 +69,19 @@ absl::StatusOr<ComputeTarget> ParseComputeTarget(const std::string& device,
       .device = device,
       .dtype = dtype,
       .placement = {.device = *placed, .dtype = choice->dtype}};
+}
+
+absl::Status MakeDeviceCurrent(const ComputeTarget& target) {
+  const c10::Device& device = target.placement.device;
+  if (!device.is_cuda()) return absl::OkStatus();
+  try {
+    c10::impl::getDeviceGuardImpl(device.type())->setDevice(device);
+  } catch (const c10::Error& error) {
+    return absl::InternalError(
+        absl::StrCat("making ", device.str(),
+                     " the current device: ", error.what_without_backtrace()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ditserve::engine

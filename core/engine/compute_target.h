@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/models/component_weights.h"
 
@@ -27,6 +28,14 @@ struct ComputeTarget {
 absl::StatusOr<ComputeTarget> ParseComputeTarget(const std::string& device,
                                                  const std::string& dtype,
                                                  int local_rank);
+
+// Makes the GPU of `target` the calling thread's current device (nothing on
+// a CPU). LibTorch and NCCL put what names no device index (a CUDA context,
+// a stream, an event) on the current device, which is GPU 0 in every new
+// thread: without this, each rank of a machine would make a context there.
+// The start-up thread calls it; RankLoop and the preview decoder, which run
+// on threads of their own, hold a device guard instead.
+absl::Status MakeDeviceCurrent(const ComputeTarget& target);
 
 }  // namespace ditserve::engine
 

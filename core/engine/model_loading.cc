@@ -12,6 +12,7 @@
 #include "core/base/status_macros.h"
 #include "core/engine/family_rank_program.h"
 #include "core/engine/family_registry.h"
+#include "core/engine/rank_memory.h"
 #include "core/engine/transformer_setup.h"
 #include "core/engine/write_checkpoint.h"
 #include "core/families/flux/flux_defaults.h"
@@ -75,6 +76,10 @@ absl::StatusOr<LoadedModel> LoadOwnShare(const RankSetup& setup,
                    family->Load(model_dir, options));
   LogStageWeights(runtime.env().rank, transformer.blocks, model->total_blocks(),
                   model->transformer());
+  spdlog::info(
+      "rank {} memory with its share of the model loaded: {}",
+      runtime.env().rank,
+      DescribeRankMemory(ReadRankMemory(setup.compute.placement.device)));
   LoadedModel loaded;
   loaded.spec = spec;
   loaded.model_dir = model_dir;

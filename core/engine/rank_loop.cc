@@ -1,5 +1,7 @@
 #include "core/engine/rank_loop.h"
 
+#include <c10/core/DeviceGuard.h>
+
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -9,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "core/base/process_memory.h"
 #include "core/base/status_macros.h"
 #include "core/config/config_digest.h"
 #include "core/dist/collective_failure.h"
+#include "core/engine/rank_memory.h"
 #include "core/engine/rank_report.h"
 #include "spdlog/spdlog.h"
 
@@ -92,6 +94,8 @@ absl::Status RankLoop::Follow() {
 absl::Status RankLoop::Serve(const dist::ControlMessage& message,
                              RunObserver* observer, StageTimings& timings,
                              RequestOutcome& outcome) {
+  c10::OptionalDeviceGuard on_device;
+  if (options_.device.is_cuda()) on_device.reset_device(options_.device);
   const auto started = std::chrono::steady_clock::now();
   const v1::InputConfig& config = message.run.config();
   outcome.config = config;
@@ -126,7 +130,7 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
         std::vector<RankReport> reports,
         GatherReports(
             absl::StrCat("rank reports of request ", config.request_id()),
-            {local, timings, base::ReadProcessMemory()}));
+            {local, timings, ReadRankMemory(options_.device)}));
     for (const RankReport& report : reports) {
       outcome.rank_timings.push_back(report.timings);
       outcome.rank_memory.push_back(report.memory);

@@ -1,6 +1,8 @@
 #ifndef DITSERVE_CORE_ENGINE_RANK_LOOP_H_
 #define DITSERVE_CORE_ENGINE_RANK_LOOP_H_
 
+#include <c10/core/Device.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -20,6 +22,10 @@ struct RankLoopOptions {
   // Called on every rank after each run, once all ranks agreed on its
   // outcome. May be empty.
   std::function<void(const RequestOutcome&)> on_outcome;
+  // Where the rank computes: the device current while the loop runs (CUDA's
+  // is per thread, and rank 0 runs requests on a thread of the host's), and
+  // whose memory its reports carry too.
+  c10::Device device = c10::Device(c10::kCPU);
 };
 
 // The loop every rank runs over the control channel: receive a control

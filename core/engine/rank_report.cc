@@ -27,6 +27,10 @@ std::string SerializeRankReport(const RankReport& report) {
   json["seconds"] = std::move(seconds);
   json["resident_bytes"] = report.memory.resident_bytes;
   json["peak_resident_bytes"] = report.memory.peak_resident_bytes;
+  json["device_allocated_bytes"] = report.memory.device_allocated_bytes;
+  json["device_peak_allocated_bytes"] =
+      report.memory.device_peak_allocated_bytes;
+  json["device_reserved_bytes"] = report.memory.device_reserved_bytes;
   return json.dump();
 }
 
@@ -55,6 +59,14 @@ absl::StatusOr<RankReport> ParseRankReport(absl::string_view text) {
     report.memory.resident_bytes = json.at("resident_bytes").get<int64_t>();
     report.memory.peak_resident_bytes =
         json.at("peak_resident_bytes").get<int64_t>();
+    // Optional: a rank of an older build, which the start-up agreement's
+    // version does not tell apart, reports none.
+    report.memory.device_allocated_bytes =
+        json.value("device_allocated_bytes", int64_t{0});
+    report.memory.device_peak_allocated_bytes =
+        json.value("device_peak_allocated_bytes", int64_t{0});
+    report.memory.device_reserved_bytes =
+        json.value("device_reserved_bytes", int64_t{0});
     return report;
   } catch (const nlohmann::json::exception& error) {
     return malformed(error.what());

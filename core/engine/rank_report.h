@@ -17,13 +17,14 @@ namespace ditserve::engine {
 struct RankReport {
   absl::Status status;
   StageTimings timings;
-  // The rank's resident memory when it reported.
+  // The rank's resident memory, and its GPU's, when it reported.
   base::ProcessMemory memory;
 };
 
 // JSON {"code": int, "message": str, "collective_failure": bool (the
 // status's dist::IsCollectiveFailure), "seconds": {stage name: s},
-// "resident_bytes": int, "peak_resident_bytes": int}.
+// "resident_bytes": int, "peak_resident_bytes": int, and the
+// base::ProcessMemory device fields by the same names}.
 std::string SerializeRankReport(const RankReport& report);
 // INTERNAL naming the problem when `text` is not such a report.
 absl::StatusOr<RankReport> ParseRankReport(absl::string_view text);

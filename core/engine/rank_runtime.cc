@@ -53,6 +53,7 @@ RankLoop& RankRuntime::StartLoop(RankProgram& program,
   engine_ = std::make_unique<Engine>(env().rank, *mesh_, *groups_, *channel_,
                                      &rendezvous_->watchdog(), program,
                                      engine_options);
+  loop_options.device = placement.device;
   loop_ =
       std::make_unique<RankLoop>(*channel_, *engine_, std::move(loop_options));
   return *loop_;

@@ -34,6 +34,7 @@ absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
   absl::StatusOr<ComputeTarget> compute = ComputeTargetFromFlags(env);
   if (!compute.ok()) return Prefixed(compute.status(), "rank flags");
   setup.compute = *std::move(compute);
+  RETURN_IF_ERROR(MakeDeviceCurrent(setup.compute));
   absl::StatusOr<dist::RendezvousOptions> rendezvous =
       RendezvousOptionsFromFlags();
   if (!rendezvous.ok()) return Prefixed(rendezvous.status(), "rank flags");

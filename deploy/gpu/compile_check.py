@@ -34,7 +34,7 @@ PACKAGE = "libtorch-cuda-dev"
 SUITE = "trixie"
 # What deploy/gpu/build.sh's configuration defines beyond the CPU build's
 # (core/dist/CMakeLists.txt).
-CUDA_DEFINITIONS = ["-DDITSERVE_WITH_NCCL", "-DUSE_C10D_NCCL"]
+CUDA_DEFINITIONS = ["-DDITSERVE_WITH_NCCL", "-DUSE_C10D_NCCL", "-DDITSERVE_WITH_CUDA"]
 DEBIAN_TORCH_INCLUDE = "/usr/include/torch/csrc/api/include"
 
 

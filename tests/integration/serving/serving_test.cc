@@ -48,6 +48,7 @@ using ::ditserve::local_cluster::StartUpFailure;
 using ::ditserve::local_cluster::WaitForQueueDepth;
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using HealthStatus = grpc::health::v1::HealthCheckResponse;
 
 constexpr double kCallSeconds = 120;
@@ -1038,6 +1039,8 @@ TEST_F(ServingTest, MetricsCountEveryStageOfEveryRequest) {
               resident)
         << rank;
   }
+  // The GPU kinds are a GPU rank's alone.
+  EXPECT_THAT(*after, Not(HasSubstr("kind=\"device_")));
 }
 
 // A higher priority admitted later runs before a lower one queued earlier:

@@ -1,6 +1,7 @@
 #include "core/engine/compute_target.h"
 
 #include <ATen/Context.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -60,6 +61,27 @@ TEST(ComputeTargetTest, CudaNeedsAGpuForTheLocalRank) {
       ParseComputeTarget("cuda", "bfloat16", past_last);
   EXPECT_THAT(std::string(beyond.status().message()),
               HasSubstr("has no GPU of its own"));
+}
+
+TEST(ComputeTargetTest, TheLocalRanksGpuBecomesTheCurrentDevice) {
+  // With one GPU the last is the current device already.
+  if (!at::hasCUDA() || at::getNumGPUs() < 2) {
+    GTEST_SKIP() << "needs two GPUs to tell them apart";
+  }
+  const int last = static_cast<int>(at::getNumGPUs()) - 1;
+  absl::StatusOr<ComputeTarget> target =
+      ParseComputeTarget("cuda", "bfloat16", last);
+  ASSERT_TRUE(target.ok()) << target.status();
+  ASSERT_TRUE(MakeDeviceCurrent(*target).ok());
+  EXPECT_EQ(c10::impl::getDeviceGuardImpl(c10::kCUDA)->getDevice(),
+            c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(last)));
+}
+
+TEST(ComputeTargetTest, ACpuTargetLeavesTheCurrentDeviceAlone) {
+  absl::StatusOr<ComputeTarget> target =
+      ParseComputeTarget("cpu", "float32", 0);
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_TRUE(MakeDeviceCurrent(*target).ok());
 }
 
 }  // namespace

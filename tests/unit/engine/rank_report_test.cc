@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "core/dist/collective_failure.h"
+#include "core/engine/rank_memory.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -12,6 +13,7 @@ namespace ditserve::engine {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(RankReportTest, SerialisedReportParsesBackToTheSameStatusAndTimings) {
   RankReport report;
@@ -19,7 +21,10 @@ TEST(RankReportTest, SerialisedReportParsesBackToTheSameStatusAndTimings) {
   report.timings.Add(Stage::kDenoise, 1.5);
   report.timings.Add(Stage::kTotal, 2.25);
   report.memory = {.resident_bytes = int64_t{3} << 40,
-                   .peak_resident_bytes = int64_t{5} << 40};
+                   .peak_resident_bytes = int64_t{5} << 40,
+                   .device_allocated_bytes = int64_t{7} << 30,
+                   .device_peak_allocated_bytes = int64_t{11} << 30,
+                   .device_reserved_bytes = int64_t{13} << 30};
   absl::StatusOr<RankReport> parsed =
       ParseRankReport(SerializeRankReport(report));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -29,6 +34,9 @@ TEST(RankReportTest, SerialisedReportParsesBackToTheSameStatusAndTimings) {
   EXPECT_DOUBLE_EQ(parsed->timings.seconds(Stage::kQueue), 0.0);
   EXPECT_EQ(parsed->memory.resident_bytes, int64_t{3} << 40);
   EXPECT_EQ(parsed->memory.peak_resident_bytes, int64_t{5} << 40);
+  EXPECT_EQ(parsed->memory.device_allocated_bytes, int64_t{7} << 30);
+  EXPECT_EQ(parsed->memory.device_peak_allocated_bytes, int64_t{11} << 30);
+  EXPECT_EQ(parsed->memory.device_reserved_bytes, int64_t{13} << 30);
 }
 
 // A failed collective's mark travels with the report: the ranks that read
@@ -52,6 +60,26 @@ TEST(RankReportTest, ProcessMemoryIsReadFromTheKernel) {
   const base::ProcessMemory memory = base::ReadProcessMemory();
   EXPECT_GT(memory.resident_bytes, 0);
   EXPECT_GE(memory.peak_resident_bytes, memory.resident_bytes);
+}
+
+TEST(RankReportTest, ARankOnTheCpuReportsNoDeviceMemory) {
+  const base::ProcessMemory memory = ReadRankMemory(c10::Device(c10::kCPU));
+  EXPECT_GT(memory.resident_bytes, 0);
+  EXPECT_EQ(memory.device_allocated_bytes, 0);
+  EXPECT_EQ(memory.device_reserved_bytes, 0);
+  EXPECT_THAT(DescribeRankMemory(memory), Not(HasSubstr("GPU")));
+}
+
+TEST(RankReportTest, TheStartUpLineNamesGpuMemoryWhenThereIsSome) {
+  const base::ProcessMemory memory = {
+      .resident_bytes = int64_t{300} << 20,
+      .peak_resident_bytes = int64_t{400} << 20,
+      .device_allocated_bytes = int64_t{24000} << 20,
+      .device_peak_allocated_bytes = int64_t{25000} << 20,
+      .device_reserved_bytes = int64_t{26000} << 20};
+  EXPECT_EQ(DescribeRankMemory(memory),
+            "300 MiB resident (peak 400 MiB), 24000 MiB allocated on the GPU "
+            "(peak 25000 MiB), 26000 MiB reserved");
 }
 
 TEST(RankReportTest, MalformedReportIsAnError) {

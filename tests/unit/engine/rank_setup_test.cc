@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -17,9 +18,10 @@ using ::testing::HasSubstr;
 
 TEST(RankSetupTest, ABadFlagFailsBeforeTheBuiltInModelIsWritten) {
   absl::FlagSaver restore_flags;
+  // Its own folder: build trees may run this test at the same time.
   const std::filesystem::path cache =
-      std::filesystem::path(::testing::TempDir()) / "rank_setup_model_cache";
-  std::filesystem::remove_all(cache);
+      std::filesystem::path(::testing::TempDir()) /
+      ("rank_setup_model_cache_" + std::to_string(getpid()));
   std::filesystem::create_directories(cache);
   absl::SetFlag(&FLAGS_model_dir, "");
   absl::SetFlag(&FLAGS_model_cache_dir, cache.string());
@@ -32,6 +34,7 @@ TEST(RankSetupTest, ABadFlagFailsBeforeTheBuiltInModelIsWritten) {
               HasSubstr("--dtype fp8: allowed float32, bfloat16, float16"));
   EXPECT_TRUE(std::filesystem::is_empty(cache))
       << "the built-in model was written before the flag was checked";
+  std::filesystem::remove_all(cache);
 }
 
 }  // namespace
