@@ -93,12 +93,14 @@ echo "$golden_failed golden cases failed"
 
 stamp "the serving binaries on the GPU"
 serving_failed=0
+serving_lib=()
 if [[ -n "$runtime_libs" ]]; then
+  rm -rf "$build/runtime-libs"
   mkdir -p "$build/runtime-libs"
   tar -xJf "$runtime_libs" -C "$build/runtime-libs"
+  serving_lib=(--lib "$build/runtime-libs")
 fi
-LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}${runtime_libs:+:$build/runtime-libs} \
-  "$repo/deploy/gpu/serving_check.sh" --bin "$build/bin" \
+"$repo/deploy/gpu/serving_check.sh" --bin "$build/bin" "${serving_lib[@]}" \
   --model_dir "$repo/tests/data/golden/pipelines/flux_dev_text" \
   --log "$work/serving.log" || serving_failed=1
 

@@ -10,7 +10,7 @@
 #   deploy/gpu/pack_runtime_libs.sh HOST DEBS_DIR ARCHIVE.tar.xz
 #
 # HOST is a ditserve-host built here (build/bin/ditserve-host), DEBS_DIR
-# pack_debs.sh's folder. About 32 MiB.
+# pack_debs.sh's folder. About 31 MiB.
 set -euo pipefail
 
 usage() {
@@ -22,7 +22,10 @@ host=$1
 debs=$2
 archive=$(realpath -m "$3")
 [[ -x "$host" ]] || { echo "pack_runtime_libs.sh: $host is not a program" >&2; exit 2; }
-[[ -d "$debs" ]] || { echo "pack_runtime_libs.sh: $debs is not a folder" >&2; exit 2; }
+if ! compgen -G "$debs/*.deb" >/dev/null; then
+  echo "pack_runtime_libs.sh: $debs holds no .deb files" >&2
+  exit 2
+fi
 libdir=/usr/lib/x86_64-linux-gnu
 
 scratch=$(mktemp -d)
@@ -37,8 +40,14 @@ done | sort -u >"$scratch/packed"
 readelf -d "$host" | awk '/\(NEEDED\)/ {gsub(/[][]/, "", $5); print $5}' |
   grep -Ev '^lib(torch|c10|dnnl)' >"$scratch/roots"
 while read -r name; do
-  ldd "$libdir/$name" | awk '$3 ~ /^\// {print $3}'
+  echo "$libdir/$name"
+  ldd "$libdir/$name" | awk '$3 ~ /^\// {print $3} /not found/ {print "missing " $1}'
 done <"$scratch/roots" | sort -u >"$scratch/closure"
+if grep '^missing ' "$scratch/closure" >&2; then
+  echo "pack_runtime_libs.sh: libraries above are not installed here" \
+    "(deploy/install-deps.sh installs them)" >&2
+  exit 1
+fi
 mkdir "$scratch/libs"
 while read -r path; do
   name=$(basename "$path")

@@ -62,6 +62,9 @@ expect "gpu/pack_runtime_libs.sh: two arguments" 2 "usage:" \
 expect "gpu/pack_runtime_libs.sh: a host that is not a program" 2 \
   "is not a program" bash "${pack_runtime_libs}" "${scratch}/absent" \
   "${scratch}" "${scratch}/libs.tar.xz"
+expect "gpu/pack_runtime_libs.sh: a folder without .deb files" 2 \
+  "holds no .deb files" bash "${pack_runtime_libs}" /bin/true \
+  "${scratch}" "${scratch}/libs.tar.xz"
 serving_check="${root}/deploy/gpu/serving_check.sh"
 expect "gpu/serving_check.sh: no --model_dir" 2 "usage:" \
   bash "${serving_check}" --bin "${scratch}"
