@@ -104,7 +104,7 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
                        .Help("Memory of each rank after its last request "
                              "(kind: resident, peak_resident; on a GPU also "
                              "device_allocated, device_peak_allocated, "
-                             "device_reserved), bytes")
+                             "device_reserved; the peaks since start), bytes")
                        .Register(*registry_)),
       credential_reloads_(prometheus::BuildCounter()
                               .Name(kCredentialReloadsMetric)
@@ -291,8 +291,7 @@ void Metrics::SetRankMemory(int rank, const base::ProcessMemory& memory) {
   };
   set("resident", memory.resident_bytes);
   set("peak_resident", memory.peak_resident_bytes);
-  // A rank on a GPU has reserved memory there from its weights on.
-  if (memory.device_reserved_bytes > 0) {
+  if (memory.on_gpu()) {
     set("device_allocated", memory.device_allocated_bytes);
     set("device_peak_allocated", memory.device_peak_allocated_bytes);
     set("device_reserved", memory.device_reserved_bytes);

@@ -45,14 +45,15 @@ void PartialImageDecoder::Decode(int step, at::Tensor latents) {
   latest_ = std::thread([this, step, handed_over, latents = std::move(latents),
                          before = std::move(latest_)]() mutable {
     if (before.joinable()) before.join();
-    // CUDA's current device is per thread, and this one starts on GPU 0.
-    c10::OptionalDeviceGuard on_device;
-    if (latents.is_cuda()) on_device.reset_device(latents.device());
     // Nothing may escape this thread: that would end the host. Checking
     // the latents touches the GPU the run is using, where an error from the
     // run can surface.
-    absl::StatusOr<const char*> reported =
-        base::Guarded("partial image", [&] { return Report(step, latents); });
+    absl::StatusOr<const char*> reported = base::Guarded("partial image", [&] {
+      // CUDA's current device is per thread; this one starts on GPU 0.
+      c10::OptionalDeviceGuard on_device;
+      if (latents.is_cuda()) on_device.reset_device(latents.device());
+      return Report(step, latents);
+    });
     if (!reported.ok()) {
       spdlog::warn("request_id={} partial image after step {} failed: {}",
                    config_.request_id(), step, reported.status().ToString());

@@ -14,6 +14,10 @@ struct ProcessMemory {
   int64_t device_allocated_bytes = 0;
   int64_t device_peak_allocated_bytes = 0;
   int64_t device_reserved_bytes = 0;
+
+  // Whether the device fields describe a GPU: a rank on one has reserved
+  // memory there from its weights on.
+  bool on_gpu() const { return device_reserved_bytes > 0; }
 };
 
 // This process's resident set now and at its peak (VmRSS and VmHWM of

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "core/config/config_digest.h"
 #include "core/dist/collective_failure.h"
@@ -95,7 +96,13 @@ absl::Status RankLoop::Serve(const dist::ControlMessage& message,
                              RunObserver* observer, StageTimings& timings,
                              RequestOutcome& outcome) {
   c10::OptionalDeviceGuard on_device;
-  if (options_.device.is_cuda()) on_device.reset_device(options_.device);
+  if (options_.device.is_cuda()) {
+    // Nothing above the host's run thread catches; a GPU in a sticky error
+    // state can fail even this.
+    RETURN_IF_ERROR(base::Guarded("selecting the rank's GPU", [&] {
+      on_device.reset_device(options_.device);
+    }));
+  }
   const auto started = std::chrono::steady_clock::now();
   const v1::InputConfig& config = message.run.config();
   outcome.config = config;

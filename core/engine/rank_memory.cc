@@ -43,7 +43,7 @@ std::string DescribeRankMemory(const base::ProcessMemory& memory) {
   std::string text =
       absl::StrCat(Mebibytes(memory.resident_bytes), " resident (peak ",
                    Mebibytes(memory.peak_resident_bytes), ")");
-  if (memory.device_reserved_bytes > 0) {
+  if (memory.on_gpu()) {
     absl::StrAppend(&text, ", ", Mebibytes(memory.device_allocated_bytes),
                     " allocated on the GPU (peak ",
                     Mebibytes(memory.device_peak_allocated_bytes), "), ",

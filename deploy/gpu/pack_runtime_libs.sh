@@ -40,6 +40,7 @@ done | sort -u >"$scratch/packed"
 readelf -d "$host" | awk '/\(NEEDED\)/ {gsub(/[][]/, "", $5); print $5}' |
   grep -Ev '^lib(torch|c10|dnnl)' >"$scratch/roots"
 while read -r name; do
+  [[ -f "$libdir/$name" ]] || { echo "missing $name"; continue; }
   echo "$libdir/$name"
   ldd "$libdir/$name" | awk '$3 ~ /^\// {print $3} /not found/ {print "missing " $1}'
 done <"$scratch/roots" | sort -u >"$scratch/closure"

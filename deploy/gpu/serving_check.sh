@@ -41,6 +41,12 @@ while (($# > 0)); do
   esac
 done
 [[ -n "$bin" && -n "$model_dir" ]] || usage
+for program in ditserve-host ditctl; do
+  if [[ ! -x "$bin/$program" ]]; then
+    echo "serving_check.sh: no $program in --bin $bin" >&2
+    exit 2
+  fi
+done
 scratch=$(mktemp -d /tmp/ditserve-serving-check.XXXXXX)
 [[ -n "$log" ]] || log=$scratch/host.log
 started=$(date +%s%N)

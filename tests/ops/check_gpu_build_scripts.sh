@@ -70,6 +70,9 @@ expect "gpu/serving_check.sh: no --model_dir" 2 "usage:" \
   bash "${serving_check}" --bin "${scratch}"
 expect "gpu/serving_check.sh: unknown argument" 2 "unknown argument --bogus" \
   bash "${serving_check}" --bogus
+expect "gpu/serving_check.sh: --bin without the binaries" 2 \
+  "no ditserve-host in --bin" bash "${serving_check}" --bin "${scratch}" \
+  --model_dir "${scratch}"
 check="${root}/deploy/gpu/check.sh"
 expect "gpu/check.sh: no --libtorch" 2 "usage:" bash "${check}"
 expect "gpu/check.sh: unknown argument" 2 "unknown argument --bogus" \
