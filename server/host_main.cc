@@ -17,6 +17,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "core/base/allocator_tuning.h"
+#include "core/base/crash_report.h"
 #include "core/base/end_by_signal.h"
 #include "core/base/logging.h"
 #include "core/base/openmp_wait_policy.h"
@@ -384,6 +385,7 @@ int RunHost() {
 }  // namespace ditserve::server
 
 int main(int argc, char** argv) {
+  ditserve::base::InstallCrashReport(argv[0]);
   absl::SetProgramUsageMessage(
       "ditserve-host: rank 0 of a ditserve group (set RANK=0, WORLD_SIZE, "
       "MASTER_ADDR, MASTER_PORT as torchrun does)");

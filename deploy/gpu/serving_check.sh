@@ -52,8 +52,19 @@ scratch=$(mktemp -d /tmp/ditserve-serving-check.XXXXXX)
 started=$(date +%s%N)
 elapsed() { echo "$((($(date +%s%N) - started) / 1000000)) ms"; }
 fail() {
-  echo "serving_check.sh: FAILED: $*; the host's log ($log) ends:"
-  tail -n 25 "$log"
+  # A crash report (base::InstallCrashReport: "*** SIGSEGV received ...",
+  # or "*** Signal N received ..." for a signal without a name, then the
+  # stack) with the lines before it, which may say why (an abort's message).
+  local report
+  report=$(grep -n -m1 -E '\*\*\* (SIG[A-Z]+|Signal [0-9]+) received' "$log" |
+    cut -d: -f1)
+  if [[ -n "$report" ]]; then
+    echo "serving_check.sh: FAILED: $*; the host crashed, its log ($log):"
+    sed -n "$((report > 10 ? report - 10 : 1)),$((report + 80))p" "$log"
+  else
+    echo "serving_check.sh: FAILED: $*; the host's log ($log) ends:"
+    tail -n 25 "$log"
+  fi
   exit 1
 }
 library_path=${LD_LIBRARY_PATH:-}${lib:+${LD_LIBRARY_PATH:+:}$lib}
