@@ -363,7 +363,7 @@ int RunHost() {
   health.SetServing(false);
   if (*serving != nullptr) {
     (*serving)->scheduler().Drain(
-        absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)));
+        absl::Seconds(absl::GetFlag(FLAGS_drain_timeout_s)), shed_overdue);
     group_status = (*serving)->scheduler().group_status();
   }
   // As long as a stream may take to send its last event.

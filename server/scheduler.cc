@@ -158,12 +158,14 @@ void Scheduler::Start() {
   thread_ = std::thread([this] { Loop(); });
 }
 
-void Scheduler::Drain(absl::Duration timeout) {
+void Scheduler::Drain(absl::Duration timeout,
+                      absl::FunctionRef<void()> while_waiting) {
   queue_->StartDraining();
   draining_.store(true);
   const absl::Time give_up = absl::Now() + timeout;
   while (absl::Now() < give_up && !group_broken_.HasBeenNotified() &&
          !drained_.HasBeenNotified()) {
+    while_waiting();
     absl::SleepFor(absl::Milliseconds(20));
   }
   // Past the timeout the queued jobs are answered at once and the running

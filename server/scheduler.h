@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -59,7 +60,10 @@ class Scheduler {
   // or `timeout` passed; then shuts the group down and stops the thread.
   // Past the timeout, jobs still queued are answered UNAVAILABLE, and the
   // running ones too after the step they are in (STEP_DECISION_ABORT).
-  void Drain(absl::Duration timeout);
+  // Calls `while_waiting` every few milliseconds until then: the jobs that
+  // wait for the drain are still bound by the host's other limits
+  // (--max_queue_wait_s).
+  void Drain(absl::Duration timeout, absl::FunctionRef<void()> while_waiting);
   // True once the rank group broke (a rank was lost, or a request failed in
   // a collective); the thread has then failed the run in progress, if any
   // (UNAVAILABLE), paused

@@ -772,6 +772,44 @@ TEST(ServingQueueWaitTest, ARequestQueuedPastTheLimitIsRefusedDuringTheRun) {
   running.CancelAndDrain();
 }
 
+// The limit holds through a drain too: a request admitted before SIGTERM
+// that cannot start in time is answered at the limit, not when the run ahead
+// of it ends (or at --drain_timeout_s). The limit is long enough for the
+// request to still be waiting when the signal comes.
+TEST(ServingQueueWaitTest, ARequestQueuedPastTheLimitIsRefusedDuringTheDrain) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--max_queue_wait_s=4"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  RunningStream running =
+      StartAndWaitForFirstStep(**cluster, LongRequest(), kCallSeconds);
+  grpc::Status queued_status;
+  std::thread queued([&] {
+    v1::GenerateResponse response;
+    queued_status =
+        Generate(**cluster, SmallRequest("waits through the drain"), &response);
+  });
+  EXPECT_TRUE(WaitForQueueDepth(**cluster, 1, kQueueWait));
+  (*cluster)->Terminate();
+  constexpr char kDraining[] = "stopping: draining admitted requests";
+  constexpr char kShed[] =
+      "refused 1 queued requests that waited longer than --max_queue_wait_s "
+      "4";
+  EXPECT_TRUE(
+      (*cluster)->ranks().WaitForOutput(0, kDraining, std::chrono::seconds(5)));
+  EXPECT_TRUE(
+      (*cluster)->ranks().WaitForOutput(0, kShed, std::chrono::seconds(10)));
+  queued.join();
+  EXPECT_EQ(queued_status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << queued_status.error_message();
+  EXPECT_THAT(queued_status.error_message(),
+              HasSubstr("longer than --max_queue_wait_s 4"));
+  const std::string log = (*cluster)->ranks().Output(0);
+  EXPECT_LT(log.find(kDraining), log.find(kShed))
+      << "refused before the drain began: the test did not reach the drain";
+  running.CancelAndDrain();
+}
+
 TEST_F(ServingTest, CancelMidRunStopsTheRunAndTheGroupServesTheNextRequest) {
   absl::StatusOr<std::string> before = cluster_->ScrapeMetrics();
   ASSERT_TRUE(before.ok());
