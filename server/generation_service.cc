@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "core/base/status_macros.h"
 #include "core/config/field_error.h"
+#include "core/config/freeze.h"
 #include "core/config/message_decoding.h"
 #include "core/config/model_defaults.h"
 #include "server/call_ownership.h"
@@ -399,6 +400,10 @@ grpc::ServerUnaryReactor* GenerationService::GetServerInfo(
   limits->set_max_batch(model.options.max_batch);
   limits->set_size_multiple(model.spec.size_multiple());
   limits->set_max_side_pixels(model.options.max_side_pixels);
+  limits->set_max_height(
+      config::MostSidePixels(model.spec.max_height, model.options));
+  limits->set_max_width(
+      config::MostSidePixels(model.spec.max_width, model.options));
   limits->set_max_pixels(model.options.max_pixels);
   limits->set_max_frames(model.options.max_frames);
   limits->set_max_video_pixels(model.options.max_video_pixels);

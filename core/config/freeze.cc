@@ -95,9 +95,8 @@ absl::Status CheckSide(absl::string_view field, int value, int model_most,
                        const ModelSpec& spec, const ServerOptions& options,
                        bool binned) {
   const int multiple = binned ? 1 : spec.size_multiple();
-  const bool model_limits =
-      model_most > 0 && model_most < options.max_side_pixels;
-  const int most = model_limits ? model_most : options.max_side_pixels;
+  const int most = MostSidePixels(model_most, options);
+  const bool model_limits = most < options.max_side_pixels;
   if (value < multiple || value > most) {
     return InvalidField(
         field,
@@ -325,6 +324,11 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                          : request.negative_prompt(negatives == 1 ? 0 : i));
     }
   }
+int MostSidePixels(int model_most, const ServerOptions& options) {
+  return model_most > 0 ? std::min(model_most, options.max_side_pixels)
+                        : options.max_side_pixels;
+}
+
 
   if (request.has_use_resolution_binning() &&
       request.use_resolution_binning() && !defaults.use_resolution_binning) {

@@ -23,6 +23,11 @@ inline constexpr int kMaxPartialImages = 3;
 // Whether `format` is lossy and so takes an output_quality: JPEG and WebP.
 bool TakesOutputQuality(v1::OutputFormat format);
 
+// The largest height or width a request may ask for, given the model's own
+// limit on that side (ModelSpec::max_height or max_width, 0 for none): the
+// lesser of it and --max_side_pixels. GetServerInfo reports it.
+int MostSidePixels(int model_most, const ServerOptions& options);
+
 // What the host decides about a request outside of its fields. Passing these
 // in keeps Freeze a pure function.
 struct FreezeContext {

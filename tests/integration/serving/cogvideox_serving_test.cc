@@ -445,6 +445,57 @@ TEST_P(CogVideoXServingTest, BadFrameCountIsRefusedAndTheGroupKeepsServing) {
   EXPECT_TRUE(cluster->Generate(request, kCallSeconds).ok());
 }
 
+// GetServerInfo names the sides Freeze takes: 1.5's RoPE grid (2400 pixels
+// a side, its release's) caps them below a --max_side_pixels above that, 1.0
+// stretches its grid to any side.
+TEST_P(CogVideoXServingTest, ServerInfoNamesTheLargestSidesTheModelTakes) {
+  std::unique_ptr<ServingCluster> cluster =
+      StartCluster(model_dir_, 1, {"--max_side_pixels=4096"});
+  ASSERT_NE(cluster, nullptr);
+  v1::ServerInfo info;
+  std::unique_ptr<grpc::ClientContext> context =
+      local_cluster::ContextWithDeadline(kCallSeconds);
+  ASSERT_TRUE(
+      cluster->generation()
+          .GetServerInfo(context.get(), v1::GetServerInfoRequest(), &info)
+          .ok());
+  const v1::RequestLimits& limits = info.limits();
+  ASSERT_EQ(limits.max_side_pixels(), 4096);
+  if (GetParam().name == families::kCogVideoX15Defaults.name) {
+    EXPECT_EQ(limits.max_height(), 2400);
+    EXPECT_EQ(limits.max_width(), 2400);
+  } else {
+    EXPECT_EQ(limits.max_height(), limits.max_side_pixels());
+    EXPECT_EQ(limits.max_width(), limits.max_side_pixels());
+  }
+  const int multiple = limits.size_multiple();
+  for (const bool tall : {true, false}) {
+    const int most = tall ? limits.max_height() : limits.max_width();
+    v1::GenerateRequest request;
+    request.add_prompt("a narrow strip of coastline");
+    request.set_num_frames(1);
+    request.set_validate_only(true);
+    request.set_height(tall ? most : multiple);
+    request.set_width(tall ? multiple : most);
+    absl::StatusOr<v1::GenerateResponse> taken =
+        cluster->Generate(request, kCallSeconds);
+    EXPECT_TRUE(taken.ok()) << taken.status();
+    if (tall) {
+      request.set_height(most + multiple);
+    } else {
+      request.set_width(most + multiple);
+    }
+    absl::StatusOr<v1::GenerateResponse> refused =
+        cluster->Generate(request, kCallSeconds);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(refused.status().message(),
+                ::testing::HasSubstr(absl::StrCat(
+                    tall ? "height " : "width ", most + multiple,
+                    " is out of range; allowed ", multiple, " to ", most)))
+        << refused.status();
+  }
+}
+
 struct Layout {
   std::string name;
   int world_size;
