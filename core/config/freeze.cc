@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "core/base/status_macros.h"
 #include "core/base/utf8.h"
@@ -85,6 +89,36 @@ absl::Status CheckPrompts(const v1::GenerateRequest& request,
                               options.max_prompt_bytes));
   }
   return absl::OkStatus();
+}
+
+// How far from a refused step count NearestTakenSteps looks on each side:
+// each probe builds a scheduler, and the counts a spacing refuses come
+// alone or in pairs (121 and 122 of 1000).
+constexpr int kMostStepProbes = 64;
+
+// "; the nearest step counts that work: 60 and 62": the counts nearest
+// `steps` on either side, within 1..`most` and kMostStepProbes, that `check`
+// takes; empty when none does.
+std::string NearestTakenSteps(const std::function<absl::Status(int)>& check,
+                              int steps, int most) {
+  std::vector<std::string> nearest;
+  for (int below = steps - 1; below >= std::max(1, steps - kMostStepProbes);
+       --below) {
+    if (check(below).ok()) {
+      nearest.push_back(absl::StrCat(below));
+      break;
+    }
+  }
+  for (int above = steps + 1; above <= std::min(most, steps + kMostStepProbes);
+       ++above) {
+    if (check(above).ok()) {
+      nearest.push_back(absl::StrCat(above));
+      break;
+    }
+  }
+  if (nearest.empty()) return "";
+  return absl::StrCat("; the nearest step counts that work: ",
+                      absl::StrJoin(nearest, " and "));
 }
 
 // `binned`: resolution binning generates a size of its table and resizes
@@ -297,6 +331,11 @@ bool TakesOutputQuality(v1::OutputFormat format) {
   return format == v1::OUTPUT_FORMAT_JPEG || format == v1::OUTPUT_FORMAT_WEBP;
 }
 
+int MostSidePixels(int model_most, const ServerOptions& options) {
+  return model_most > 0 ? std::min(model_most, options.max_side_pixels)
+                        : options.max_side_pixels;
+}
+
 absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                                        const ModelSpec& spec,
                                        const ServerOptions& options,
@@ -324,11 +363,6 @@ absl::StatusOr<v1::InputConfig> Freeze(const v1::GenerateRequest& request,
                          : request.negative_prompt(negatives == 1 ? 0 : i));
     }
   }
-int MostSidePixels(int model_most, const ServerOptions& options) {
-  return model_most > 0 ? std::min(model_most, options.max_side_pixels)
-                        : options.max_side_pixels;
-}
-
 
   if (request.has_use_resolution_binning() &&
       request.use_resolution_binning() && !defaults.use_resolution_binning) {
@@ -373,7 +407,12 @@ int MostSidePixels(int model_most, const ServerOptions& options) {
   if (spec.check_steps) {
     if (absl::Status steps = spec.check_steps(config.num_inference_steps());
         !steps.ok()) {
-      return InvalidField("num_inference_steps", steps.message());
+      return InvalidField(
+          "num_inference_steps",
+          absl::StrCat(
+              steps.message(),
+              NearestTakenSteps(spec.check_steps, config.num_inference_steps(),
+                                options.max_inference_steps)));
     }
   }
 

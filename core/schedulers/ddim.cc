@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "core/schedulers/numpy_compat.h"
@@ -67,33 +66,11 @@ absl::StatusOr<std::vector<int64_t>> TrailingTimesteps(
   std::vector<int64_t> steps =
       TrailingSpacing(start, num_train_timesteps, num_inference_steps);
   if (steps.empty() || steps.back() >= 0) return steps;
-  // Such counts come in runs (121 and 122 of 1000): name the nearest that
-  // work on either side.
-  const auto works = [&](int count) {
-    const std::vector<int64_t> other =
-        TrailingSpacing(start, num_train_timesteps, count);
-    return !other.empty() && other.back() >= 0;
-  };
-  std::vector<std::string> nearest;
-  for (int below = num_inference_steps - 1; below >= 1; --below) {
-    if (works(below)) {
-      nearest.push_back(absl::StrCat(below));
-      break;
-    }
-  }
-  for (int above = num_inference_steps + 1; above <= num_train_timesteps;
-       ++above) {
-    if (works(above)) {
-      nearest.push_back(absl::StrCat(above));
-      break;
-    }
-  }
   return absl::InvalidArgumentError(absl::StrCat(
       scheduler, ": num_inference_steps ", num_inference_steps,
       " with trailing timestep spacing gives ", steps.size(),
       " timesteps, the last -1 (numpy's arange rounding), outside 0..",
-      num_train_timesteps - 1, "; the nearest step counts that work: ",
-      absl::StrJoin(nearest, " and ")));
+      num_train_timesteps - 1));
 }
 
 absl::StatusOr<std::vector<int64_t>> DdimTimesteps(absl::string_view scheduler,

@@ -69,9 +69,10 @@ TEST(CogVideoXFamilyTest, DetectTellsTheReleasesApartByTheirTransformer) {
 }
 
 // `request` frozen for the golden pipeline folder `name` as the host
-// freezes it, with the spec Detect reads from that folder.
-absl::StatusOr<v1::InputConfig> FreezeFor(const std::string& name,
-                                          const v1::GenerateRequest& request) {
+// freezes it under `options`, with the spec Detect reads from that folder.
+absl::StatusOr<v1::InputConfig> FreezeFor(
+    const std::string& name, const v1::GenerateRequest& request,
+    const config::ServerOptions& options = {}) {
   const GoldenCase golden("pipelines/" + name);
   ASSIGN_OR_RETURN(const config::CheckpointConfigs configs,
                    config::ReadCheckpointConfigs(golden.dir()));
@@ -79,8 +80,22 @@ absl::StatusOr<v1::InputConfig> FreezeFor(const std::string& name,
                    CogVideoXFamily().Detect(configs));
   ASSIGN_OR_RETURN(const v1::ParallelConfig parallel,
                    config::MakeParallelConfig({}, 1));
-  return config::Freeze(request, spec, config::ServerOptions{}, parallel,
+  return config::Freeze(request, spec, options, parallel,
                         config::FreezeContext{});
+}
+
+// Freeze refuses `request` INVALID_ARGUMENT naming `field` alone, with
+// `message` in its text.
+void ExpectFreezeRefuses(const std::string& name,
+                         const v1::GenerateRequest& request,
+                         const std::string& field, const std::string& message,
+                         const config::ServerOptions& options = {}) {
+  const absl::StatusOr<v1::InputConfig> refused =
+      FreezeFor(name, request, options);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr(message));
+  EXPECT_THAT(config::ErrorFields(refused.status()),
+              ::testing::ElementsAre(field));
 }
 
 v1::GenerateRequest OnePrompt() {
@@ -91,7 +106,8 @@ v1::GenerateRequest OnePrompt() {
 
 // CogVideoXDDIMScheduler's trailing spacing gives 62 timesteps, the last
 // -1, for 61 steps: Freeze refuses that count through the spec, naming the
-// field, before the request waits in the queue.
+// field and the nearest counts that work, before the request waits in the
+// queue.
 TEST(CogVideoXFamilyTest, StepCountsTheSchedulerRefusesAreRefusedAtFreeze) {
   v1::GenerateRequest request = OnePrompt();
   request.set_num_inference_steps(60);
@@ -99,14 +115,28 @@ TEST(CogVideoXFamilyTest, StepCountsTheSchedulerRefusesAreRefusedAtFreeze) {
       FreezeFor("cogvideox_5b", request);
   EXPECT_TRUE(taken.ok()) << taken.status();
   request.set_num_inference_steps(61);
+  ExpectFreezeRefuses("cogvideox_5b", request, "num_inference_steps",
+                      "num_inference_steps 61 with trailing timestep spacing "
+                      "gives 62 timesteps, the last -1 (numpy's arange "
+                      "rounding), outside 0..999; the nearest step counts "
+                      "that work: 60 and 62");
+}
+
+// 121 and 122 of 1000 both fail; the nearest count above, 123, is past
+// this server's --max_inference_steps, so the hint names only 120.
+TEST(CogVideoXFamilyTest, TheNearestStepCountsNamedAreWithinTheServersLimit) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_num_inference_steps(121);
+  config::ServerOptions options;
+  ExpectFreezeRefuses("cogvideox_5b", request, "num_inference_steps",
+                      "; the nearest step counts that work: 120 and 123",
+                      options);
+  options.max_inference_steps = 122;
   const absl::StatusOr<v1::InputConfig> refused =
-      FreezeFor("cogvideox_5b", request);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(refused.status().message(),
-              HasSubstr("num_inference_steps 61 with trailing timestep "
-                        "spacing gives 62 timesteps"));
-  EXPECT_THAT(config::ErrorFields(refused.status()),
-              ::testing::ElementsAre("num_inference_steps"));
+      FreezeFor("cogvideox_5b", request, options);
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::EndsWith(
+                  "outside 0..999; the nearest step counts that work: 120"));
 }
 
 // 1.5 cuts its RoPE grid from the trained one (sample_height and
@@ -120,14 +150,9 @@ TEST(CogVideoXFamilyTest, SidesBeyondThe15PositionGridAreRefusedAtFreeze) {
       FreezeFor("cogvideox15", request);
   EXPECT_TRUE(taken.ok()) << taken.status();
   request.set_width(112);
-  const absl::StatusOr<v1::InputConfig> refused =
-      FreezeFor("cogvideox15", request);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(refused.status().message(),
-              HasSubstr("width 112 is out of range; allowed 16 to 96 pixels "
-                        "(the most the model's positions cover)"));
-  EXPECT_THAT(config::ErrorFields(refused.status()),
-              ::testing::ElementsAre("width"));
+  ExpectFreezeRefuses("cogvideox15", request, "width",
+                      "width 112 is out of range; allowed 16 to 96 pixels "
+                      "(the most the model's positions cover)");
 }
 
 TEST(CogVideoXFamilyTest, PaddedLatentFramesComeFirstAndAreDroppedOnDecode) {
