@@ -1,6 +1,7 @@
 // The shipped monitoring against a real group: a real Prometheus scrapes it
 // and evaluates deploy/prometheus/ditserve-rules.yml; every query of every
-// panel of deploy/grafana/ditserve.json and every recording rule must return
+// panel of deploy/grafana/ditserve.json (with its variables at "All" and at
+// the values their own queries find) and every recording rule must return
 // a number through Prometheus's HTTP API, and every rule must evaluate
 // without error. That every ditserve_* name they use is registered in
 // server/metrics.h is checked without a group by tests/ops/
@@ -13,9 +14,14 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tools/local_cluster/prometheus_server.h"
@@ -50,6 +56,55 @@ void CollectPanelQueries(const nlohmann::json& panels,
     CollectPanelQueries(panel.value("panels", nlohmann::json::array()),
                         queries);
   }
+}
+
+// The dashboard's query variables (`$model`, `$instance`): each name with
+// the metric and the label its label_values() query reads, and the value
+// that stands for "All".
+struct Variable {
+  std::string name;
+  std::string metric;
+  std::string label;
+  std::string all_value;
+};
+
+std::vector<Variable> QueryVariables(const nlohmann::json& dashboard) {
+  std::vector<Variable> variables;
+  for (const nlohmann::json& variable : dashboard.at("templating").at("list")) {
+    if (variable.at("type") != "query") continue;
+    const std::string name = variable.at("name").get<std::string>();
+    // Grafana runs query.query; definition is what its editor shows.
+    const std::string query =
+        variable.at("query").at("query").get<std::string>();
+    EXPECT_EQ(variable.at("definition").get<std::string>(), query) << name;
+    EXPECT_TRUE(variable.value("multi", false)) << name;
+    EXPECT_TRUE(variable.value("includeAll", false)) << name;
+    std::vector<std::string> arguments = absl::StrSplit(
+        absl::StripSuffix(absl::StripPrefix(query, "label_values("), ")"),
+        ", ");
+    EXPECT_EQ(arguments.size(), 2U) << query;
+    if (arguments.size() != 2) continue;
+    variables.push_back({name, arguments[0], arguments[1],
+                         variable.value("allValue", std::string())});
+  }
+  return variables;
+}
+
+// `value` as a regular expression matching it alone, in a PromQL string, as
+// Grafana formats a picked value of a multi-value variable: each special
+// character escaped for the regular expression, and each backslash of that
+// escaped again for the string.
+std::string QuotedRegex(const std::string& value) {
+  std::string quoted;
+  for (const char c : value) {
+    if (c == '\\') {
+      quoted += "\\\\\\\\";
+      continue;
+    }
+    if (absl::StrContains(".+*?()[]{}|^$", c)) quoted += "\\\\";
+    quoted += c;
+  }
+  return quoted;
 }
 
 // Whether an instant query's result has a sample that is a number: a
@@ -115,11 +170,46 @@ TEST(PrometheusDashboardE2eTest, EveryPanelQueryAndRuleReturnsData) {
       << (*prometheus)->Output();
   ASSERT_NO_FATAL_FAILURE(RunOkAndRefused(**cluster));
 
-  std::map<std::string, std::string> pending;  // expression -> its source
   const nlohmann::json dashboard = nlohmann::json::parse(
       std::ifstream(DITSERVE_SOURCE_DIR "/deploy/grafana/ditserve.json"));
-  CollectPanelQueries(dashboard.at("panels"), pending);
-  ASSERT_FALSE(pending.empty()) << "the dashboard has no queries";
+  std::map<std::string, std::string> panel_queries;  // expression -> panel
+  CollectPanelQueries(dashboard.at("panels"), panel_queries);
+  ASSERT_FALSE(panel_queries.empty()) << "the dashboard has no queries";
+  // Each query as Grafana sends it with every variable at "All" (its
+  // allValue), at the value its own query finds (this group's model and its
+  // host's scrape target), and at that value picked with another (Grafana's
+  // "(a|b)"): each must select data.
+  const std::vector<Variable> variables = QueryVariables(dashboard);
+  ASSERT_EQ(variables.size(), 2U) << "the model and instance variables";
+  std::vector<std::pair<std::string, std::string>> all;
+  std::vector<std::pair<std::string, std::string>> found;
+  std::vector<std::pair<std::string, std::string>> picked_with_another;
+  for (const Variable& variable : variables) {
+    absl::StatusOr<nlohmann::json> data = (*prometheus)->Query(variable.metric);
+    ASSERT_TRUE(data.ok()) << data.status();
+    ASSERT_FALSE((*data)["result"].empty()) << variable.metric;
+    const nlohmann::json& labels = (*data)["result"][0]["metric"];
+    ASSERT_TRUE(labels.contains(variable.label))
+        << variable.metric << " has no label " << variable.label << ": "
+        << labels.dump();
+    ASSERT_FALSE(variable.all_value.empty()) << variable.name;
+    const std::string placeholder = "$" + variable.name;
+    const std::string value =
+        QuotedRegex(labels[variable.label].get<std::string>());
+    all.emplace_back(placeholder, variable.all_value);
+    found.emplace_back(placeholder, value);
+    picked_with_another.emplace_back(placeholder,
+                                     "(" + value + "|no-such-value)");
+  }
+  std::map<std::string, std::string> pending;  // expression -> its source
+  for (const auto& [expr, panel] : panel_queries) {
+    const std::string every_value = absl::StrReplaceAll(expr, all);
+    EXPECT_NE(every_value, expr) << panel << " follows no variable: " << expr;
+    pending[every_value] = panel + " (every value)";
+    pending[absl::StrReplaceAll(expr, found)] = panel + " (one value)";
+    pending[absl::StrReplaceAll(expr, picked_with_another)] =
+        panel + " (two values)";
+  }
   absl::StatusOr<nlohmann::json> rules = (*prometheus)->Rules();
   ASSERT_TRUE(rules.ok()) << rules.status();
   int alerts = 0;
