@@ -302,14 +302,13 @@ class CogVideoX final : public Family {
           spec.defaults.max_sequence_length_limit =
               static_cast<int>(transformer.max_text_seq_length);
     }
-    // 1.5's RoPE grid is cut from its trained size, never stretched.
-    if (transformer.patch_size_t.has_value()) {
+    if (transformer.cuts_rope_grid()) {
       const int64_t patch_pixels =
           transformer.patch_size * spec.vae_scale_factor;
-      spec.max_height = static_cast<int>(transformer.sample_height /
-                                         transformer.patch_size * patch_pixels);
-      spec.max_width = static_cast<int>(transformer.sample_width /
-                                        transformer.patch_size * patch_pixels);
+      spec.max_height =
+          static_cast<int>(transformer.rope_grid_height() * patch_pixels);
+      spec.max_width =
+          static_cast<int>(transformer.rope_grid_width() * patch_pixels);
     }
     spec.temporal_compression =
         static_cast<int>(transformer.temporal_compression_ratio);

@@ -144,12 +144,12 @@ at::Tensor SincosVideoPositions(const CogVideoXTransformerConfig& config,
 absl::StatusOr<models::RotaryTables> RotaryVideoPositions(
     const CogVideoXTransformerConfig& config, const VideoTokenGrid& grid) {
   const int64_t head_dim = config.attention_head_dim;
-  const int64_t base_height = config.sample_height / config.patch_size;
-  const int64_t base_width = config.sample_width / config.patch_size;
+  const int64_t base_height = config.rope_grid_height();
+  const int64_t base_width = config.rope_grid_width();
   at::Tensor t;
   at::Tensor rows;
   at::Tensor columns;
-  if (!config.patch_size_t.has_value()) {
+  if (!config.cuts_rope_grid()) {
     const CropRegion crop = ResizeCropRegion(grid, base_height, base_width);
     t = StretchedPositions(0, grid.frames, grid.frames);
     rows = StretchedPositions(crop.top, crop.bottom, grid.height);

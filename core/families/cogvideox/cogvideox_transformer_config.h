@@ -49,6 +49,12 @@ struct CogVideoXTransformerConfig {
   int64_t inner_dim() const { return num_attention_heads * attention_head_dim; }
   // Latent frames in one temporal patch (1 for 1.0).
   int64_t temporal_patch() const { return patch_size_t.value_or(1); }
+  // The RoPE grid's base size in patches: 1.0 stretches it over any patch
+  // grid, 1.5 (the release with a temporal patch) cuts smaller grids from
+  // it, so that its size bounds 1.5's sides.
+  int64_t rope_grid_height() const { return sample_height / patch_size; }
+  int64_t rope_grid_width() const { return sample_width / patch_size; }
+  bool cuts_rope_grid() const { return patch_size_t.has_value(); }
   // Output channels per video token (proj_out's width).
   int64_t token_output_channels() const {
     return temporal_patch() * patch_size * patch_size * out_channels;

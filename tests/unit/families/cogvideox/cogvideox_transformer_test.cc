@@ -151,7 +151,7 @@ CogVideoXTransformerConfig GoldenConfig(const std::string& name) {
 // first row of patches sits at position 0, so its row part is cos 0 = 1.
 TEST(CogVideoXPositionsTest, RopeCropRoundsHalfToEvenAsPython) {
   const CogVideoXTransformerConfig config = GoldenConfig("cogvideox_5b");
-  ASSERT_EQ(config.sample_height / config.patch_size, 3);
+  ASSERT_EQ(config.rope_grid_height(), 3);
   absl::StatusOr<models::RotaryTables> tables = RotaryVideoPositions(
       config, VideoTokenGrid{.frames = 1, .height = 2, .width = 3});
   ASSERT_TRUE(tables.ok()) << tables.status();
@@ -169,7 +169,7 @@ TEST(CogVideoXPositionsTest, RopeCropRoundsHalfToEvenAsPython) {
 
 TEST(CogVideoXPositionsTest, SliceGridMustFitTheTrainedSize) {
   const CogVideoXTransformerConfig config = GoldenConfig("cogvideox15");
-  const int64_t base = config.sample_height / config.patch_size;
+  const int64_t base = config.rope_grid_height();
   absl::StatusOr<models::RotaryTables> tables = RotaryVideoPositions(
       config, VideoTokenGrid{.frames = 1, .height = base + 1, .width = 1});
   EXPECT_EQ(tables.status().code(), absl::StatusCode::kInvalidArgument);
