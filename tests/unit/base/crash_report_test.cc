@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "absl/base/config.h"
+#include "absl/debugging/stacktrace.h"
 #include "gtest/gtest.h"
 
 namespace ditserve::base {
@@ -22,6 +23,13 @@ constexpr char kThisProgram[] = "/proc/self/exe";
 }
 
 void DrainOnStop(int /*signal*/) {}
+
+// An unwinder that faults, as one walking a smashed stack may.
+int FaultWhileUnwinding(void** /*pcs*/, int* /*sizes*/, int /*max_depth*/,
+                        int /*skip_count*/, const void* /*context*/,
+                        int* /*min_dropped_frames*/) {
+  return std::raise(SIGBUS);
+}
 
 // Whether this process may make a PID namespace (root, or CAP_SYS_ADMIN).
 bool CanMakePidNamespace() {
@@ -75,6 +83,19 @@ TEST_F(CrashReportDeathTest, AsPid1AFaultStillEndsTheProcessAfterTheReport) {
         _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 5);
       },
       testing::ExitedWithCode(128 + SIGSEGV), "SIGSEGV received");
+}
+
+// A fault inside the report ends the process by the first fault's signal,
+// once, instead of starting the report again.
+TEST_F(CrashReportDeathTest, AFaultInsideTheReportEndsByTheFirstSignal) {
+  EXPECT_EXIT(
+      {
+        InstallCrashReport(kThisProgram);
+        absl::SetStackUnwinder(FaultWhileUnwinding);
+        FaultInAFunctionNamedForTheReport();
+      },
+      testing::KilledBySignal(SIGSEGV),
+      "SIGSEGV received.*a fault inside the crash report; ending");
 }
 
 TEST_F(CrashReportDeathTest, SigtermKeepsTheHandlerItHad) {
