@@ -1,8 +1,10 @@
 #ifndef DITSERVE_CORE_BASE_GUARDED_H_
 #define DITSERVE_CORE_BASE_GUARDED_H_
 
-// The one place where exceptions (LibTorch's c10::Error, std::bad_alloc, a
-// StatusError) become Status.
+// The one place where exceptions (LibTorch's c10::Error and
+// c10::OutOfMemoryError, std::bad_alloc, a StatusError) become Status.
+
+#include <c10/util/Exception.h>
 
 #include <exception>
 #include <stdexcept>
@@ -45,11 +47,12 @@ inline absl::string_view FirstLine(const std::exception& error) {
 }
 
 // Runs `body`. A StatusError gives back the Status it carries; a
-// std::invalid_argument becomes INVALID_ARGUMENT and any other exception
-// `code` (UNAVAILABLE where a group could not form, RESOURCE_EXHAUSTED where
-// an allocation failed), both "<context>: <first line of what()>". A body
-// returning T gives StatusOr<T>; one returning Status, StatusOr<T> or void
-// gives that (void: Status).
+// std::invalid_argument becomes INVALID_ARGUMENT, a c10::OutOfMemoryError
+// (what LibTorch's GPU allocator throws when the device is full)
+// RESOURCE_EXHAUSTED and any other exception `code` (UNAVAILABLE where a
+// group could not form, RESOURCE_EXHAUSTED where an allocation failed), each
+// "<context>: <first line of what()>". A body returning T gives StatusOr<T>;
+// one returning Status, StatusOr<T> or void gives that (void: Status).
 template <typename Body>
 auto GuardedAs(absl::StatusCode code, absl::string_view context, Body&& body) ->
     typename guarded_internal::Result<std::invoke_result_t<Body>>::type {
@@ -64,6 +67,12 @@ auto GuardedAs(absl::StatusCode code, absl::string_view context, Body&& body) ->
     return error.status();
   } catch (const std::invalid_argument& error) {
     return absl::InvalidArgumentError(
+        absl::StrCat(context, ": ", FirstLine(error)));
+  } catch (const c10::OutOfMemoryError& error) {
+    // Running out of device memory is a matter of size (the run's, or what
+    // ran beside it), not a fault in the code: whatever `code` the caller
+    // chose for faults, the client and alerting hear RESOURCE_EXHAUSTED.
+    return absl::ResourceExhaustedError(
         absl::StrCat(context, ": ", FirstLine(error)));
   } catch (const std::exception& error) {
     return absl::Status(code, absl::StrCat(context, ": ", FirstLine(error)));

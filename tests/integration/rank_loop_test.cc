@@ -18,6 +18,7 @@
 #include "ditserve/v1/control.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/integration/injected_failure.h"
 #include "tests/integration/scenarios.h"
 #include "tests/support/frozen_test_config.h"
 #include "tools/local_cluster/rank_launcher.h"
@@ -381,13 +382,47 @@ struct DpGroupFailure {
   // After step 2's boundary, before its preview gather, which the other
   // group is then in; else before that boundary.
   bool after_boundary;
+  InjectedFailure fail_as = InjectedFailure::kReturned;
 };
+
+// What the failed ranks report for a failure injected during `step`
+// (1-based): the code the request fails with, and the message, in which the
+// rank program's guard names what threw.
+struct InjectedFailureReport {
+  std::string code;
+  std::string status;  // "<code>: <message>"
+};
+
+InjectedFailureReport ReportOf(InjectedFailure fail_as, int step) {
+  const std::string injected =
+      absl::StrCat("failure injected during step ", step);
+  const std::string thrown =
+      absl::StrCat("generating the dp group's prompts: ", injected);
+  switch (fail_as) {
+    case InjectedFailure::kReturned:
+      return {"INTERNAL", absl::StrCat("INTERNAL: ", injected)};
+    case InjectedFailure::kThrown:
+      return {"INTERNAL", absl::StrCat("INTERNAL: ", thrown)};
+    case InjectedFailure::kOutOfMemory:
+      return {"RESOURCE_EXHAUSTED",
+              absl::StrCat("RESOURCE_EXHAUSTED: ", thrown)};
+  }
+  return {};
+}
+
+// What the instances' names add for `fail_as`: nothing for the default.
+std::string TestNameSuffix(InjectedFailure fail_as) {
+  return fail_as == InjectedFailure::kReturned
+             ? ""
+             : absl::StrCat("_", AbslUnparseFlag(fail_as));
+}
 
 // For ctest's test list, which gtest's default (the struct's bytes,
 // padding included) would make differ from one listing to the next.
 void PrintTo(const DpGroupFailure& failure, std::ostream* out) {
   *out << "group " << failure.group
-       << (failure.after_boundary ? " after the boundary" : "");
+       << (failure.after_boundary ? " after the boundary" : "") << " "
+       << AbslUnparseFlag(failure.fail_as);
 }
 
 class DpGroupFailureTest : public ::testing::TestWithParam<DpGroupFailure> {};
@@ -398,18 +433,19 @@ TEST_P(DpGroupFailureTest, TheRequestFailsAndTheGroupServesOn) {
   std::unique_ptr<RankLauncher> ranks = Launch(
       kWorld, {"--scenario=dp_failure",
                absl::StrCat("--fail_dp_group=", failure.group), "--fail_step=1",
-               absl::StrCat("--fail_after_boundary=", failure.after_boundary)});
+               absl::StrCat("--fail_after_boundary=", failure.after_boundary),
+               absl::StrCat("--fail_as=", AbslUnparseFlag(failure.fail_as))});
   ASSERT_NE(ranks, nullptr);
   ExpectAllExit(*ranks, 0);
   const std::string failed_ranks =
       failure.group == 0 ? "ranks 0, 1" : "ranks 2, 3";
+  const InjectedFailureReport report = ReportOf(failure.fail_as, 2);
   for (int rank = 0; rank < kWorld; ++rank) {
     Fields failed = OutcomeOf(*ranks, rank, "dp-failure-1");
-    EXPECT_EQ(failed["code"], "INTERNAL") << "rank " << rank;
-    EXPECT_THAT(
-        failed["message"],
-        HasSubstr(absl::StrCat(failed_ranks,
-                               ": INTERNAL: failure injected during step 2")))
+    // The failed group's code, not the stopped group's ABORTED.
+    EXPECT_EQ(failed["code"], report.code) << "rank " << rank;
+    EXPECT_THAT(failed["message"],
+                HasSubstr(absl::StrCat(failed_ranks, ": ", report.status)))
         << "rank " << rank;
     // Rank 0 stopped the other group at the next boundary it decided: for
     // its own group's failure the one after it, for group 1's the first
@@ -446,14 +482,13 @@ struct LoneRankFailure {
   bool after_boundary;
   // The rank of the failed one's dp group waiting for it in a collective.
   int peer;
-  // The failure is thrown as LibTorch throws, not returned.
-  bool thrown = false;
+  InjectedFailure fail_as = InjectedFailure::kReturned;
 };
 
 void PrintTo(const LoneRankFailure& failure, std::ostream* out) {
   *out << "rank " << failure.rank << " of " << failure.world
-       << (failure.after_boundary ? " after the boundary" : "")
-       << (failure.thrown ? " by throwing" : "");
+       << (failure.after_boundary ? " after the boundary" : "") << " "
+       << AbslUnparseFlag(failure.fail_as);
 }
 
 class LoneRankFailureTest : public ::testing::TestWithParam<LoneRankFailure> {};
@@ -465,16 +500,15 @@ TEST_P(LoneRankFailureTest, ItsPeersStopWaitingForItAtOnce) {
              {"--scenario=dp_failure", "--timeout_ms=12000",
               absl::StrCat("--fail_rank=", failure.rank), "--fail_step=1",
               absl::StrCat("--fail_after_boundary=", failure.after_boundary),
-              absl::StrCat("--fail_by_throwing=", failure.thrown)});
+              absl::StrCat("--fail_as=", AbslUnparseFlag(failure.fail_as))});
   ASSERT_NE(ranks, nullptr);
   ExpectAllExit(*ranks, kLeftTheGroup);
+  const InjectedFailureReport report = ReportOf(failure.fail_as, 2);
   const std::string own_error =
-      absl::StrCat("rank ", failure.rank, ": INTERNAL: ",
-                   failure.thrown ? "generating the dp group's prompts: " : "",
-                   "failure injected during step 2");
+      absl::StrCat("rank ", failure.rank, ": ", report.status);
   for (int rank = 0; rank < failure.world; ++rank) {
     Fields failed = OutcomeOf(*ranks, rank, "dp-failure-1");
-    EXPECT_EQ(failed["code"], "INTERNAL") << "rank " << rank;
+    EXPECT_EQ(failed["code"], report.code) << "rank " << rank;
     // Once in the failed rank's own report, once as the peer quotes it.
     const size_t own_report = failed["message"].find(own_error);
     ASSERT_NE(own_report, std::string::npos) << failed["message"];
@@ -515,20 +549,24 @@ INSTANTIATE_TEST_SUITE_P(
         // the run at the boundary after it.
         LoneRankFailure{4, 3, true, 2},
         // As a LibTorch error (an allocation, a kernel) fails it.
-        LoneRankFailure{2, 1, false, 0, /*thrown=*/true}),
+        LoneRankFailure{2, 1, false, 0, InjectedFailure::kThrown}),
     [](const auto& info) {
       return absl::StrCat("world", info.param.world, "_rank", info.param.rank,
                           info.param.after_boundary ? "_after_boundary" : "",
-                          info.param.thrown ? "_thrown" : "");
+                          TestNameSuffix(info.param.fail_as));
     });
 
 INSTANTIATE_TEST_SUITE_P(
     FailingDpGroup, DpGroupFailureTest,
     ::testing::Values(DpGroupFailure{0, false}, DpGroupFailure{1, false},
-                      DpGroupFailure{0, true}, DpGroupFailure{1, true}),
+                      DpGroupFailure{0, true}, DpGroupFailure{1, true},
+                      // Out of GPU memory: the client learns that what it asked
+                      // for did not fit, and the group serves on.
+                      DpGroupFailure{1, false, InjectedFailure::kOutOfMemory}),
     [](const auto& info) {
       return absl::StrCat("group", info.param.group,
-                          info.param.after_boundary ? "_after_boundary" : "");
+                          info.param.after_boundary ? "_after_boundary" : "",
+                          TestNameSuffix(info.param.fail_as));
     });
 
 INSTANTIATE_TEST_SUITE_P(World, RankFailureTest, ::testing::Values(2, 4),

@@ -36,6 +36,7 @@
 #include "core/dist/run_failure_board.h"
 #include "core/engine/engine.h"
 #include "core/engine/rank_loop.h"
+#include "tests/integration/injected_failure.h"
 #include "tests/integration/scenarios.h"
 #include "tests/integration/shard_gather_program.h"
 #include "tests/support/frozen_test_config.h"
@@ -60,8 +61,11 @@ ABSL_FLAG(int, fail_step, 1, "see --fail_dp_group (0-based)");
 ABSL_FLAG(bool, fail_after_boundary, false,
           "--fail_dp_group or --fail_rank fails after the step's boundary, "
           "before its preview gather");
-ABSL_FLAG(bool, fail_by_throwing, false,
-          "--fail_dp_group or --fail_rank throws LibTorch's c10::Error");
+ABSL_FLAG(ditserve::testing::InjectedFailure, fail_as,
+          ditserve::testing::InjectedFailure::kReturned,
+          "how --fail_dp_group or --fail_rank fails: returned (a Status), "
+          "thrown (LibTorch's c10::Error) or out_of_memory (its "
+          "c10::OutOfMemoryError)");
 ABSL_FLAG(int, idle_ms, 500,
           "rank 0 idles this long after the last config before shutdown");
 
@@ -214,8 +218,7 @@ int Main() {
               rank == absl::GetFlag(FLAGS_fail_rank)
           ? absl::GetFlag(FLAGS_fail_step)
           : -1,
-      absl::GetFlag(FLAGS_fail_after_boundary),
-      absl::GetFlag(FLAGS_fail_by_throwing));
+      absl::GetFlag(FLAGS_fail_after_boundary), absl::GetFlag(FLAGS_fail_as));
   dist::RunFailureBoard run_failures((*rendezvous)->store(), env->world_size);
   engine::Engine engine(rank, *mesh, *groups, channel, watchdog, pipeline,
                         {.dimensions = kRankTestDimensions,

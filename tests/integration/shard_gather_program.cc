@@ -114,7 +114,10 @@ absl::StatusOr<at::Tensor> ShardGatherProgram::Run(
             if (fails_here(step, after_boundary)) {
               const std::string failure =
                   absl::StrCat("failure injected during step ", step + 1);
-              TORCH_CHECK(!fail_by_throwing_, failure);
+              TORCH_CHECK(fail_as_ != InjectedFailure::kThrown, failure);
+              TORCH_CHECK_WITH(OutOfMemoryError,
+                               fail_as_ != InjectedFailure::kOutOfMemory,
+                               failure);
               return absl::InternalError(failure);
             }
             if (!after_boundary) {

@@ -6,6 +6,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/engine/rank_program.h"
+#include "tests/integration/injected_failure.h"
 
 namespace ditserve::testing {
 
@@ -23,16 +24,16 @@ class ShardGatherProgram : public engine::RankProgram {
   // its peers' waits time out with every rank alive. `fail_step`: the
   // 0-based step during which this rank's first run fails on its own, after
   // that step's gather and, when `fail_after_boundary`, after its step
-  // boundary too, before its preview gather (-1: never); thrown as
-  // LibTorch's c10::Error when `fail_by_throwing`, else returned.
-  explicit ShardGatherProgram(absl::Duration stall = absl::ZeroDuration(),
-                              int fail_step = -1,
-                              bool fail_after_boundary = false,
-                              bool fail_by_throwing = false)
+  // boundary too, before its preview gather (-1: never), as `fail_as`
+  // says.
+  explicit ShardGatherProgram(
+      absl::Duration stall = absl::ZeroDuration(), int fail_step = -1,
+      bool fail_after_boundary = false,
+      InjectedFailure fail_as = InjectedFailure::kReturned)
       : stall_(stall),
         fail_step_(fail_step),
         fail_after_boundary_(fail_after_boundary),
-        fail_by_throwing_(fail_by_throwing) {}
+        fail_as_(fail_as) {}
 
   absl::StatusOr<at::Tensor> Run(engine::RankContext& context) override;
   // UNIMPLEMENTED: it has no VAE (the rank loop tests never decode).
@@ -44,7 +45,7 @@ class ShardGatherProgram : public engine::RankProgram {
   absl::Duration stall_;
   int fail_step_;
   bool fail_after_boundary_;
-  bool fail_by_throwing_;
+  InjectedFailure fail_as_;
 };
 
 }  // namespace ditserve::testing

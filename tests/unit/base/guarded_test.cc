@@ -1,5 +1,7 @@
 #include "core/base/guarded.h"
 
+#include <c10/util/Exception.h>
+
 #include <stdexcept>
 
 #include "absl/status/status.h"
@@ -58,6 +60,32 @@ TEST(GuardedTest, InvalidArgumentExceptionsAreInvalidArgument) {
                 [] { throw std::invalid_argument("blocks [3, 9) of 6"); });
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(), "building the model: blocks [3, 9) of 6");
+}
+
+TEST(GuardedTest, DeviceOutOfMemoryIsResourceExhaustedWhateverTheCode) {
+  // Thrown the way LibTorch's CUDA caching allocator throws it.
+  const auto run_out = [] {
+    TORCH_CHECK_WITH(OutOfMemoryError, false,
+                     "CUDA out of memory. Tried to allocate 2.00 GiB.");
+  };
+  absl::Status status = Guarded("denoise", run_out);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(status.message(),
+            "denoise: CUDA out of memory. Tried to allocate 2.00 GiB.");
+  EXPECT_EQ(
+      GuardedAs(absl::StatusCode::kUnavailable, "ring pass", run_out).code(),
+      absl::StatusCode::kResourceExhausted);
+}
+
+TEST(GuardedTest, OtherLibTorchErrorsGetTheGuardsCode) {
+  // The CPU allocator's failure is a plain c10::Error: it cannot be told from
+  // a bug by its type.
+  absl::Status status = GuardedAs(
+      absl::StatusCode::kUnavailable, "ring pass",
+      [] { TORCH_CHECK(false, "DefaultCPUAllocator: can't allocate memory"); });
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(),
+            "ring pass: DefaultCPUAllocator: can't allocate memory");
 }
 
 }  // namespace
