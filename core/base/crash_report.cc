@@ -26,7 +26,7 @@ constexpr int kMostFrames = 64;
 constexpr std::array<int, 6> kFaults = {SIGSEGV, SIGILL, SIGFPE,
                                         SIGABRT, SIGBUS, SIGTRAP};
 
-// How long a report may take before the process ends without its end.
+// How long a report may take before the process ends with it unfinished.
 // Symbolizing a frame reads its library's symbol table from disk, and
 // LibTorch's and CUDA's libraries run to hundreds of MB.
 constexpr unsigned kMostReportSeconds = 15;

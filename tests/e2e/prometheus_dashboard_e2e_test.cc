@@ -193,12 +193,12 @@ TEST(PrometheusDashboardE2eTest, EveryPanelQueryAndRuleReturnsData) {
         << variable.metric << " has no label " << variable.label << ": "
         << labels.dump();
     ASSERT_FALSE(variable.all_value.empty()) << variable.name;
-    const std::string placeholder = "$" + variable.name;
+    const std::string reference = "$" + variable.name;
     const std::string value =
         QuotedRegex(labels[variable.label].get<std::string>());
-    all.emplace_back(placeholder, variable.all_value);
-    found.emplace_back(placeholder, value);
-    picked_with_another.emplace_back(placeholder,
+    all.emplace_back(reference, variable.all_value);
+    found.emplace_back(reference, value);
+    picked_with_another.emplace_back(reference,
                                      "(" + value + "|no-such-value)");
   }
   std::map<std::string, std::string> pending;  // expression -> its source
