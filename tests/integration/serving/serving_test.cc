@@ -742,72 +742,81 @@ TEST_F(ServingTest, FullQueueIsResourceExhausted) {
   EXPECT_TRUE(queued_status.ok()) << queued_status.error_message();
 }
 
+// A one-rank group under --max_queue_wait_s, busy with a long run that the
+// tests' requests queue behind.
+class ServingQueueWaitTest : public ::testing::Test {
+ protected:
+  void StartBehindALongRun(int max_queue_wait_s) {
+    absl::StatusOr<std::unique_ptr<ServingCluster>> started =
+        ServingCluster::Start({.world_size = 1,
+                               .host_flags = {absl::StrCat(
+                                   "--max_queue_wait_s=", max_queue_wait_s)}});
+    ASSERT_TRUE(started.ok()) << started.status();
+    cluster_ = *std::move(started);
+    running_ = StartAndWaitForFirstStep(*cluster_, LongRequest(), kCallSeconds);
+  }
+
+  std::unique_ptr<ServingCluster> cluster_;
+  RunningStream running_;
+};
+
 // Under --max_queue_wait_s a request that cannot start in time is answered
 // at the limit, while the run ahead of it goes on, not when that run ends.
-TEST(ServingQueueWaitTest, ARequestQueuedPastTheLimitIsRefusedDuringTheRun) {
-  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start(
-          {.world_size = 1, .host_flags = {"--max_queue_wait_s=1"}});
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  RunningStream running =
-      StartAndWaitForFirstStep(**cluster, LongRequest(), kCallSeconds);
+TEST_F(ServingQueueWaitTest, ARequestQueuedPastTheLimitIsRefusedDuringTheRun) {
+  ASSERT_NO_FATAL_FAILURE(StartBehindALongRun(1));
   v1::GenerateResponse response;
   const grpc::Status refused =
-      Generate(**cluster, SmallRequest("waits too long"), &response);
+      Generate(*cluster_, SmallRequest("waits too long"), &response);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
       << refused.error_message();
   EXPECT_THAT(refused.error_message(),
               HasSubstr("longer than --max_queue_wait_s 1; the server is "
                         "overloaded, retry later or elsewhere"));
-  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  absl::StatusOr<std::string> metrics = cluster_->ScrapeMetrics();
   ASSERT_TRUE(metrics.ok()) << metrics.status();
   EXPECT_EQ(MetricValue(*metrics, "ditserve_requests_running", {}), 1)
       << "refused while the long run still ran";
   EXPECT_EQ(MetricValue(*metrics, "ditserve_queue_depth", {}), 0);
-  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(
+  EXPECT_TRUE(cluster_->ranks().WaitForOutput(
       0,
       "refused 1 queued requests that waited longer than --max_queue_wait_s "
       "1",
       std::chrono::seconds(5)));
-  running.CancelAndDrain();
+  running_.CancelAndDrain();
 }
 
 // The limit holds through a drain too: a request admitted before SIGTERM
 // that cannot start in time is answered at the limit, not when the run ahead
 // of it ends (or at --drain_timeout_s). The limit is long enough for the
 // request to still be waiting when the signal comes.
-TEST(ServingQueueWaitTest, ARequestQueuedPastTheLimitIsRefusedDuringTheDrain) {
-  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start(
-          {.world_size = 1, .host_flags = {"--max_queue_wait_s=4"}});
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  RunningStream running =
-      StartAndWaitForFirstStep(**cluster, LongRequest(), kCallSeconds);
+TEST_F(ServingQueueWaitTest,
+       ARequestQueuedPastTheLimitIsRefusedDuringTheDrain) {
+  ASSERT_NO_FATAL_FAILURE(StartBehindALongRun(4));
   grpc::Status queued_status;
   std::thread queued([&] {
     v1::GenerateResponse response;
     queued_status =
-        Generate(**cluster, SmallRequest("waits through the drain"), &response);
+        Generate(*cluster_, SmallRequest("waits through the drain"), &response);
   });
-  EXPECT_TRUE(WaitForQueueDepth(**cluster, 1, kQueueWait));
-  (*cluster)->Terminate();
+  EXPECT_TRUE(WaitForQueueDepth(*cluster_, 1, kQueueWait));
+  cluster_->Terminate();
   constexpr char kDraining[] = "stopping: draining admitted requests";
   constexpr char kShed[] =
       "refused 1 queued requests that waited longer than --max_queue_wait_s "
       "4";
   EXPECT_TRUE(
-      (*cluster)->ranks().WaitForOutput(0, kDraining, std::chrono::seconds(5)));
+      cluster_->ranks().WaitForOutput(0, kDraining, std::chrono::seconds(5)));
   EXPECT_TRUE(
-      (*cluster)->ranks().WaitForOutput(0, kShed, std::chrono::seconds(10)));
+      cluster_->ranks().WaitForOutput(0, kShed, std::chrono::seconds(10)));
   queued.join();
   EXPECT_EQ(queued_status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
       << queued_status.error_message();
   EXPECT_THAT(queued_status.error_message(),
               HasSubstr("longer than --max_queue_wait_s 4"));
-  const std::string log = (*cluster)->ranks().Output(0);
+  const std::string log = cluster_->ranks().Output(0);
   EXPECT_LT(log.find(kDraining), log.find(kShed))
       << "refused before the drain began: the test did not reach the drain";
-  running.CancelAndDrain();
+  running_.CancelAndDrain();
 }
 
 TEST_F(ServingTest, CancelMidRunStopsTheRunAndTheGroupServesTheNextRequest) {
