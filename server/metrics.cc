@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/base/status_macros.h"
 #include "core/engine/stage.h"
+#include "prometheus/labels.h"
 #include "prometheus/text_serializer.h"
 #include "server/bearer_auth.h"
 #include "server/status_conversion.h"
@@ -285,16 +286,27 @@ void Metrics::SetGroupGeneration(int64_t generation) {
 
 void Metrics::SetRankMemory(int rank, const base::ProcessMemory& memory) {
   const std::string rank_label = absl::StrCat(rank);
+  const auto labels = [&](const char* kind) -> prometheus::Labels {
+    return {{"model", model_}, {"rank", rank_label}, {"kind", kind}};
+  };
   const auto set = [&](const char* kind, int64_t bytes) {
-    rank_memory_.Add({{"model", model_}, {"rank", rank_label}, {"kind", kind}})
-        .Set(static_cast<double>(bytes));
+    rank_memory_.Add(labels(kind)).Set(static_cast<double>(bytes));
   };
   set("resident", memory.resident_bytes);
   set("peak_resident", memory.peak_resident_bytes);
-  if (memory.on_gpu()) {
-    set("device_allocated", memory.device_allocated_bytes);
-    set("device_peak_allocated", memory.device_peak_allocated_bytes);
-    set("device_reserved", memory.device_reserved_bytes);
+  const std::pair<const char*, int64_t> device_kinds[] = {
+      {"device_allocated", memory.device_allocated_bytes},
+      {"device_peak_allocated", memory.device_peak_allocated_bytes},
+      {"device_reserved", memory.device_reserved_bytes}};
+  for (const auto& [kind, bytes] : device_kinds) {
+    if (memory.on_gpu()) {
+      set(kind, bytes);
+    } else if (rank_memory_.Has(labels(kind))) {
+      // A GPU rank that could not read its allocator's statistics reports
+      // none (engine::ReadRankMemory): without its series a dashboard shows
+      // the gap, with them it would show the last read as current.
+      rank_memory_.Remove(&rank_memory_.Add(labels(kind)));
+    }
   }
 }
 
