@@ -1,5 +1,13 @@
 #include "core/engine/compute_target.h"
 
+#ifdef DITSERVE_WITH_CUDA
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+
+#include "spdlog/spdlog.h"
+#endif
+
 #include <ATen/Context.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/ScalarType.h>
@@ -81,6 +89,45 @@ absl::Status MakeDeviceCurrent(const ComputeTarget& target) {
         absl::StrCat("making ", device.str(),
                      " the current device: ", error.what_without_backtrace()));
   }
+  return absl::OkStatus();
+}
+
+absl::Status LimitDeviceMemory(const ComputeTarget& target, double fraction) {
+  if (!(fraction > 0 && fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cuda_memory_fraction ", fraction,
+                     ": allowed above 0 and at most 1"));
+  }
+  const c10::Device& device = target.placement.device;
+  if (!device.is_cuda()) {
+    if (fraction == 1) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cuda_memory_fraction ", fraction,
+                     " needs --device cuda; allowed on a CPU: 1"));
+  }
+#ifdef DITSERVE_WITH_CUDA
+  try {
+    // LibTorch makes the allocator's per-device state when it initialises
+    // CUDA, lazily, at the first tensor on a GPU.
+    at::empty({0}, at::TensorOptions().device(device));
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction,
+                                                       device.index());
+    if (fraction < 1) {
+      const double gib =
+          static_cast<double>(
+              at::cuda::getDeviceProperties(device.index())->totalGlobalMem) /
+          (1 << 30);
+      spdlog::info(
+          "{} capped at {} of its {:.1f} GiB, {:.1f} GiB "
+          "(--cuda_memory_fraction)",
+          device.str(), fraction, gib, fraction * gib);
+    }
+  } catch (const c10::Error& error) {
+    return absl::InternalError(
+        absl::StrCat("limiting the memory of ", device.str(), " to ", fraction,
+                     ": ", error.what_without_backtrace()));
+  }
+#endif
   return absl::OkStatus();
 }
 

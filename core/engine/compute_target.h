@@ -37,6 +37,13 @@ absl::StatusOr<ComputeTarget> ParseComputeTarget(const std::string& device,
 // on threads of their own, hold a device guard instead.
 absl::Status MakeDeviceCurrent(const ComputeTarget& target);
 
+// Caps what LibTorch's caching allocator takes of the GPU of `target` at
+// `fraction` of its memory (--cuda_memory_fraction), leaving the rest to
+// other processes on that GPU; a run that needs more fails as on a full GPU
+// (RESOURCE_EXHAUSTED). INVALID_ARGUMENT naming the flag and the allowed
+// values for a fraction outside (0, 1], and for one below 1 on a CPU.
+absl::Status LimitDeviceMemory(const ComputeTarget& target, double fraction);
+
 }  // namespace ditserve::engine
 
 #endif  // DITSERVE_CORE_ENGINE_COMPUTE_TARGET_H_

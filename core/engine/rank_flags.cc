@@ -59,6 +59,12 @@ ABSL_FLAG(std::string, log_format, "text", "text or json");
 ABSL_FLAG(std::string, device, "cpu",
           "where the ranks compute: cpu, or cuda (the GPU LOCAL_RANK "
           "picks); the same on every rank");
+ABSL_FLAG(double, cuda_memory_fraction, 1,
+          "with --device cuda, the share (0 to 1] of its GPU's memory that "
+          "LibTorch's caching allocator may take for a rank (the CUDA "
+          "context and NCCL's buffers come on top), so that other processes "
+          "can share the GPU; a request that needs more fails with "
+          "RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, prompt_cache_mb, 256,
           "MiB of text encoder outputs each rank keeps, on the model's "
           "device, for prompts seen again (0: none)");
@@ -155,6 +161,10 @@ absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags() {
 absl::StatusOr<ComputeTarget> ComputeTargetFromFlags(const dist::RankEnv& env) {
   return ParseComputeTarget(absl::GetFlag(FLAGS_device),
                             absl::GetFlag(FLAGS_dtype), env.local_rank);
+}
+
+absl::Status LimitDeviceMemoryFromFlags(const ComputeTarget& target) {
+  return LimitDeviceMemory(target, absl::GetFlag(FLAGS_cuda_memory_fraction));
 }
 
 absl::StatusOr<int64_t> PromptCacheBytesFromFlags() {

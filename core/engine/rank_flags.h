@@ -37,6 +37,7 @@ ABSL_DECLARE_FLAG(double, ping_interval_s);
 ABSL_DECLARE_FLAG(std::string, log_format);
 ABSL_DECLARE_FLAG(std::string, device);
 ABSL_DECLARE_FLAG(std::string, dtype);
+ABSL_DECLARE_FLAG(double, cuda_memory_fraction);
 ABSL_DECLARE_FLAG(int, prompt_cache_mb);
 
 namespace ditserve::engine {
@@ -48,6 +49,8 @@ dist::RankEnvOverrides RankEnvOverridesFromFlags();
 absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags();
 // --device and --dtype (ParseComputeTarget), the GPU being LOCAL_RANK's.
 absl::StatusOr<ComputeTarget> ComputeTargetFromFlags(const dist::RankEnv& env);
+// --cuda_memory_fraction on the GPU of `target` (LimitDeviceMemory).
+absl::Status LimitDeviceMemoryFromFlags(const ComputeTarget& target);
 
 // --prompt_cache_mb in bytes; INVALID_ARGUMENT naming the flag when negative.
 absl::StatusOr<int64_t> PromptCacheBytesFromFlags();

@@ -46,6 +46,12 @@ absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
   }
   setup.prompt_cache =
       std::make_shared<PromptEmbeddingCache>(*prompt_cache_bytes);
+  if (absl::Status limited = LimitDeviceMemoryFromFlags(setup.compute);
+      !limited.ok()) {
+    // Only a bad value is the flags'; CUDA's own failure names the GPU.
+    return absl::IsInvalidArgument(limited) ? Prefixed(limited, "rank flags")
+                                            : limited;
+  }
   absl::StatusOr<std::string> model_dir = ResolveModelDir(
       absl::GetFlag(FLAGS_model_dir), absl::GetFlag(FLAGS_model_cache_dir));
   if (!model_dir.ok()) return Prefixed(model_dir.status(), "model");

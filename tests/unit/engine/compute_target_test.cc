@@ -1,10 +1,13 @@
 #include "core/engine/compute_target.h"
 
 #include <ATen/Context.h>
+#include <ATen/ops/empty.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/util/Exception.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 namespace ditserve::engine {
@@ -82,6 +85,46 @@ TEST(ComputeTargetTest, ACpuTargetLeavesTheCurrentDeviceAlone) {
       ParseComputeTarget("cpu", "float32", 0);
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_TRUE(MakeDeviceCurrent(*target).ok());
+}
+
+TEST(ComputeTargetTest, AMemoryFractionIsAboveZeroAndAtMostOne) {
+  absl::StatusOr<ComputeTarget> target =
+      ParseComputeTarget("cpu", "float32", 0);
+  ASSERT_TRUE(target.ok()) << target.status();
+  for (const double fraction : {0.0, -0.5, 1.5, std::nan("")}) {
+    const absl::Status limited = LimitDeviceMemory(*target, fraction);
+    EXPECT_EQ(limited.code(), absl::StatusCode::kInvalidArgument) << fraction;
+    EXPECT_THAT(std::string(limited.message()),
+                HasSubstr(": allowed above 0 and at most 1"));
+  }
+}
+
+TEST(ComputeTargetTest, ACpuTakesNoMemoryFractionButAll) {
+  absl::StatusOr<ComputeTarget> target =
+      ParseComputeTarget("cpu", "float32", 0);
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_TRUE(LimitDeviceMemory(*target, 1).ok());
+  const absl::Status limited = LimitDeviceMemory(*target, 0.25);
+  EXPECT_EQ(limited.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(limited.message()),
+              HasSubstr("--cuda_memory_fraction 0.25 needs --device cuda; "
+                        "allowed on a CPU: 1"));
+}
+
+TEST(ComputeTargetTest, AnAllocationPastTheFractionRunsOutOfMemory) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU";
+  absl::StatusOr<ComputeTarget> target =
+      ParseComputeTarget("cuda", "float32", 0);
+  ASSERT_TRUE(target.ok()) << target.status();
+  // A ten-thousandth of any GPU made is far below one GiB.
+  ASSERT_TRUE(LimitDeviceMemory(*target, 1e-4).ok());
+  const int64_t elements = (int64_t{1} << 30) / sizeof(float);
+  EXPECT_THROW(at::empty({elements},
+                         at::TensorOptions().device(target->placement.device)),
+               c10::OutOfMemoryError);
+  ASSERT_TRUE(LimitDeviceMemory(*target, 1).ok());
+  EXPECT_NO_THROW(at::empty(
+      {elements}, at::TensorOptions().device(target->placement.device)));
 }
 
 }  // namespace

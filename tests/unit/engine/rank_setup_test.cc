@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <ostream>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -16,7 +17,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(RankSetupTest, ABadFlagFailsBeforeTheBuiltInModelIsWritten) {
+struct BadFlag {
+  const char* name;
+  void (*set)();
+  const char* message;
+};
+
+void PrintTo(const BadFlag& flag, std::ostream* out) { *out << flag.name; }
+
+class RankSetupBadFlagTest : public ::testing::TestWithParam<BadFlag> {};
+
+TEST_P(RankSetupBadFlagTest, FailsBeforeTheBuiltInModelIsWritten) {
   absl::FlagSaver restore_flags;
   // Its own folder: build trees may run this test at the same time.
   const std::filesystem::path cache =
@@ -25,17 +36,29 @@ TEST(RankSetupTest, ABadFlagFailsBeforeTheBuiltInModelIsWritten) {
   std::filesystem::create_directories(cache);
   absl::SetFlag(&FLAGS_model_dir, "");
   absl::SetFlag(&FLAGS_model_cache_dir, cache.string());
-  absl::SetFlag(&FLAGS_dtype, "fp8");
+  GetParam().set();
 
   absl::StatusOr<RankSetup> setup = RankSetupFromFlags(dist::RankEnv{});
 
   EXPECT_EQ(setup.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(setup.status().message()),
-              HasSubstr("--dtype fp8: allowed float32, bfloat16, float16"));
+              HasSubstr(GetParam().message));
   EXPECT_TRUE(std::filesystem::is_empty(cache))
       << "the built-in model was written before the flag was checked";
   std::filesystem::remove_all(cache);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Flags, RankSetupBadFlagTest,
+    ::testing::Values(
+        BadFlag{"dtype", [] { absl::SetFlag(&FLAGS_dtype, "fp8"); },
+                "--dtype fp8: allowed float32, bfloat16, float16"},
+        BadFlag{"cuda_memory_fraction_on_a_cpu",
+                [] { absl::SetFlag(&FLAGS_cuda_memory_fraction, 0.5); },
+                "rank flags: --cuda_memory_fraction 0.5 needs --device cuda"}),
+    [](const ::testing::TestParamInfo<BadFlag>& info) {
+      return std::string(info.param.name);
+    });
 
 }  // namespace
 }  // namespace ditserve::engine
