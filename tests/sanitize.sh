@@ -5,7 +5,8 @@
 # Usage:
 #   tests/sanitize.sh [--build-seconds N]
 #       builds only what the unit label runs, runs each GoogleTest binary
-#       whole, in one process, then the golden cases; with --build-seconds,
+#       whole, in one process (tests/run_gtest_binaries.sh), then the golden
+#       cases; with --build-seconds,
 #       a build that does not finish in N s skips the run (exit 0) and says
 #       so, for tests/run.sh's CI budget.
 #   tests/sanitize.sh CTEST_ARGUMENTS...   e.g. -L integration
@@ -56,31 +57,14 @@ else
   "${build[@]}"
 fi
 
-# Each binary whole: case by case, every instrumented process would spend
-# seconds loading LibTorch (README, "Sanitizers").
-mapfile -t binaries <"$build_dir/unit_test_binaries.txt"
 log_dir="$build_dir/sanitize-logs"
-mkdir -p "$log_dir"
 failed=()
-for binary in "${binaries[@]}"; do
-  name=$(basename "$binary")
-  start=$SECONDS
-  status=0
-  timeout 1800 "$binary" --gtest_brief=1 >"$log_dir/$name.log" 2>&1 ||
-    status=$?
-  # A binary that dies before gtest's summary leaves none to quote.
-  summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log_dir/$name.log" |
-    tr -s ' ' | paste -sd ' ' -) || summary="no gtest summary"
-  echo "sanitize: $name exit $status in $((SECONDS - start)) s: $summary"
-  if ((status != 0)); then
-    failed+=("$name")
-    tail -n 60 "$log_dir/$name.log"
-  fi
-done
+tests/run_gtest_binaries.sh "$build_dir/unit_test_binaries.txt" "$log_dir" ||
+  failed+=("unit binaries")
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -L golden ||
   failed+=("the golden cases")
 if ((${#failed[@]} > 0)); then
   echo "sanitize: FAILED: ${failed[*]} (logs in $log_dir/)"
   exit 1
 fi
-echo "sanitize: all ${#binaries[@]} unit binaries and the golden cases clean"
+echo "sanitize: the unit binaries and the golden cases clean"

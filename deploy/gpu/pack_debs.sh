@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Debian 12 packages that deploy/gpu/build.sh --deps needs to configure
-# the project and build golden-check and the comparison worker, repacked
+# the project and build what check.sh builds (the host, ditctl,
+# golden-check, the comparison worker and the unit tests), repacked
 # small enough to travel with the repository to a GPU machine that has no
 # registry (a 64 MiB transfer, say): static libraries (but GTest's, which
 # the configuration asks for), documentation and manuals are left out.
@@ -20,7 +21,7 @@ usage() {
 out=$(realpath -m "$1")
 
 # What CMakeLists.txt finds, with the packages their CMake and pkg-config
-# files refer to; the runtime libraries of those the two binaries load.
+# files refer to; the runtime libraries of those its binaries load.
 packages=(
   libprotobuf-dev libprotobuf32 libprotobuf-lite32 protobuf-compiler
   libprotoc32 libgrpc++-dev libgrpc-dev libgrpc++1.51 libgrpc29

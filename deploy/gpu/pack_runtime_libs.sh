@@ -58,6 +58,7 @@ while read -r path; do
   esac
   grep -qxF "$name" "$scratch/packed" || cp -L "$path" "$scratch/libs/"
 done <"$scratch/closure"
+mkdir -p "$(dirname "$archive")"
 tar -C "$scratch/libs" -cJf "$archive" .
 echo "pack_runtime_libs.sh: $(ls "$scratch/libs" | wc -l) libraries," \
   "$(du -h "$archive" | cut -f1) in $archive"

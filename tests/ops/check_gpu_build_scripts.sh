@@ -4,7 +4,8 @@
 # deploy/install-deps.sh --download/--from and deploy/gpu/build.sh,
 # pack_debs.sh, pack_runtime_libs.sh, serving_check.sh and check.sh refuse
 # bad usage with exit 2 and a usage line, --from with nothing missing needs
-# no folder content, and -DDITSERVE_CUDA=ON refuses a CPU LibTorch by name.
+# no folder content, check.sh's test runner reports what it ran, and
+# -DDITSERVE_CUDA=ON refuses a CPU LibTorch by name.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -74,12 +75,59 @@ expect "gpu/serving_check.sh: --bin without the binaries" 2 \
   "no ditserve-host in --bin" bash "${serving_check}" --bin "${scratch}" \
   --model_dir "${scratch}"
 check="${root}/deploy/gpu/check.sh"
-expect "gpu/check.sh: no --libtorch" 2 "usage:" bash "${check}"
+expect "gpu/check.sh: no --libtorch" 2 "the build stage needs --libtorch" \
+  bash "${check}"
+expect "gpu/check.sh: an unknown stage" 2 \
+  "--stages: unknown stage bogus; expected some of: build golden" \
+  bash "${check}" --stages "serving bogus"
+expect "gpu/check.sh: a stage past --seconds is skipped" 0 \
+  "the serving binaries on the GPU: skipped, --seconds 0 have passed" \
+  bash "${check}" --stages "golden serving" --seconds 0 --work "${scratch}"
+mkdir -p "${scratch}/work"
+echo "a host's log" >"${scratch}/work/serving.log"
+# shellcheck disable=SC2016  # expanded by the bash -c
+expect "gpu/check.sh: --logs packs WORK's logs, whatever ran" 0 \
+  "./serving.log" bash -c '"$1" --stages serving --seconds 0 --work "$2" \
+  --logs "$3" >/dev/null && tar -tzf "$3"' _ "${check}" "${scratch}/work" \
+  "${scratch}/out/logs.tar.gz"
+expect "gpu/check.sh: --seconds not a number" 2 \
+  "--seconds soon: expected a whole number of seconds" \
+  bash "${check}" --stages serving --seconds soon
 expect "gpu/check.sh: unknown argument" 2 "unknown argument --bogus" \
   bash "${check}" --libtorch python --bogus
 expect "gpu/check.sh: an unknown model" 2 \
   "--models: unknown model flux-schnell; expected some of: flux-dev" \
   bash "${check}" --libtorch python --models "sd3-medium flux-schnell"
+# The unit stage's runner (tests/sanitize.sh's too), on stand-ins for
+# GoogleTest binaries: one passes, one fails, one ends without a summary,
+# one is not built.
+printf '#!/bin/sh\necho "[  PASSED  ] 3 tests."\n' >"${scratch}/passes"
+printf '#!/bin/sh\necho "[  FAILED  ] 1 test, listed below:"\nexit 1\n' \
+  >"${scratch}/fails"
+printf '#!/bin/sh\nexit 139\n' >"${scratch}/crashes"
+chmod +x "${scratch}/passes" "${scratch}/fails" "${scratch}/crashes"
+printf '%s\n' "${scratch}/passes" "${scratch}/fails" "${scratch}/crashes" \
+  "${scratch}/absent" >"${scratch}/binaries.txt"
+run_gtest_binaries=("${root}/tests/run_gtest_binaries.sh"
+  "${scratch}/binaries.txt" "${scratch}/logs" 2)
+expect "run_gtest_binaries.sh: the one not built" 1 "absent is not built" \
+  "${run_gtest_binaries[@]}"
+expect "run_gtest_binaries.sh: the one that passed" 1 "passes exit 0 in " \
+  "${run_gtest_binaries[@]}"
+expect "run_gtest_binaries.sh: its gtest summary" 1 \
+  " s: [ PASSED ] 3 tests." "${run_gtest_binaries[@]}"
+expect "run_gtest_binaries.sh: the one that failed, with its log" 1 \
+  "--- the end of fails's log:" "${run_gtest_binaries[@]}"
+expect "run_gtest_binaries.sh: the one that crashed, without a summary" 1 \
+  "crashes exit 139 in " "${run_gtest_binaries[@]}"
+expect "run_gtest_binaries.sh: no summary said so" 1 \
+  " s: no gtest summary" "${run_gtest_binaries[@]}"
+expect "run_gtest_binaries.sh: the count" 1 \
+  "3 of 4 binaries run, 3 failed: absent (not built) fails crashes" \
+  "${run_gtest_binaries[@]}"
+expect "run_gtest_binaries.sh: no list" 2 "no list" \
+  "${root}/tests/run_gtest_binaries.sh" "${scratch}/none.txt" "${scratch}/logs"
+
 # Debian's LibTorch has no CUDA: the configuration stops right after finding
 # it and says what to pass instead.
 expect "DITSERVE_CUDA=ON with a CPU LibTorch" 1 \
