@@ -87,6 +87,16 @@ absl::StatusOr<v1::GenerateRequest> DecodeGenerateRequest(
   return request;
 }
 
+// A refusal or failure the same request would meet again: a negative
+// pushback stops gRPC's retry policies (gRFC A6). Only before the call's
+// Finish, which sends the trailing metadata and may end the context.
+void StopRetriesOfTheNotRetryable(grpc::CallbackServerContext& context,
+                                  const absl::Status& status) {
+  if (IsNotRetryable(status)) {
+    context.AddTrailingMetadata("grpc-retry-pushback-ms", "-1");
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<v1::InputConfig> GenerationService::FreezeCall(
@@ -101,10 +111,6 @@ absl::StatusOr<v1::InputConfig> GenerationService::FreezeCall(
       header == context.client_metadata().end()
           ? absl::string_view()
           : absl::string_view(header->second.data(), header->second.size()));
-  if (IsNotRetryable(config.status())) {
-    // A negative pushback stops gRPC's retry policies (gRFC A6).
-    context.AddTrailingMetadata("grpc-retry-pushback-ms", "-1");
-  }
   return config;
 }
 
@@ -127,12 +133,11 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
       return absl::OkStatus();
     }
     // The same request would be refused again.
-    context_->AddTrailingMetadata("grpc-retry-pushback-ms", "-1");
-    return absl::ResourceExhaustedError(absl::StrCat(
+    return MarkNotRetryable(absl::ResourceExhaustedError(absl::StrCat(
         "the response took ", bytes, " bytes, over Generate's ",
         kMaxMessageBytes,
         "-byte message limit; use GenerateStream, which sends outputs in "
-        "chunks"));
+        "chunks")));
   }
 
   void Complete(absl::StatusOr<v1::GenerateResponse> outcome) {
@@ -140,6 +145,7 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
       *response_ = Encode(*outcome);
       Finish(grpc::Status::OK);
     } else {
+      StopRetriesOfTheNotRetryable(*context_, outcome.status());
       Finish(ToGrpcStatus(outcome.status()));
     }
   }
@@ -163,7 +169,8 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
 class GenerationService::StreamCall
     : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  explicit StreamCall(RequestIntake* intake) : intake_(intake) {}
+  StreamCall(grpc::CallbackServerContext* context, RequestIntake* intake)
+      : context_(context), intake_(intake) {}
 
   CallOwnership& ownership() { return ownership_; }
 
@@ -196,17 +203,20 @@ class GenerationService::StreamCall
     } while (offset < size);
   }
 
-  void Close(const grpc::Status& status) {
+  void Close(const absl::Status& status) {
     absl::MutexLock lock(&mu_);
     if (closing_) return;
     closing_ = true;
-    final_status_ = status;
+    // Under the lock after the closing_ check: a call that gRPC finished
+    // (a failed write) may have freed its context since.
+    StopRetriesOfTheNotRetryable(*context_, status);
+    final_status_ = ToGrpcStatus(status);
     if (!writing_) Finish(final_status_);
   }
 
   void Complete(absl::StatusOr<v1::GenerateResponse> outcome) {
     if (!outcome.ok()) {
-      Close(ToGrpcStatus(outcome.status()));
+      Close(outcome.status());
       return;
     }
     // `result` keeps at most one chunk's worth of data, so that it fits a
@@ -234,7 +244,7 @@ class GenerationService::StreamCall
     v1::GenerateStreamResponse last;
     *last.mutable_result() = *std::move(outcome);
     Send(std::move(last));
-    Close(grpc::Status::OK);
+    Close(absl::OkStatus());
   }
 
   void OnWriteDone(bool ok) override {
@@ -267,6 +277,7 @@ class GenerationService::StreamCall
     StartWrite(&pending_.front());
   }
 
+  grpc::CallbackServerContext* const context_;
   RequestIntake* const intake_;
   CallOwnership ownership_;
   absl::Mutex mu_;
@@ -302,14 +313,13 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
   if (const std::optional<int64_t> bytes =
           config.ok() ? RawOutputBytes(*config) : std::nullopt;
       bytes.has_value() && *bytes > kMaxMessageBytes - kStreamChunkBytes) {
-    config = absl::ResourceExhaustedError(absl::StrCat(
+    // The same request would be refused again.
+    config = MarkNotRetryable(absl::ResourceExhaustedError(absl::StrCat(
         "output_format ", v1::OutputFormat_Name(config->output_format()),
         ": Generate would answer with ", *bytes, " bytes of outputs, over its ",
         kMaxMessageBytes,
         "-byte message limit; use GenerateStream, which sends outputs in "
-        "chunks, or an encoded output_format"));
-    // The same request would be refused again.
-    context->AddTrailingMetadata("grpc-retry-pushback-ms", "-1");
+        "chunks, or an encoded output_format")));
   }
   if (!config.ok() || request->validate_only()) {
     intake_->CountUnadmitted(config.status(), client.value_or(kNoClient));
@@ -337,7 +347,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
     grpc::CallbackServerContext* context,
     const grpc::ByteBuffer* request_bytes) {
   const absl::Time received = absl::Now();
-  auto call = std::make_shared<StreamCall>(intake_);
+  auto call = std::make_shared<StreamCall>(context, intake_);
   call->ownership().Bind(call);
   absl::StatusOr<v1::GenerateRequest> request =
       DecodeGenerateRequest(*request_bytes);
@@ -351,7 +361,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
       *response.mutable_config() = *config;
       call->Complete(std::move(response));
     } else {
-      call->Close(ToGrpcStatus(config.status()));
+      call->Close(config.status());
     }
     return call.get();
   }

@@ -355,9 +355,9 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
                StatusLabel(outcome.status().code()),
                absl::FormatDuration(finished - started));
   absl::StatusOr<std::vector<v1::GenerateResponse>> responses =
-      outcome.ok()
-          ? SplitResponse(*outcome, prompt_counts)
-          : absl::StatusOr<std::vector<v1::GenerateResponse>>(outcome.status());
+      outcome.ok() ? SplitResponse(*outcome, prompt_counts)
+                   : absl::StatusOr<std::vector<v1::GenerateResponse>>(
+                         RunFailure(outcome.status(), jobs.size()));
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!responses.ok()) {
       jobs[i]->Finish(responses.status());

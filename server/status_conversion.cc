@@ -7,6 +7,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/config/field_error.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
@@ -25,6 +27,22 @@ absl::Status MarkNotRetryable(absl::Status status) {
 
 bool IsNotRetryable(const absl::Status& status) {
   return status.GetPayload(kNotRetryable).has_value();
+}
+
+absl::Status RunFailure(const absl::Status& status, size_t requests_in_run) {
+  if (!absl::IsResourceExhausted(status) || requests_in_run != 1) {
+    return status;
+  }
+  absl::Status alone(
+      status.code(),
+      absl::StrCat(status.message(),
+                   "; the request ran alone and would likely run short "
+                   "again: ask for fewer or smaller outputs"));
+  status.ForEachPayload(
+      [&](absl::string_view type_url, const absl::Cord& payload) {
+        alone.SetPayload(type_url, payload);
+      });
+  return MarkNotRetryable(std::move(alone));
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {

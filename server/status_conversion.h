@@ -1,6 +1,7 @@
 #ifndef DITSERVE_SERVER_STATUS_CONVERSION_H_
 #define DITSERVE_SERVER_STATUS_CONVERSION_H_
 
+#include <cstddef>
 #include <string>
 
 #include "absl/status/status.h"
@@ -20,6 +21,15 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status MarkNotRetryable(absl::Status status);
 // Whether `status` carries that mark.
 bool IsNotRetryable(const absl::Status& status);
+
+// What the requests of a failed run hear. A run fails RESOURCE_EXHAUSTED
+// for want of memory (the GPU's, base::GuardedAs; a receive buffer's
+// allocation; the WebP encoder's): a request that ran alone would likely run
+// short again, so it is marked not retryable and told to ask for less
+// (memory that other processes or a preview decode held at the time is the
+// exception this accepts). One that ran batched with others may fit alone
+// and keeps `status` as it is, as do other codes.
+absl::Status RunFailure(const absl::Status& status, size_t requests_in_run);
 
 // "ok", "invalid_argument", ... for the requests_total{status} label.
 std::string StatusLabel(absl::StatusCode code);

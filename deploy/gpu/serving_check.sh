@@ -5,8 +5,10 @@
 # (ditctl) and over HTTP, exports each rank's memory (on a GPU, the GPU's
 # too), and at SIGTERM drains and exits 0. Then, whatever became of the
 # first, a second host under --cuda_memory_fraction: on a GPU, capped at
-# 256 MiB, it answers a 2048² request RESOURCE_EXHAUSTED, serves the next
-# and exits 0 at SIGTERM; on a CPU it refuses to start, naming the flag.
+# 256 MiB, it answers a 2048² request RESOURCE_EXHAUSTED, not to be retried
+# (it ran alone; over HTTP too, unless --without-http-metrics), serves the
+# next and exits 0 at SIGTERM; on a CPU it refuses to start, naming the
+# flag.
 # check.sh runs it on the GPU; tests/CMakeLists.txt on the CPU.
 #
 #   deploy/gpu/serving_check.sh --bin DIR --model_dir DIR [--device cuda]
@@ -233,13 +235,49 @@ print(torch.cuda.get_device_properties(0).total_memory >> 20)')
   [[ $total_mib =~ ^[0-9]+$ ]] ||
     fail "python3's torch could not tell the GPU's memory: $total_mib"
   fraction=$(python3 -c "print(256 / $total_mib)")
-  start_host --metrics_port=0 --cuda_memory_fraction="$fraction"
+  local served=(--metrics_port=0) http_port=""
+  if ((http_metrics)); then
+    free_port; http_port=$chosen
+    served+=(--http_port="$http_port")
+  fi
+  start_host "${served[@]}" --cuda_memory_fraction="$fraction"
   wait_serving
+  # "out of memory": the allocator's, not an admission refusal
+  # (--max_request_bytes); "ran alone": not to be retried.
   generate 2048 && fail "2048² under 256 MiB did not run out: $(said_last)"
-  # Not an admission refusal (--max_request_bytes): the allocator's own.
-  [[ $said == *RESOURCE_EXHAUSTED* && $said == *"out of memory"* ]] ||
-    fail "2048² under 256 MiB: not RESOURCE_EXHAUSTED for want of memory: $(said_last)"
+  [[ $said == *RESOURCE_EXHAUSTED* && $said == *"out of memory"* &&
+    $said == *"ran alone"* ]] ||
+    fail "2048² under 256 MiB: not RESOURCE_EXHAUSTED, out of memory, ran alone: $(said_last)"
   echo "2048² under 256 MiB (--cuda_memory_fraction=$fraction): $(said_last)"
+  if [[ -n $http_port ]]; then
+    # Over HTTP the answer also says whether to retry.
+    said=$(timeout 330 python3 - "$http_port" "$steps" <<'PY' 2>&1
+import json
+import sys
+import urllib.error
+import urllib.request
+
+port, steps = sys.argv[1:]
+request = urllib.request.Request(
+    f"http://127.0.0.1:{port}/v1/images/generations",
+    json.dumps({"prompt": "a red bicycle", "size": "2048x2048",
+                "num_inference_steps": int(steps)}).encode(),
+    {"Content-Type": "application/json"})
+try:
+    urllib.request.urlopen(request, timeout=300)
+    sys.exit("2048x2048 under 256 MiB was served")
+except urllib.error.HTTPError as error:
+    message = json.load(error)["error"]["message"]
+    retry = error.headers.get("x-should-retry")
+    after = error.headers.get("Retry-After")
+    print(f"HTTP {error.code}, x-should-retry: {retry}, Retry-After: {after}")
+    if (error.code != 429 or retry != "false" or after is not None
+            or "ran alone" not in message):
+        sys.exit(f"expected 429, x-should-retry: false, no Retry-After: {message}")
+PY
+    ) || fail "2048² under 256 MiB over HTTP: $(said_last)"
+    echo "2048² under 256 MiB over HTTP: $(said_last)"
+  fi
   generate 256 || fail "256² after running out: $(said_last)"
   echo "256² after running out: ok"
   stop_host

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/cord.h"
 #include "core/config/field_error.h"
 #include "gmock/gmock.h"
 #include "google/rpc/error_details.pb.h"
@@ -42,6 +43,44 @@ TEST(ToGrpcStatusTest, OtherStatusesKeepCodeAndMessageOnly) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(status.error_message(), "rank 1 was lost");
   EXPECT_TRUE(status.error_details().empty());
+}
+
+constexpr char kOutOfMemory[] =
+    "generating the dp group's prompts: CUDA out of memory. Tried to "
+    "allocate 2.00 GiB";
+
+TEST(RunFailureTest, ARequestThatRanShortAloneIsNotToBeRetried) {
+  absl::Status status = absl::ResourceExhaustedError(kOutOfMemory);
+  status.SetPayload("type.example/kept", absl::Cord("detail"));
+
+  const absl::Status told = RunFailure(status, 1);
+
+  EXPECT_EQ(told.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(IsNotRetryable(told));
+  EXPECT_THAT(std::string(told.message()),
+              ::testing::StartsWith(std::string(kOutOfMemory) +
+                                    "; the request ran alone and would "
+                                    "likely run short again: ask for fewer "
+                                    "or smaller outputs"));
+  EXPECT_EQ(told.GetPayload("type.example/kept"), absl::Cord("detail"));
+}
+
+TEST(RunFailureTest, ABatchedRequestMayFitAloneAndStaysRetryable) {
+  const absl::Status status = absl::ResourceExhaustedError(kOutOfMemory);
+  const absl::Status told = RunFailure(status, 2);
+  EXPECT_EQ(told, status);
+  EXPECT_FALSE(IsNotRetryable(told));
+}
+
+TEST(RunFailureTest, OtherFailuresOfALoneRequestAreKept) {
+  for (const absl::Status& status :
+       {absl::UnavailableError("rank 1 left the group"),
+        absl::InternalError("a bug"),
+        absl::DeadlineExceededError("after step 3 of 28")}) {
+    const absl::Status told = RunFailure(status, 1);
+    EXPECT_EQ(told, status);
+    EXPECT_FALSE(IsNotRetryable(told));
+  }
 }
 
 }  // namespace
