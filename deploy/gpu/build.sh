@@ -111,4 +111,40 @@ else
   # shellcheck disable=SC2086  # a list of target names
   cmake --build "$build" -j "$(nproc)" --target $targets "${keep_going[@]}"
 fi
+
+# A binary that takes LibTorch's copies of libstdc++ crashes (CMakeLists.txt
+# says why): refuse what this build made if it would, with what the linker
+# took for libstdc++.
+built=()
+for target in $targets; do
+  case "$target" in
+    all | unit_test_binaries)
+      for binary in "$build"/bin/*; do built+=("$binary"); done
+      if [[ -f "$build/unit_test_binaries.txt" ]]; then
+        mapfile -t -O "${#built[@]}" built <"$build/unit_test_binaries.txt"
+      fi ;;
+    *) built+=("$build/bin/$target") ;;
+  esac
+done
+checked=()
+for binary in "${built[@]}"; do
+  [[ -f "$binary" && -x "$binary" ]] && checked+=("$binary")
+done
+libstdcxx=$(sed -n 's/^DITSERVE_LIBSTDCXX:INTERNAL=//p' "$build/CMakeCache.txt")
+if ((${#checked[@]} > 0)) &&
+  ! "$repo/tests/ops/check_link_order.sh" --libstdcxx "$libstdcxx" \
+    "${checked[@]}" >"$build/link-order.log" 2>&1; then
+  grep -m 8 -A2 '^FAIL' "$build/link-order.log" || tail -n 5 "$build/link-order.log"
+  target=$(awk '/^FAIL/ {sub(":", "", $2); print $2; exit}' "$build/link-order.log")
+  echo "build.sh: the libstdc++ the binaries name first: $libstdcxx"
+  if [[ -n "$target" ]]; then
+    echo "build.sh: what the linker opens for libstdc++ and LibTorch in $target's link:"
+    link=$(cd "$build" && ninja -t commands "$target" | tail -n 1) || true
+    (cd "$build" && eval "${link% && :} -Wl,-t" >"$build/link-trace.log" 2>&1) || true
+    grep -E 'stdc\+\+|libtorch(_cpu)?\.so' "$build/link-trace.log" | head -n 8 || true
+  fi
+  echo "build.sh: the binaries would take libstdc++'s symbols from another" \
+    "library's copies (all in $build/link-order.log)" >&2
+  exit 1
+fi
 echo "build.sh: built $targets in $build${deps:+ (source $build/env.sh to run)}"

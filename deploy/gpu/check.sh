@@ -244,7 +244,8 @@ build_unit_tests() {
   if ((status == 124)); then
     echo "the unit test binaries did not all build in the time left"
   elif ((status != 0)); then
-    grep -E '(error|FAILED):' "$work/unit-build.log" | head -n 40
+    grep -E '(error|FAILED):|^build\.sh:' "$work/unit-build.log" | head -n 40
+    grep -A2 '^FAIL ' "$work/unit-build.log" | head -n 12
     echo "the unit test binaries did not all build (exit $status)"
     failed+=(unit-build)
   fi
