@@ -43,6 +43,14 @@ run_one() {
   timeout --foreground 1800 env LD_LIBRARY_PATH="$binary_library_path" \
     "$binary" --gtest_brief=1 >"$log_dir/$name.log" 2>&1 || status=$?
   echo "$status" >"$log_dir/$name.status"
+  # A crash loses what gtest buffered for the log: the status says how it
+  # ended, in the log that a lent machine's archive brings back.
+  local signal
+  if ((status > 128)) && signal=$(kill -l $((status - 128)) 2>/dev/null) &&
+    [[ -n "$signal" ]]; then
+    status="$status (SIG$signal)"
+  fi
+  echo "run_gtest_binaries.sh: $name exit $status" >>"$log_dir/$name.log"
   summary=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$log_dir/$name.log" |
     tr -s ' ' | paste -sd ' ' -)
   # A binary that dies before gtest's summary leaves none to quote.

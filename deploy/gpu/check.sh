@@ -161,6 +161,19 @@ compare() {
     bounded python3 real_size --build "$build" --work "$work" "$@")
 }
 checkpoint=""
+# The checkpoint writer with its descendants, found before any is stopped:
+# stopping the writer alone would leave its python3 writing, and stopping
+# that first would let the writer start the next model's.
+stop_checkpoints() {
+  local pids=("$1") index=0 child
+  while ((index < ${#pids[@]})); do
+    for child in $(pgrep -P "${pids[index]}"); do
+      pids+=("$child")
+    done
+    index=$((index + 1))
+  done
+  kill "${pids[@]}" 2>/dev/null
+}
 if selected compare; then
   stamp "writing the checkpoints of $models in $work (in the background)"
   (for model in $models; do
@@ -178,7 +191,7 @@ if selected build && may_start build; then
 ditserve-bench-compare-worker ditserve-host ditctl" -- "${cmake_args[@]}" \
     >"$work/build.log" 2>&1; then
     tail -n 60 "$work/build.log"
-    [[ -z "$checkpoint" ]] || kill "$checkpoint" 2>/dev/null
+    [[ -z "$checkpoint" ]] || stop_checkpoints "$checkpoint"
     exit 1
   fi
   tail -n 1 "$work/build.log"
@@ -255,14 +268,15 @@ if selected unit-build && may_start "building the unit tests"; then
   build_unit_tests 0
 fi
 
-crash_pattern='\*\*\* (SIG[A-Z]+|Signal [0-9]+) received'
 if selected serving && may_start "the serving binaries on the GPU"; then
   serving=("$repo/deploy/gpu/serving_check.sh" --bin "$build/bin"
     ${lib_dir:+--lib "$lib_dir"}
     --model_dir "$repo/tests/data/golden/pipelines/flux_dev_text")
   rm -f "$work"/serving*.log*
-  bounded "${serving[@]}" --log "$work/serving.log" || failed+=(serving)
-  if grep -sqE "$crash_pattern" "$work"/serving.log*; then
+  serving_status=0
+  bounded "${serving[@]}" --log "$work/serving.log" || serving_status=$?
+  ((serving_status == 0)) || failed+=(serving)
+  if ((serving_status == 3)); then
     # Fault 1 (README "GPU") was a call bound to LibTorch's copy of a
     # standard library function: which of its definitions did the host's
     # code and the other libraries get?
@@ -314,7 +328,7 @@ fi
 if selected compare && may_start "the comparisons with diffusers"; then
   while kill -0 "$checkpoint" 2>/dev/null; do
     if out_of_time; then
-      kill "$checkpoint"
+      stop_checkpoints "$checkpoint"
       break
     fi
     sleep 1
@@ -332,7 +346,7 @@ if selected compare && may_start "the comparisons with diffusers"; then
     done
   fi
 elif [[ -n "$checkpoint" ]]; then
-  kill "$checkpoint" 2>/dev/null
+  stop_checkpoints "$checkpoint"
 fi
 stamp "finished${failed[*]:+; failed: ${failed[*]}}"
 ((${#failed[@]} == 0))

@@ -28,6 +28,9 @@
 #                as those servers started)
 #   --host-env   an environment variable for the hosts alone (check.sh's
 #                LD_DEBUG, which would otherwise trace every ditctl call)
+#
+# Exits 0 when both checks pass, 3 when a host crashed (its crash report in
+# the log), 1 on any other failure.
 set -uo pipefail
 
 usage() {
@@ -65,7 +68,7 @@ for program in ditserve-host ditctl; do
     exit 2
   fi
 done
-scratch=$(mktemp -d /tmp/ditserve-serving-check.XXXXXX)
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/ditserve-serving-check.XXXXXX")
 [[ -n "$log" ]] || log=$scratch/host.log
 script_started=$(date +%s%N)
 started=$script_started
@@ -85,6 +88,7 @@ fail() {
   if [[ -n "$report" ]]; then
     echo "serving_check.sh: FAILED: $*; the host crashed, its log ($log):"
     sed -n "$((report > 10 ? report - 10 : 1)),$((report + 80))p" "$log"
+    exit 3
   else
     echo "serving_check.sh: FAILED: $*; the host's log ($log) ends:"
     tail -n 25 "$log"
@@ -286,11 +290,17 @@ PY
 # Each host's check on its own, so that a fault of the first (README "GPU")
 # does not hide what the second would show.
 failures=0
-(check_served) || failures=$((failures + 1))
-(check_capped) || failures=$((failures + 1))
+crashes=0
+for check in check_served check_capped; do
+  status=0
+  ("$check") || status=$?
+  ((status == 0)) || failures=$((failures + 1))
+  ((status != 3)) || crashes=$((crashes + 1))
+done
 if ((failures > 0)); then
-  echo "serving_check.sh: FAILED, $failures of 2 hosts' checks (above);" \
-    "logs in $(dirname "$log")"
+  echo "serving_check.sh: FAILED, $failures of 2 hosts' checks (above)," \
+    "$crashes by a crash; logs in $(dirname "$log")"
+  ((crashes == 0)) || exit 3
   exit 1
 fi
 rm -rf "$scratch"

@@ -4,7 +4,8 @@
 # deploy/install-deps.sh --download/--from and deploy/gpu/build.sh,
 # pack_debs.sh, pack_runtime_libs.sh, serving_check.sh and check.sh refuse
 # bad usage with exit 2 and a usage line, --from with nothing missing needs
-# no folder content, check.sh's test runner reports what it ran, and
+# no folder content, serving_check.sh tells a crashed host from other
+# failures, check.sh's test runner reports what it ran, and
 # -DDITSERVE_CUDA=ON refuses a CPU LibTorch by name.
 set -euo pipefail
 
@@ -74,6 +75,22 @@ expect "gpu/serving_check.sh: unknown argument" 2 "unknown argument --bogus" \
 expect "gpu/serving_check.sh: --bin without the binaries" 2 \
   "no ditserve-host in --bin" bash "${serving_check}" --bin "${scratch}" \
   --model_dir "${scratch}"
+# A host that dies as the lent H200's did, its crash report first (the
+# real host does not crash here): serving_check.sh says so by its status,
+# which check.sh reads. Its scratch folder, kept on failure, goes to ours.
+mkdir "${scratch}/crashing"
+printf '%s\n' '#!/bin/sh' \
+  'echo "*** SIGSEGV received at time=1 on cpu 0 ***" >&2' \
+  'echo "PC: @ 0x0 (unknown) httplib::Server::Get()" >&2' 'exit 139' \
+  >"${scratch}/crashing/ditserve-host"
+printf '%s\n' '#!/bin/sh' 'exit 1' >"${scratch}/crashing/ditctl"
+chmod +x "${scratch}/crashing/ditserve-host" "${scratch}/crashing/ditctl"
+expect "gpu/serving_check.sh: a host that crashed" 3 \
+  "2 of 2 hosts' checks (above), 2 by a crash" env TMPDIR="${scratch}" \
+  bash "${serving_check}" \
+  --bin "${scratch}/crashing" --device cpu \
+  --model_dir "${root}/tests/data/golden/pipelines/flux_dev_text" \
+  --log "${scratch}/crashing/serving.log"
 check="${root}/deploy/gpu/check.sh"
 expect "gpu/check.sh: no --libtorch" 2 "the build stage needs --libtorch" \
   bash "${check}"
@@ -119,7 +136,10 @@ expect "run_gtest_binaries.sh: its gtest summary" 1 \
 expect "run_gtest_binaries.sh: the one that failed, with its log" 1 \
   "--- the end of fails's log:" "${run_gtest_binaries[@]}"
 expect "run_gtest_binaries.sh: the one that crashed, without a summary" 1 \
-  "crashes exit 139 in " "${run_gtest_binaries[@]}"
+  "crashes exit 139 (SIGSEGV) in " "${run_gtest_binaries[@]}"
+expect "run_gtest_binaries.sh: how the crashed one ended, in its log" 1 \
+  $'the end of crashes\'s log:\nrun_gtest_binaries.sh: crashes exit 139 (SIGSEGV)' \
+  "${run_gtest_binaries[@]}"
 expect "run_gtest_binaries.sh: no summary said so" 1 \
   " s: no gtest summary" "${run_gtest_binaries[@]}"
 expect "run_gtest_binaries.sh: the count" 1 \
