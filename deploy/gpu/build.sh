@@ -131,6 +131,7 @@ for binary in "${built[@]}"; do
   [[ -f "$binary" && -x "$binary" ]] && checked+=("$binary")
 done
 libstdcxx=$(sed -n 's/^DITSERVE_LIBSTDCXX:INTERNAL=//p' "$build/CMakeCache.txt")
+rm -f "$build/link-trace.log"
 if ((${#checked[@]} > 0)) &&
   ! "$repo/tests/ops/check_link_order.sh" --libstdcxx "$libstdcxx" \
     "${checked[@]}" >"$build/link-order.log" 2>&1; then

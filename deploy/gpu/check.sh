@@ -185,16 +185,30 @@ fi
 # The tests' configuration looks for Prometheus' promtool (for the rules'
 # tests), which a GPU machine lacks and these stages do not run.
 with_tests=(-DDITSERVE_BUILD_TESTS=ON -DPROMTOOL=/bin/false)
+# build.sh's check of which libstdc++ the binaries take (README "GPU"), kept
+# with the logs under the stage's name, and its count.
+link_check() {
+  local stage=$1 log
+  for log in link-order link-trace; do
+    [[ ! -f "$build/$log.log" ]] || cp "$build/$log.log" "$work/$stage-$log.log"
+  done
+  [[ -f "$work/$stage-link-order.log" ]] || return 0
+  echo "libstdc++'s symbols from libstdc++: $(grep -c '^ok' \
+    "$work/$stage-link-order.log") binaries; refused: $(grep -c '^FAIL' \
+    "$work/$stage-link-order.log")"
+}
 if selected build && may_start build; then
   if ! bounded "$repo/deploy/gpu/build.sh" "${build_args[@]}" \
     --build-dir "$build" --targets "ditserve-golden-check \
 ditserve-bench-compare-worker ditserve-host ditctl" -- "${cmake_args[@]}" \
     >"$work/build.log" 2>&1; then
     tail -n 60 "$work/build.log"
+    link_check build
     [[ -z "$checkpoint" ]] || stop_checkpoints "$checkpoint"
     exit 1
   fi
   tail -n 1 "$work/build.log"
+  link_check build
 fi
 if [[ -f "$build/env.sh" ]]; then
   # shellcheck disable=SC1091  # written by build.sh --deps
@@ -263,6 +277,7 @@ build_unit_tests() {
     failed+=(unit-build)
   fi
   tail -n 1 "$work/unit-build.log"
+  link_check unit-build
 }
 if selected unit-build && may_start "building the unit tests"; then
   build_unit_tests 0
