@@ -30,7 +30,9 @@
 #                LD_DEBUG, which would otherwise trace every ditctl call)
 #
 # Exits 0 when both checks pass, 3 when a host crashed (its crash report in
-# the log), 1 on any other failure.
+# the log, or a signal ended it: one the report could not catch, SIGKILL,
+# or one that came before the report was installed), 1 on any other
+# failure.
 set -uo pipefail
 
 usage() {
@@ -89,9 +91,15 @@ fail() {
     echo "serving_check.sh: FAILED: $*; the host crashed, its log ($log):"
     sed -n "$((report > 10 ? report - 10 : 1)),$((report + 80))p" "$log"
     exit 3
-  else
-    echo "serving_check.sh: FAILED: $*; the host's log ($log) ends:"
-    tail -n 25 "$log"
+  fi
+  echo "serving_check.sh: FAILED: $*; the host's log ($log) ends:"
+  tail -n 25 "$log"
+  # SIGTERM is this script's own stop, which the host should have drained.
+  if ((host_status > 128 && host_status != 128 + 15)); then
+    echo "serving_check.sh: the host crashed: $(kill -l "$((host_status - 128))" \
+      2>/dev/null || echo "signal $((host_status - 128))") ended it" \
+      "without a crash report"
+    exit 3
   fi
   exit 1
 }
@@ -112,6 +120,7 @@ free_port() {
 # times printed count from its start.
 start_host() {
   started=$(date +%s%N)
+  host_status=0
   free_port; grpc_port=$chosen
   free_port; master_port=$chosen
   env RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 \
@@ -129,7 +138,11 @@ start_host() {
 wait_serving() {
   local deadline=$((SECONDS + 240))
   until "${ditctl[@]}" --timeout=2 health >/dev/null 2>&1; do
-    kill -0 "$host" 2>/dev/null || { wait "$host"; fail "the host exited ($?) while starting"; }
+    if ! kill -0 "$host" 2>/dev/null; then
+      wait "$host"
+      host_status=$?
+      fail "the host exited ($host_status) while starting"
+    fi
     ((SECONDS < deadline)) || fail "no SERVING within 240 s"
     sleep 0.5
   done
@@ -145,6 +158,7 @@ wait_exit() {
   done
   wait "$host"
   status=$?
+  host_status=$status
   trap - EXIT
 }
 

@@ -85,12 +85,21 @@ printf '%s\n' '#!/bin/sh' \
   >"${scratch}/crashing/ditserve-host"
 printf '%s\n' '#!/bin/sh' 'exit 1' >"${scratch}/crashing/ditctl"
 chmod +x "${scratch}/crashing/ditserve-host" "${scratch}/crashing/ditctl"
+# serving_check.sh on the stand-ins in folder $1.
+check_stand_ins() {
+  env TMPDIR="${scratch}" bash "${serving_check}" --bin "${scratch}/$1" \
+    --device cpu --log "${scratch}/$1/serving.log" \
+    --model_dir "${root}/tests/data/golden/pipelines/flux_dev_text"
+}
 expect "gpu/serving_check.sh: a host that crashed" 3 \
-  "2 of 2 hosts' checks (above), 2 by a crash" env TMPDIR="${scratch}" \
-  bash "${serving_check}" \
-  --bin "${scratch}/crashing" --device cpu \
-  --model_dir "${root}/tests/data/golden/pipelines/flux_dev_text" \
-  --log "${scratch}/crashing/serving.log"
+  "2 of 2 hosts' checks (above), 2 by a crash" check_stand_ins crashing
+# One that a signal ends before it could write a report.
+mkdir "${scratch}/killed"
+printf '%s\n' '#!/bin/sh' 'kill -SEGV $$' >"${scratch}/killed/ditserve-host"
+cp "${scratch}/crashing/ditctl" "${scratch}/killed/ditctl"
+chmod +x "${scratch}/killed/ditserve-host"
+expect "gpu/serving_check.sh: a host that a signal ended without a report" 3 \
+  "SEGV ended it without a crash report" check_stand_ins killed
 check="${root}/deploy/gpu/check.sh"
 expect "gpu/check.sh: no --libtorch" 2 "the build stage needs --libtorch" \
   bash "${check}"
