@@ -10,7 +10,8 @@ namespace ditserve::parallel {
 // softmax(q k^T / sqrt(D)) v over keys that arrive in blocks (a ring hands
 // each rank one block of K/V per step). Each block's partial output is
 // weighted by its log-sum-exp, so the result equals attention over all keys
-// at once up to the order of float32 sums.
+// at once up to the order of float32 sums, and on a GPU up to what its fused
+// kernel rounds in each block (models::AttentionResult).
 class AttentionAccumulator {
  public:
   // q: [B, H, S_q, D], the queries every block is attended with.

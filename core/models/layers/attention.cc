@@ -3,9 +3,16 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#if __has_include(<ATen/SDPBackend.h>)
+#include <ATen/SDPBackend.h>
+#define DITSERVE_FUSED_LOG_SUM_EXP 1
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -47,6 +54,37 @@ AttentionResult AttendRows(const at::Tensor& q, const at::Tensor& k,
   if (!return_log_sum_exp) result.output = result.output.to(q.scalar_type());
   return result;
 }
+
+#ifdef DITSERVE_FUSED_LOG_SUM_EXP
+// The fused kernel LibTorch picks for these inputs on a GPU, called for its
+// log-sum-exp too, which scaled_dot_product_attention does not hand out;
+// nullopt where it would pick another (cuDNN's, or math). Unmasked only: the
+// fused kernels take a mask as a float bias in layouts of their own, and the
+// rings that ask for the log-sum-exp attend over every key.
+std::optional<AttentionResult> FusedOnGpu(const at::Tensor& q,
+                                          const at::Tensor& k,
+                                          const at::Tensor& v, double scale) {
+  if (!q.is_cuda()) return std::nullopt;
+  const auto kernel = static_cast<at::SDPBackend>(
+      at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                            /*is_causal=*/false, scale));
+  if (kernel == at::SDPBackend::flash_attention) {
+    auto result = at::_scaled_dot_product_flash_attention(
+        q, k, v, /*dropout_p=*/0.0, /*is_causal=*/false,
+        /*return_debug_mask=*/false, scale);
+    return AttentionResult{std::get<0>(result), std::get<1>(result)};
+  }
+  if (kernel == at::SDPBackend::efficient_attention) {
+    auto result = at::_scaled_dot_product_efficient_attention(
+        q, k, v, /*attn_bias=*/{}, /*compute_log_sumexp=*/true,
+        /*dropout_p=*/0.0, /*is_causal=*/false, scale);
+    // Its log-sum-exp is padded to a multiple of 32 queries.
+    return AttentionResult{std::get<0>(result),
+                           std::get<1>(result).narrow(-1, 0, q.size(-2))};
+  }
+  return std::nullopt;
+}
+#endif
 
 }  // namespace
 
@@ -97,6 +135,13 @@ AttentionResult ScaledDotProductAttention(const at::Tensor& q,
     return {at::scaled_dot_product_attention(q, k, v, mask, /*dropout_p=*/0.0,
                                              /*is_causal=*/false, scale),
             at::Tensor()};
+  }
+#endif
+#ifdef DITSERVE_FUSED_LOG_SUM_EXP
+  if (return_log_sum_exp && !mask.has_value()) {
+    if (std::optional<AttentionResult> fused = FusedOnGpu(q, k, v, scale)) {
+      return *std::move(fused);
+    }
   }
 #endif
   return MathAttention(q, k, v, mask, scale, return_log_sum_exp,

@@ -9,9 +9,10 @@
 namespace ditserve::models {
 
 struct AttentionResult {
-  // [B, H, S_q, D]: in the dtype of q, but float32 with the log-sum-exp,
-  // because a ring merges the pieces in float32 and a piece rounded to
-  // bfloat16 first would add one rounding per ring step.
+  // [B, H, S_q, D]: in the dtype of q. With the log-sum-exp, float32 from the
+  // math path, because a ring merges the pieces in float32 and a piece
+  // rounded to bfloat16 first adds one rounding per ring step; a GPU's fused
+  // kernels round it to q's dtype, which their speed outweighs.
   at::Tensor output;
   // [B, H, S_q] float32: log(sum(exp(scores))) over the keys, what a ring of
   // partial attentions needs to merge its pieces. Undefined unless requested.
@@ -22,8 +23,10 @@ struct AttentionResult {
 // `mask` broadcasts to [B, H, S_q, S_k]: bool (true = attend) or an additive
 // float bias. Scores and softmax are computed in float32 whatever the input
 // dtype. On LibTorch >= 2.1, when the log-sum-exp is not requested, this is
-// the fused scaled_dot_product_attention; otherwise MathAttention with
-// kMaxScoreBytes.
+// the fused scaled_dot_product_attention. With the log-sum-exp, on a GPU
+// without a mask, the flash or memory-efficient kernel that
+// scaled_dot_product_attention would pick (LibTorch with ATen/SDPBackend.h,
+// 2.6 and 2.11 among them); otherwise MathAttention with kMaxScoreBytes.
 AttentionResult ScaledDotProductAttention(const at::Tensor& q,
                                           const at::Tensor& k,
                                           const at::Tensor& v,

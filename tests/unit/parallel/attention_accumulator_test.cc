@@ -1,7 +1,9 @@
 #include "core/parallel/attention_accumulator.h"
 
+#include <ATen/Context.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <optional>
 
 #include "core/parallel/local_attention.h"
@@ -61,6 +63,37 @@ TEST(AttentionAccumulatorTest, Bfloat16BlocksAreRoundedOnceAtTheEnd) {
   const at::Tensor ulp = at::pow(2.0, at::floor(at::log2(expected.abs())) - 7);
   EXPECT_TRUE(
       ((result.to(at::kFloat) - expected).abs() <= ulp).all().item<bool>());
+}
+
+// On a GPU each block's output comes from a fused kernel, rounded to
+// bfloat16 along with the probabilities of its second product: each block
+// within 2^-7 of its softmax @ |v|, their weighted sum within 2^-7 of the
+// whole softmax @ |v|, and the result within one more rounding.
+TEST(AttentionAccumulatorTest, GpuBlocksStayWithinTheirKernelsRoundings) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU";
+  at::manual_seed(11);
+  const auto on_gpu =
+      at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16);
+  const at::Tensor q = at::randn({2, 4, 64, 64}, on_gpu);
+  const at::Tensor k = at::randn({2, 4, 96, 64}, on_gpu);
+  const at::Tensor v = at::randn({2, 4, 96, 64}, on_gpu);
+  AttentionAccumulator accumulator(q);
+  for (int64_t start = 0; start < 96; start += 24) {
+    accumulator.AddBlock(k.narrow(2, start, 24), v.narrow(2, start, 24),
+                         std::nullopt);
+  }
+  const at::Tensor result = accumulator.Result().cpu().to(at::kFloat);
+  const at::Tensor q32 = q.cpu().to(at::kFloat);
+  const at::Tensor k32 = k.cpu().to(at::kFloat);
+  const at::Tensor v32 = v.cpu().to(at::kFloat);
+  const at::Tensor expected =
+      LocalAttention().Attend(q32, k32, v32, std::nullopt);
+  const at::Tensor probabilities =
+      at::softmax(at::matmul(q32, k32.transpose(-2, -1)) / 8.0, -1);
+  const at::Tensor bound =
+      std::pow(2.0, -7) * at::matmul(probabilities, v32.abs()) +
+      at::pow(2.0, at::floor(at::log2(expected.abs())) - 7);
+  EXPECT_TRUE(((result - expected).abs() <= bound).all().item<bool>());
 }
 
 TEST(AttentionAccumulatorTest, FullyMaskedBlockContributesNothing) {

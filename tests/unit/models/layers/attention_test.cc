@@ -1,5 +1,6 @@
 #include "core/models/layers/attention.h"
 
+#include <ATen/Context.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -116,6 +117,53 @@ TEST_F(AttentionTest, ABudgetBelowOneRowAttendsRowByRow) {
   const AttentionResult chunked =
       MathAttention(q_, k_, v_, std::nullopt, kScale, false, 1);
   EXPECT_TRUE(torch::allclose(chunked.output, whole.output, 1e-6, 1e-6));
+}
+
+// On a GPU the log-sum-exp comes from the fused kernel LibTorch picks: flash
+// in bfloat16, memory-efficient in float32, whose log-sum-exp is padded to
+// a multiple of 32 queries (hence 100). The math path over the same inputs
+// gives the same log-sum-exp up to float32 sums in another order. In
+// bfloat16 its output may differ by what flash rounds: the probabilities of
+// its second product (each within 2^-8 of itself, so the output within 2^-8
+// of softmax @ |v|) and the output itself (half a bfloat16 ulp). In float32,
+// by float32 sums of 64 products in another order and the kernel's exp: far
+// below 1e-4 of softmax @ |v|.
+TEST(GpuAttentionTest, FusedKernelsGiveTheMathPathsLogSumExp) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "needs a GPU";
+  torch::manual_seed(7);
+  for (const auto dtype : {torch::kBFloat16, torch::kFloat}) {
+    const auto on_gpu =
+        torch::TensorOptions().device(torch::kCUDA).dtype(dtype);
+    const at::Tensor q = torch::randn({2, 4, 100, 64}, on_gpu);
+    const at::Tensor k = torch::randn({2, 4, 80, 64}, on_gpu);
+    const at::Tensor v = torch::randn({2, 4, 80, 64}, on_gpu);
+    const AttentionResult fused =
+        ScaledDotProductAttention(q, k, v, std::nullopt, kScale, true);
+    const AttentionResult math = MathAttention(
+        q.cpu(), k.cpu(), v.cpu(), std::nullopt, kScale, true, kMaxScoreBytes);
+    ASSERT_EQ(fused.log_sum_exp.sizes(), (at::IntArrayRef{2, 4, 100}));
+    EXPECT_EQ(fused.log_sum_exp.scalar_type(), torch::kFloat);
+    EXPECT_LT(
+        (fused.log_sum_exp.cpu() - math.log_sum_exp).abs().max().item<double>(),
+        1e-4)
+        << dtype;
+    const at::Tensor probabilities = torch::softmax(
+        torch::matmul(q.cpu().to(torch::kFloat) * kScale,
+                      k.cpu().to(torch::kFloat).transpose(-2, -1)),
+        -1);
+    const at::Tensor magnitude =
+        torch::matmul(probabilities, v.cpu().to(torch::kFloat).abs());
+    const at::Tensor ulp =
+        torch::pow(2.0, torch::floor(torch::log2(math.output.abs())) - 7);
+    const at::Tensor bound = dtype == torch::kBFloat16
+                                 ? std::pow(2.0, -8) * magnitude + ulp
+                                 : 1e-4 * magnitude + 1e-6;
+    EXPECT_TRUE(
+        ((fused.output.cpu().to(torch::kFloat) - math.output).abs() <= bound)
+            .all()
+            .item<bool>())
+        << dtype;
+  }
 }
 
 }  // namespace
