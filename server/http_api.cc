@@ -20,6 +20,7 @@
 #include "server/http_access_log.h"
 #include "server/http_refusal.h"
 #include "server/http_request_rewrite.h"
+#include "server/http_server.h"
 #include "server/log_text.h"
 #include "server/openai_images.h"
 #include "server/peer_socket.h"
@@ -30,9 +31,6 @@ namespace ditserve::server {
 namespace {
 
 constexpr char kJson[] = "application/json";
-// A prompt is at most ServerOptions::max_prompt_bytes; anything far larger is
-// not a generation request.
-constexpr size_t kMaxBodyBytes = size_t{1} << 20;
 constexpr char kGenerationsPath[] = "/v1/images/generations";
 constexpr char kModelsPath[] = "/v1/models";
 constexpr char kModelPath[] = R"(/v1/models/([^/]+))";
@@ -202,7 +200,6 @@ int HttpApi::threads() const {
 }
 
 void HttpApi::AddRoutes(httplib::Server& server) const {
-  server.set_payload_max_length(kMaxBodyBytes);
   if (access_log_) server.set_logger(LogHttpAccess);
   server.set_pre_routing_handler(
       [this](const httplib::Request& request, httplib::Response& response) {
@@ -210,7 +207,8 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
         // cpp-httplib hands a const view of the Request it owns, a local of
         // its own that is not const.
         RewriteRequestHeaders(const_cast<httplib::Request&>(request));
-        return cors_->Handle(Routes(), request, response)
+        return RefusedBeforeRouting(request, response) ||
+                       cors_->Handle(Routes(), request, response)
                    ? httplib::Server::HandlerResponse::Handled
                    : httplib::Server::HandlerResponse::Unhandled;
       });
@@ -229,18 +227,6 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
         }
         GenerateImages(request, *body, *client, response);
       });
-  // A body sent to a path or with a method no route takes is drained under
-  // the same limit before the refusal; cpp-httplib would hold it whole.
-  const auto refuse_after_draining = [](const httplib::Request& request,
-                                        httplib::Response& response,
-                                        const httplib::ContentReader& read) {
-    ReadBoundedBody(request, read, response);
-    response.status = 404;
-  };
-  server.Post(".*", refuse_after_draining);
-  server.Put(".*", refuse_after_draining);
-  server.Patch(".*", refuse_after_draining);
-  server.Delete(".*", refuse_after_draining);
   server.Get(kModelsPath, [this](const httplib::Request& request,
                                  httplib::Response& response) {
     if (Authorize(request, response, false).ok()) ListModels(response);

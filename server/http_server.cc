@@ -11,6 +11,24 @@
 #include "server/tls_identity.h"
 
 namespace ditserve::server {
+namespace {
+
+void DrainAndRefuse(const httplib::Request&, httplib::Response& response,
+                    const httplib::ContentReader& read_body) {
+  read_body([](const char*, size_t) { return true; });
+  response.status = 404;
+}
+
+}  // namespace
+
+bool RefusedBeforeRouting(const httplib::Request& request,
+                          httplib::Response& response) {
+  if (request.method != "PRI") return false;
+  response.status = 404;
+  // Its body, unread, must not be taken for the next request.
+  response.set_header("Connection", "close");
+  return true;
+}
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& host, int port, int threads, const AddRoutes& add_routes,
@@ -39,7 +57,19 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   server->set_read_timeout(kHttpIoTimeoutSeconds, 0);
   server->set_write_timeout(kHttpIoTimeoutSeconds, 0);
   server->set_keep_alive_timeout(kHttpIoTimeoutSeconds);
+  server->set_payload_max_length(kMaxBodyBytes);
+  server->set_pre_routing_handler(
+      [](const httplib::Request& request, httplib::Response& response) {
+        return RefusedBeforeRouting(request, response)
+                   ? httplib::Server::HandlerResponse::Handled
+                   : httplib::Server::HandlerResponse::Unhandled;
+      });
   add_routes(*server);
+  // After the routes, which cpp-httplib tries in the order they were added.
+  server->Post(".*", DrainAndRefuse);
+  server->Put(".*", DrainAndRefuse);
+  server->Patch(".*", DrainAndRefuse);
+  server->Delete(".*", DrainAndRefuse);
   const int bound = port == 0 ? server->bind_to_any_port(host)
                               : (server->bind_to_port(host, port) ? port : -1);
   if (bound <= 0) {

@@ -9,6 +9,7 @@
 // exposer started its threads with a small fixed stack and failed there.
 
 #include <atomic>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,6 +19,8 @@
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }  // namespace httplib
 
 namespace ditserve::server {
@@ -29,6 +32,21 @@ class TlsIdentity;
 // silent peers give their handler thread back.
 inline constexpr int kHttpIoTimeoutSeconds = 5;
 
+// The longest body a route keeps: a generation's JSON is far smaller (a
+// prompt is at most ServerOptions::max_prompt_bytes) and /metrics takes none.
+// cpp-httplib refuses a longer one that has a Content-Length (413); a route
+// that takes a body sent chunked or unframed reads it in pieces and keeps at
+// most this much (cpp-httplib would hold it whole).
+inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;
+
+// Whether `request` was refused before routing, unread: a PRI request,
+// HTTP/2's preface method, for which cpp-httplib has no route type and whose
+// body it would read whole into memory before finding no route. It gets a
+// 404 and the connection is closed. Start's default pre-routing handler;
+// one that replaces it calls this first.
+bool RefusedBeforeRouting(const httplib::Request& request,
+                          httplib::Response& response);
+
 class HttpServer {
  public:
   using AddRoutes = std::function<void(httplib::Server&)>;
@@ -36,6 +54,8 @@ class HttpServer {
   // Listens on `host`:`port` (port 0 picks a free one) with `threads`
   // handler threads; each connection holds one while it is open, so a
   // handler that waits for a generation needs one per admitted request.
+  // `add_routes` adds the routes. A body sent where none takes one is read
+  // and dropped before the 404: cpp-httplib would hold it whole in memory.
   // HTTPS with `tls` (which must outlive the server), plain HTTP without.
   // UNAVAILABLE naming the address when it cannot be bound; INTERNAL when
   // OpenSSL cannot be set up.

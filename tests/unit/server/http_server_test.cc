@@ -1,17 +1,24 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/bearer_auth.h"
@@ -101,6 +108,95 @@ TEST(MetricsEndpointTest, ScrapesAreAnsweredWhileSilentConnectionsStayOpen) {
   absl::StatusOr<std::string> body = local_cluster::HttpGet(*port, "/metrics");
   EXPECT_TRUE(body.ok()) << body.status();
   for (int fd : silent) ::close(fd);
+}
+
+// This process's resident memory, from /proc/self/status.
+int64_t ResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (absl::StartsWith(line, "VmRSS:")) {
+      int64_t kib = 0;
+      EXPECT_TRUE(
+          absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(
+                               absl::StripPrefix(line, "VmRSS:"), "kB")),
+                           &kib))
+          << line;
+      return kib << 10;
+    }
+  }
+  ADD_FAILURE() << "no VmRSS in /proc/self/status";
+  return 0;
+}
+
+void SendAll(int fd, const std::string& bytes) {
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, 0);
+    ASSERT_GT(n, 0) << "the server stopped reading";
+    sent += static_cast<size_t>(n);
+  }
+}
+
+// What arrives on `fd` until the server closes it or `seconds` pass in
+// silence.
+std::string ReceiveUntilClosed(int fd, int seconds) {
+  const timeval timeout{.tv_sec = seconds, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  std::string received;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+    received.append(buffer, static_cast<size_t>(n));
+  }
+  return received;
+}
+
+// /metrics takes no body, so cpp-httplib found no route for one and held it
+// whole in memory first: anyone who could reach the port could fill rank
+// 0's memory with a chunked POST. Midway through 96 MiB the server holds
+// little more than its socket buffers.
+TEST(MetricsEndpointTest, ABodyNoRouteTakesIsDroppedAsItArrives) {
+  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
+  absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok()) << port.status();
+  const int fd = local_cluster::ConnectToLoopback(*port);
+  ASSERT_GE(fd, 0);
+  const int64_t resident_before = ResidentBytes();
+  SendAll(fd,
+          "POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+          "Transfer-Encoding: chunked\r\n\r\n");
+  const std::string chunk =
+      absl::StrCat("100000\r\n", std::string(size_t{1} << 20, 'x'), "\r\n");
+  for (int i = 0; i < 96; ++i) SendAll(fd, chunk);
+  EXPECT_LT(ResidentBytes() - resident_before, int64_t{32} << 20);
+  SendAll(fd,
+          "0\r\n\r\nGET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+          "Connection: close\r\n\r\n");
+  const std::string received = ReceiveUntilClosed(fd, 10);
+  ::close(fd);
+  EXPECT_TRUE(absl::StartsWith(received, "HTTP/1.1 404")) << received;
+  // The connection goes on after the dropped body.
+  EXPECT_THAT(received, HasSubstr("HTTP/1.1 200"));
+  EXPECT_THAT(received, HasSubstr("ditserve_world_size 1"));
+}
+
+// cpp-httplib has no route type for PRI and would read the body it announces
+// before finding no route; the server answers at once, unread, and closes
+// the connection, well inside the 5 s it would wait for a first chunk.
+TEST(HttpServerTest, APriRequestIsRefusedUnread) {
+  absl::StatusOr<std::unique_ptr<HttpServer>> server =
+      HttpServer::Start("127.0.0.1", 0, 2, [](httplib::Server&) {});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int fd = local_cluster::ConnectToLoopback((*server)->port());
+  ASSERT_GE(fd, 0);
+  SendAll(fd,
+          "PRI / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+          "Transfer-Encoding: chunked\r\n\r\n");
+  const std::string received = ReceiveUntilClosed(fd, 3);
+  ::close(fd);
+  EXPECT_TRUE(absl::StartsWith(received, "HTTP/1.1 404")) << received;
+  EXPECT_THAT(received, HasSubstr("Connection: close"));
 }
 
 TEST(HttpServerTest, TakenPortIsUnavailableNamingTheAddress) {
