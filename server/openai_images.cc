@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -292,13 +293,23 @@ absl::StatusOr<Json> ParseObject(absl::string_view text) {
   // hundred thousand brackets would overflow the handler thread's stack.
   constexpr int kMaxNesting = 2;
   bool too_deep = false;
+  // The parser keeps a repeated key's last value; a proxy that checked the
+  // first would have let through what it did not check.
+  absl::flat_hash_set<std::string> fields;
+  std::optional<std::string> repeated;
   Json body = Json::parse(
       text,
-      [&](int depth, Json::parse_event_t event, Json&) {
+      [&](int depth, Json::parse_event_t event, Json& parsed) {
         const bool opens = event == Json::parse_event_t::object_start ||
                            event == Json::parse_event_t::array_start;
         if (opens && depth >= kMaxNesting) {
           too_deep = true;
+          return false;
+        }
+        // Depth 1 holds the keys of the top-level object, and only those.
+        if (event == Json::parse_event_t::key && depth == 1 &&
+            !fields.insert(parsed.get<std::string>()).second) {
+          repeated = parsed.get<std::string>();
           return false;
         }
         return true;
@@ -313,6 +324,10 @@ absl::StatusOr<Json> ParseObject(absl::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat(
         "request body nests arrays or objects more than ", kMaxNesting,
         " levels deep; its fields take strings, numbers and booleans"));
+  }
+  if (repeated.has_value()) {
+    return FieldError(Shortened(*repeated),
+                      "given more than once; send each field once");
   }
   if (!body.is_object()) {
     return absl::InvalidArgumentError(

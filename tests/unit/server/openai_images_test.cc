@@ -192,6 +192,10 @@ INSTANTIATE_TEST_SUITE_P(
                              R"(": 1})"),
                 absl::StrCat(std::string(64, 'k'), "..."),
                 absl::StrCat(std::string(64, 'k'), "...: unknown field")},
+        // The parser would keep the last; a proxy may have checked the first.
+        BadBody{"repeated_field",
+                R"({"prompt": "a", "n": 1, "priority": 0, "n": 4})", "n",
+                "n: given more than once; send each field once"},
         BadBody{"strict_moderation", R"({"prompt": "a", "moderation": "high"})",
                 "moderation",
                 "allowed: \"auto\", \"low\" (ditserve moderates no content)"},
