@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/utf8.h"
 #include "server/http_request_rewrite.h"
 
 namespace ditserve::server {
@@ -86,10 +87,7 @@ HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,
             413};
   }
   if (http_status == 415) {
-    std::string sent = SentContentType(request);
-    constexpr size_t kMaxShown = 64;
-    if (sent.size() > kMaxShown)
-      sent = absl::StrCat(sent.substr(0, kMaxShown), "...");
+    const std::string sent = base::Shortened(SentContentType(request));
     return {
         absl::InvalidArgumentError(absl::StrCat(
             target, " takes a JSON body (Content-Type: application/json), not ",

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/base/status_macros.h"
+#include "core/base/utf8.h"
 #include "core/config/field_error.h"
 #include "core/config/freeze.h"
 #include "nlohmann/json.hpp"
@@ -83,16 +84,10 @@ std::string JsonText(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-// Client text cut short for an error message.
-std::string Shortened(std::string text) {
-  constexpr size_t kMaxShown = 64;
-  if (text.size() > kMaxShown)
-    text = absl::StrCat(text.substr(0, kMaxShown), "...");
-  return text;
-}
-
 // A value as the client wrote it, cut short for an error message.
-std::string Shown(const Json& value) { return Shortened(JsonText(value)); }
+std::string Shown(const Json& value) {
+  return base::Shortened(JsonText(value));
+}
 
 absl::StatusOr<std::string> ReadString(const Json& body,
                                        absl::string_view field) {
@@ -326,7 +321,7 @@ absl::StatusOr<Json> ParseObject(absl::string_view text) {
         " levels deep; its fields take strings, numbers and booleans"));
   }
   if (repeated.has_value()) {
-    return FieldError(Shortened(*repeated),
+    return FieldError(base::Shortened(*repeated),
                       "given more than once; send each field once");
   }
   if (!body.is_object()) {
@@ -336,7 +331,7 @@ absl::StatusOr<Json> ParseObject(absl::string_view text) {
   const std::vector<std::string>& allowed = AllowedFields();
   for (const auto& [field, value] : body.items()) {
     if (std::find(allowed.begin(), allowed.end(), field) == allowed.end()) {
-      return FieldError(Shortened(field),
+      return FieldError(base::Shortened(field),
                         absl::StrCat("unknown field; allowed: ",
                                      absl::StrJoin(allowed, ", ")));
     }

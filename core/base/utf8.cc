@@ -5,6 +5,22 @@
 #include "absl/strings/str_cat.h"
 
 namespace ditserve::base {
+namespace {
+
+constexpr size_t kMaxShownBytes = 64;
+
+bool ContinuesACharacter(char byte) {
+  return (static_cast<uint8_t>(byte) & 0xC0) == 0x80;
+}
+
+}  // namespace
+
+std::string Shortened(absl::string_view text) {
+  if (text.size() <= kMaxShownBytes) return std::string(text);
+  size_t cut = kMaxShownBytes;
+  while (cut > 0 && ContinuesACharacter(text[cut])) --cut;
+  return absl::StrCat(text.substr(0, cut), "...");
+}
 
 std::optional<size_t> FindInvalidUtf8(absl::string_view text) {
   size_t i = 0;

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -17,6 +18,11 @@ std::optional<size_t> FindInvalidUtf8(absl::string_view text);
 // OK for valid UTF-8; otherwise INVALID_ARGUMENT "`name` is not valid UTF-8
 // (first bad byte at N)", the one wording every refusal of text uses.
 absl::Status CheckUtf8(absl::string_view name, absl::string_view text);
+
+// Client text as an error message quotes it: whole up to 64 bytes, else its
+// first 64 at most, cut where a character starts, and "...". A long value
+// cannot swell the message, which gRPC repeats in its trailers.
+std::string Shortened(absl::string_view text);
 
 }  // namespace ditserve::base
 

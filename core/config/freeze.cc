@@ -34,7 +34,7 @@ absl::Status CheckModel(absl::string_view model,
                         const ModelDefaults& defaults) {
   if (model.empty() || model == defaults.name) return absl::OkStatus();
   return WithFields(absl::NotFoundError(
-                        absl::StrCat("model \"", model,
+                        absl::StrCat("model \"", base::Shortened(model),
                                      "\" is not served here; this server "
                                      "runs \"",
                                      defaults.name, "\" (or leave it empty)")),

@@ -32,5 +32,14 @@ TEST(Utf8Test, CheckNamesTheTextAndTheOffset) {
             "prompt[2] is not valid UTF-8 (first bad byte at 2)");
 }
 
+TEST(Utf8Test, ShortenedKeepsShortTextAndCutsLongTextBetweenCharacters) {
+  EXPECT_EQ(Shortened(std::string(64, 'a')), std::string(64, 'a'));
+  EXPECT_EQ(Shortened(std::string(65, 'a')), std::string(64, 'a') + "...");
+  // 63 bytes, then a two-byte character across the 64-byte mark.
+  const std::string straddling = std::string(63, 'a') + "\xC3\xA9" + "b";
+  EXPECT_EQ(Shortened(straddling), std::string(63, 'a') + "...");
+  EXPECT_FALSE(FindInvalidUtf8(Shortened(straddling)).has_value());
+}
+
 }  // namespace
 }  // namespace ditserve::base

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "core/config/config_digest.h"
 #include "core/config/field_error.h"
 #include "core/config/model_defaults.h"
@@ -356,6 +357,13 @@ TEST(FreezeValidationTest, Model) {
   ExpectAccepted(request);
   request.set_model("sd3-medium");
   ExpectRejected(request, "model \"sd3-medium\" is not served here",
+                 families::kFluxDevDefaults, absl::StatusCode::kNotFound);
+  // Quoted short: gRPC repeats the message in its trailers, which clients
+  // cap at a few KiB.
+  request.set_model(std::string(100000, 'm'));
+  ExpectRejected(request,
+                 absl::StrCat("model \"", std::string(64, 'm'),
+                              "...\" is not served here"),
                  families::kFluxDevDefaults, absl::StatusCode::kNotFound);
 }
 
