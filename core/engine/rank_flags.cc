@@ -109,16 +109,27 @@ dist::RankEnvOverrides RankEnvOverridesFromFlags() {
 }
 
 absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags() {
+  for (const auto& [flag, seconds] :
+       {std::pair{"--connect_timeout_s",
+                  absl::GetFlag(FLAGS_connect_timeout_s)},
+        std::pair{"--load_timeout_s", absl::GetFlag(FLAGS_load_timeout_s)},
+        std::pair{"--collective_timeout_s",
+                  absl::GetFlag(FLAGS_collective_timeout_s)},
+        std::pair{"--hung_rank_timeout_s",
+                  absl::GetFlag(FLAGS_hung_rank_timeout_s)}}) {
+    // Each becomes milliseconds in an int64_t (infinity would not), and
+    // twice a timeout is a deadline; no wait of a million seconds is meant.
+    if (!(seconds > 0 && seconds <= 1e6)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " must be above 0 and at most 1000000, got ", seconds));
+    }
+  }
   // An idle worker waits for the host's next message (a ping at the
   // latest) for at most a collective timeout, then takes the group as
   // broken: a longer ping interval breaks an idle group again and again.
   // Half leaves a ping that comes late room to arrive.
   const double collective_seconds = absl::GetFlag(FLAGS_collective_timeout_s);
   const double ping_seconds = absl::GetFlag(FLAGS_ping_interval_s);
-  if (!(collective_seconds > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--collective_timeout_s must be above 0, got ", collective_seconds));
-  }
   if (!(ping_seconds > 0 && ping_seconds <= collective_seconds / 2)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--ping_interval_s must be above 0 and at most half of "
@@ -127,17 +138,6 @@ absl::StatusOr<dist::RendezvousOptions> RendezvousOptionsFromFlags() {
         "): an idle worker that hears nothing from the host for that long "
         "takes the group as broken; got ",
         ping_seconds));
-  }
-  for (const auto& [flag, seconds] :
-       {std::pair{"--connect_timeout_s",
-                  absl::GetFlag(FLAGS_connect_timeout_s)},
-        std::pair{"--load_timeout_s", absl::GetFlag(FLAGS_load_timeout_s)}}) {
-    // Above a million seconds the milliseconds overflow nothing, but no
-    // wait that long is meant.
-    if (!(seconds > 0 && seconds <= 1e6)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          flag, " must be above 0 and at most 1000000, got ", seconds));
-    }
   }
   dist::RendezvousOptions options;
   options.connect_timeout = Millis(absl::GetFlag(FLAGS_connect_timeout_s));

@@ -630,7 +630,8 @@ TEST(ServingStartUpTest, PingsSlowerThanHalfTheCollectiveTimeoutFailStartUp) {
                 "broken; got 5"));
   EXPECT_THAT(StartUpFailure({.world_size = 1,
                               .rank_flags = {"--collective_timeout_s=0"}}),
-              HasSubstr("--collective_timeout_s must be above 0, got 0"));
+              HasSubstr("--collective_timeout_s must be above 0 and at most "
+                        "1000000, got 0"));
 }
 
 // Every request passes through the queue: a queue of none would refuse them

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 #include <ostream>
 #include <string>
 
@@ -55,7 +56,19 @@ INSTANTIATE_TEST_SUITE_P(
                 "--dtype fp8: allowed float32, bfloat16, float16"},
         BadFlag{"cuda_memory_fraction_on_a_cpu",
                 [] { absl::SetFlag(&FLAGS_cuda_memory_fraction, 0.5); },
-                "rank flags: --cuda_memory_fraction 0.5 needs --device cuda"}),
+                "rank flags: --cuda_memory_fraction 0.5 needs --device cuda"},
+        // Infinite, its milliseconds overflowed to a negative timeout.
+        BadFlag{"infinite_collective_timeout",
+                [] {
+                  absl::SetFlag(&FLAGS_collective_timeout_s,
+                                std::numeric_limits<double>::infinity());
+                },
+                "--collective_timeout_s must be above 0 and at most 1000000, "
+                "got inf"},
+        BadFlag{"hung_rank_timeout_of_years",
+                [] { absl::SetFlag(&FLAGS_hung_rank_timeout_s, 1e16); },
+                "--hung_rank_timeout_s must be above 0 and at most 1000000, "
+                "got 1e+16"}),
     [](const ::testing::TestParamInfo<BadFlag>& info) {
       return std::string(info.param.name);
     });
