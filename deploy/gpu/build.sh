@@ -141,8 +141,11 @@ if ((${#checked[@]} > 0)) &&
   if [[ -n "$target" ]]; then
     echo "build.sh: what the linker opens for libstdc++ and LibTorch in $target's link:"
     link=$(cd "$build" && ninja -t commands "$target" | tail -n 1) || true
-    (cd "$build" && eval "${link% && :} -Wl,-t" >"$build/link-trace.log" 2>&1) || true
-    grep -E 'stdc\+\+|libtorch(_cpu)?\.so' "$build/link-trace.log" | head -n 8 || true
+    # The command first: a flag in it (-static-libstdc++, say) may say why.
+    printf '%s\n' "$link" >"$build/link-trace.log"
+    (cd "$build" && eval "${link% && :} -Wl,-t" >>"$build/link-trace.log" 2>&1) || true
+    tail -n +2 "$build/link-trace.log" | grep -E 'stdc\+\+|libtorch(_cpu)?\.so' |
+      head -n 8 || true
   fi
   echo "build.sh: the binaries would take libstdc++'s symbols from another" \
     "library's copies (all in $build/link-order.log)" >&2
