@@ -45,8 +45,11 @@ const std::vector<HttpRoute>& Routes() {
   return *routes;
 }
 
-// Handler threads beyond those that wait for generations.
-constexpr int kSpareThreads = 4;
+// Handler threads beyond those that wait for generations. cpp-httplib gives
+// each open connection one, an idle one too until its keep-alive timeout
+// (kHttpIoTimeoutSeconds) ends it, and queues the rest's requests: clients'
+// connection pools keep several open between requests.
+constexpr int kSpareThreads = 64;
 // How often a waiting handler checks that its client is still there.
 constexpr absl::Duration kPeerCheckInterval = absl::Milliseconds(100);
 // The longest a stream stays silent: well under the minute a proxy commonly

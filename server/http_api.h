@@ -40,7 +40,8 @@ class HttpApi {
           const BearerAuth* auth, const CorsPolicy* cors, bool access_log);
 
   // Handler threads the API's HttpServer needs: one per request that can be
-  // running or queued, plus a few for health checks and model lists.
+  // running or queued, plus some for health checks, model lists and the
+  // idle connections of clients' pools.
   int threads() const;
 
   void AddRoutes(httplib::Server& server) const;

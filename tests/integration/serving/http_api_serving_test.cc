@@ -31,6 +31,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tools/local_cluster/queue_depth.h"
+#include "tools/local_cluster/rank_launcher.h"
 #include "tools/local_cluster/server_sent_events.h"
 #include "tools/local_cluster/serving_cluster.h"
 
@@ -484,6 +485,22 @@ TEST_F(HttpApiTest, EachRequestIsAnAccessLogLine) {
 }
 
 // Paths are client bytes, which need not be UTF-8; JSON bodies must be.
+// cpp-httplib gives each open connection a handler thread, an idle one too
+// until its 5 s keep-alive timeout, and queues what comes after: with only a
+// few threads beyond the queue's (24 here), clients' connection pools held
+// them all and /health waited seconds for a thread.
+TEST_F(HttpApiTest, IdleConnectionsLeaveHealthAnswered) {
+  std::vector<int> idle;
+  for (int i = 0; i < 48; ++i) {
+    idle.push_back(local_cluster::ConnectToLoopback(cluster_->http_port()));
+    ASSERT_GE(idle.back(), 0);
+  }
+  const httplib::Result health = Client(/*read_timeout_s=*/2)->Get("/health");
+  for (int fd : idle) ::close(fd);
+  ASSERT_TRUE(health) << httplib::to_string(health.error());
+  EXPECT_EQ(health->status, 200);
+}
+
 TEST_F(HttpApiTest, PathsThatAreNotUtf8AreRefusedAndServingGoesOn) {
   for (const std::string path : {"/%FF%FE", "/v1/models/%FFx"}) {
     const httplib::Result refused = Client()->Get(path);
