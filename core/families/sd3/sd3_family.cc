@@ -148,6 +148,15 @@ class SD3 final : public Family {
                                          configs.transformer_path));
     spec.defaults.height = spec.defaults.width =
         sample_size * spec.vae_scale_factor;
+    // The patch grid's positions are cropped from a square table of this
+    // many patches a side: Freeze refuses a larger side, naming it, which
+    // every rank's transformer would otherwise refuse after the queue.
+    ASSIGN_OR_RETURN(
+        const int table_patches,
+        config::PositiveInt(configs.transformer, "pos_embed_max_size",
+                            configs.transformer_path));
+    spec.max_height = spec.max_width =
+        table_patches * spec.patch_size * spec.vae_scale_factor;
     RETURN_IF_ERROR(DetectAutoencoderKLTiles(configs, spec));
     return spec;
   }

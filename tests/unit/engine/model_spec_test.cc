@@ -5,6 +5,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/config/freeze.h"
+#include "core/config/parallel_config.h"
+#include "core/config/server_options.h"
 #include "core/engine/family_registry.h"
 #include "core/families/flux/flux_defaults.h"
 #include "core/families/pixart/pixart_defaults.h"
@@ -91,6 +94,35 @@ TEST(ReadModelSpecTest, Sd3AndPixArtSigmaAreDetected) {
   EXPECT_EQ(pixart->defaults.width, 8 * 4);
 }
 
+// SD3 crops its positions from a square table of pos_embed_max_size
+// patches: Freeze refuses a side past it, naming the field, where every
+// rank's transformer refused it after the queue.
+TEST(ReadModelSpecTest, Sd3SidesStopAtItsPositionTable) {
+  absl::StatusOr<ModelSpec> sd3 = engine::ReadModelSpec(GoldenPipeline("sd3"));
+  ASSERT_TRUE(sd3.ok()) << sd3.status();
+  // 16 patches of 2 latent pixels, each 4 image pixels.
+  EXPECT_EQ(sd3->max_height, 128);
+  EXPECT_EQ(sd3->max_width, 128);
+  absl::StatusOr<v1::ParallelConfig> parallel =
+      config::MakeParallelConfig({}, 1);
+  ASSERT_TRUE(parallel.ok()) << parallel.status();
+  v1::GenerateRequest request;
+  request.add_prompt("a lighthouse");
+  request.set_height(128);
+  request.set_width(136);
+  const absl::StatusOr<v1::InputConfig> refused =
+      config::Freeze(request, *sd3, config::ServerOptions{}, *parallel,
+                     config::FreezeContext{});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("width 136 is out of range; allowed 8 to 128 pixels "
+                        "(the most the model's positions cover)"));
+  request.set_width(128);
+  EXPECT_TRUE(config::Freeze(request, *sd3, config::ServerOptions{}, *parallel,
+                             config::FreezeContext{})
+                  .ok());
+}
+
 class BrokenCheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -101,7 +133,8 @@ class BrokenCheckpointTest : public ::testing::Test {
     Write("model_index.json", R"({"_class_name": "StableDiffusion3Pipeline"})");
     Write("transformer/config.json",
           R"({"num_layers": 2, "num_attention_heads": 2, "patch_size": 2,
-              "attention_head_dim": 8, "sample_size": 128})");
+              "attention_head_dim": 8, "sample_size": 128,
+              "pos_embed_max_size": 192})");
     Write("vae/config.json",
           R"({"latent_channels": 16, "block_out_channels": [8, 8, 8, 8],
               "out_channels": 3, "layers_per_block": 1, "norm_num_groups": 4,
@@ -128,6 +161,9 @@ TEST_F(BrokenCheckpointTest, WellFormedFolderIsRead) {
   EXPECT_EQ(spec->vae_tile_width, 1024);
   // SD3-medium's 128 latent pixels a side.
   EXPECT_EQ(spec->defaults.height, 1024);
+  // Its position table's 192 patches of 2 latent pixels.
+  EXPECT_EQ(spec->max_height, 3072);
+  EXPECT_EQ(spec->max_width, 3072);
 }
 
 // SD3's default size comes from it, as the model needs it to load.
