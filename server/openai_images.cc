@@ -1,6 +1,7 @@
 #include "server/openai_images.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -128,7 +129,13 @@ absl::StatusOr<float> ReadNumber(const Json& body, absl::string_view field) {
     return FieldError(field,
                       absl::StrCat("must be a number, got ", Shown(value)));
   }
-  return value.get<float>();
+  // Narrowing a double past float's range is undefined behaviour.
+  const double number = value.get<double>();
+  if (!(std::abs(number) <= std::numeric_limits<float>::max())) {
+    return FieldError(
+        field, absl::StrCat("must fit a 32-bit float, got ", Shown(value)));
+  }
+  return static_cast<float>(number);
 }
 
 // A JSON number, or a decimal string since JavaScript numbers lose seeds
