@@ -300,15 +300,17 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
   absl::StatusOr<v1::GenerateRequest> request =
       DecodeGenerateRequest(*request_bytes);
   const absl::StatusOr<std::string> client = auth_->AuthenticateCall(*context);
+  // Before Freeze, whose memory estimate counts the previews: a request
+  // that fits without them would be told to ask for smaller outputs.
   absl::StatusOr<v1::InputConfig> config =
-      FreezeCall(*context, client, request);
-  if (config.ok() && config->partial_image_steps_size() > 0) {
-    config = config::InvalidField(
-        "partial_images",
-        absl::StrCat("partial_images ", request->partial_images(),
-                     " needs GenerateStream, which streams the previews; "
-                     "Generate returns the final images only: leave it 0"));
-  }
+      client.ok() && request.ok() && request->partial_images() != 0
+          ? absl::StatusOr<v1::InputConfig>(config::InvalidField(
+                "partial_images",
+                absl::StrCat(
+                    "partial_images ", request->partial_images(),
+                    " needs GenerateStream, which streams the previews; "
+                    "Generate returns the final images only: leave it 0")))
+          : FreezeCall(*context, client, request);
   // Refused now rather than by gRPC's send limit after the whole run.
   if (const std::optional<int64_t> bytes =
           config.ok() ? RawOutputBytes(*config) : std::nullopt;

@@ -45,6 +45,14 @@ TEST(MemoryAdmissionServingTest,
   EXPECT_THAT(refused.status().message(),
               HasSubstr("(1024x1024, 1 image), above --max_request_bytes "
                         "268435456 (256 MiB)"));
+  // Generate streams no previews: its refusal names partial_images before
+  // the estimate, which previews raise, is weighed.
+  large.set_partial_images(1);
+  absl::StatusOr<v1::GenerateResponse> previewed =
+      (*cluster)->Generate(large, 60);
+  EXPECT_EQ(previewed.status().code(), absl::StatusCode::kInvalidArgument)
+      << previewed.status();
+  EXPECT_THAT(previewed.status().message(), HasSubstr("needs GenerateStream"));
 
   absl::StatusOr<v1::GenerateResponse> small =
       (*cluster)->Generate(SmallRequest("small"), 60);
