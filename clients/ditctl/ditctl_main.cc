@@ -26,6 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/types/optional.h"
 #include "clients/ditctl/append_slice.h"
+#include "clients/ditctl/connection_flags.h"
 #include "clients/ditctl/error_messages.h"
 #include "clients/ditctl/output_files.h"
 #include "clients/ditctl/progress_bar.h"
@@ -384,6 +385,15 @@ int main(int argc, char** argv) {
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() < 2) {
     std::cerr << absl::ProgramUsageMessage() << "\n";
+    return 2;
+  }
+  if (const absl::Status checked = ditserve::ditctl::CheckConnectionFlags(
+          {.timeout_seconds = absl::GetFlag(FLAGS_timeout),
+           .tls_ca = absl::GetFlag(FLAGS_tls_ca),
+           .tls_client_cert = absl::GetFlag(FLAGS_tls_client_cert),
+           .tls_client_key = absl::GetFlag(FLAGS_tls_client_key)});
+      !checked.ok()) {
+    std::cerr << "ditctl: " << checked.message() << "\n";
     return 2;
   }
   const std::string command = args[1];

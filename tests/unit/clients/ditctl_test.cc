@@ -1,6 +1,8 @@
+#include <limits>
 #include <string>
 
 #include "clients/ditctl/append_slice.h"
+#include "clients/ditctl/connection_flags.h"
 #include "clients/ditctl/error_messages.h"
 #include "clients/ditctl/output_files.h"
 #include "clients/ditctl/progress_bar.h"
@@ -11,6 +13,44 @@ namespace ditserve::ditctl {
 namespace {
 
 using ::testing::HasSubstr;
+
+TEST(ConnectionFlagsTest, TakesATimeoutInRangeAndTlsWithItsAuthority) {
+  EXPECT_TRUE(CheckConnectionFlags({.timeout_seconds = 600}).ok());
+  EXPECT_TRUE(CheckConnectionFlags({.timeout_seconds = 1e6,
+                                    .tls_ca = "ca.pem",
+                                    .tls_client_cert = "c.pem",
+                                    .tls_client_key = "k.pem"})
+                  .ok());
+}
+
+// inf and 1e16 seconds overflowed the deadline's arithmetic; 0 failed every
+// call at once, advising a larger --timeout.
+TEST(ConnectionFlagsTest, RefusesATimeoutOutOfRangeNamingIt) {
+  for (const double seconds :
+       {0.0, -1.0, 1e16, std::numeric_limits<double>::infinity(),
+        std::numeric_limits<double>::quiet_NaN()}) {
+    const absl::Status checked =
+        CheckConnectionFlags({.timeout_seconds = seconds});
+    EXPECT_EQ(checked.code(), absl::StatusCode::kInvalidArgument) << seconds;
+    EXPECT_THAT(std::string(checked.message()),
+                HasSubstr("allowed above 0 and at most 1000000 seconds"))
+        << seconds;
+  }
+}
+
+// Without --tls_ca the channel was plaintext, certificate and token with it.
+TEST(ConnectionFlagsTest, RefusesAClientCertificateWithoutTheRestOfTls) {
+  EXPECT_THAT(std::string(CheckConnectionFlags({.timeout_seconds = 1,
+                                                .tls_client_cert = "c.pem",
+                                                .tls_client_key = "k.pem"})
+                              .message()),
+              HasSubstr("--tls_client_cert needs --tls_ca"));
+  EXPECT_THAT(std::string(CheckConnectionFlags({.timeout_seconds = 1,
+                                                .tls_ca = "ca.pem",
+                                                .tls_client_cert = "c.pem"})
+                              .message()),
+              HasSubstr("--tls_client_cert and --tls_client_key go together"));
+}
 
 TEST(ProgressBarTest, FillsInProportionToSteps) {
   EXPECT_EQ(RenderProgress(0, 4, 0.0, 8), "[........] 0/4 steps    0.0 s");
