@@ -2,7 +2,7 @@
 # Starts a ditserve cluster on this machine and proves it with one image.
 #
 #   deploy/local/up.sh [--world N] [--grpc_port P] [--http_port P]
-#                      [--metrics_port P] [--run_dir DIR]
+#                      [--metrics_port P] [--run_dir DIR] [--tls_ca FILE]
 #                      [any rank flag, e.g. --model_dir=DIR]
 #
 # Installs dependencies and builds if needed, starts N ranks (default 2;
@@ -13,7 +13,12 @@
 # to every rank, the host's own to the host, the workers' own (such as
 # --stop_grace_s) to the workers. Without --model_dir the
 # ranks use the built-in default model (a tiny FLUX.1-dev checkpoint with
-# random weights, made once into a cache folder).
+# random weights, made once into a cache folder). The script's own ditctl
+# calls reach the host at its --listen address (127.0.0.1 when it listens
+# on every one), over TLS when the host has --tls_cert, verified by
+# --tls_ca (default: that certificate, which works when it is self-signed
+# and names the address), with $DITSERVE_TOKEN as their token when the host
+# has --auth_token_file.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -23,6 +28,7 @@ grpc_port=50051
 http_port=8000
 metrics_port=9400
 run_dir=""
+tls_ca=""
 rank_flags=()
 while (($# > 0)); do
   case "$1" in
@@ -36,7 +42,9 @@ while (($# > 0)); do
     --metrics_port=*) metrics_port=${1#*=}; shift ;;
     --run_dir) run_dir=$2; shift 2 ;;
     --run_dir=*) run_dir=${1#*=}; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --tls_ca) tls_ca=$2; shift 2 ;;
+    --tls_ca=*) tls_ca=${1#*=}; shift ;;
+    -h|--help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
     *) rank_flags+=("$1"); shift ;;
   esac
 done
@@ -52,7 +60,7 @@ build_dir=${DITSERVE_BUILD_DIR:-build}
 cmake -S . -B "$build_dir" -G Ninja >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target ditserve-host \
   ditserve-worker ditctl ditserve-make-checkpoint
-bin="$root/$build_dir/bin"
+bin="$(cd "$build_dir" && pwd)/bin"
 
 # The workers exit on a flag they do not define (the host's --max_queue,
 # say), so they get only the flags `ditserve-worker --helpfull` lists: its
@@ -163,7 +171,26 @@ for ((rank = 0; rank < world; rank++)); do
 done
 echo "up.sh: started $world ranks (logs in $run_dir/rank-*.log)"
 
-ditctl=("$bin/ditctl" "--server=127.0.0.1:$grpc_port")
+# The value a host flag was given (--name=value or --name value), if any.
+host_flag() {
+  local i
+  for ((i = 0; i < ${#host_flags[@]}; i++)); do
+    case "${host_flags[i]}" in
+      --"$1"=*) echo "${host_flags[i]#*=}"; return ;;
+      --"$1") echo "${host_flags[i + 1]-}"; return ;;
+    esac
+  done
+}
+address=$(host_flag listen)
+case "$address" in
+  "" | 0.0.0.0 | :: | "[::]") address=127.0.0.1 ;;
+  *:*) [[ $address == \[* ]] || address="[$address]" ;;
+esac
+ditctl=("$bin/ditctl" "--server=$address:$grpc_port")
+tls_cert=$(host_flag tls_cert)
+if [[ -n $tls_cert ]]; then
+  ditctl+=("--tls_ca=${tls_ca:-$tls_cert}")
+fi
 serving_deadline=$((SECONDS + 300))
 while ((SECONDS < serving_deadline)); do
   if "${ditctl[@]}" --timeout=2 health >/dev/null 2>&1; then break; fi
@@ -184,11 +211,17 @@ if ! "${ditctl[@]}" --timeout=5 health >/dev/null; then
   exit 1
 fi
 
-image="$run_dir/first.png"
-"${ditctl[@]}" generate "a lighthouse on a cliff at dusk" -W 256 -H 256 \
-  --steps 4 --seed 1 -o "$image"
-echo "up.sh: first image: $image"
-echo "up.sh: serving on 127.0.0.1:$grpc_port (gRPC)," \
-  "http://127.0.0.1:$http_port/v1 (OpenAI Images API) and" \
-  "http://127.0.0.1:$metrics_port/metrics; Ctrl-C stops every rank"
+# ditctl prints what it wrote: one file, or a video model's frames.
+if ! made=$("${ditctl[@]}" generate "a lighthouse on a cliff at dusk" \
+  -W 256 -H 256 --steps 4 --seed 1 -o "$run_dir/first.png"); then
+  echo "up.sh: the first image failed (above); with --auth_token_file," \
+    "export DITSERVE_TOKEN first; the logs are in $run_dir" >&2
+  exit 1
+fi
+echo "up.sh: first image: $made"
+scheme=http
+[[ -n $tls_cert ]] && scheme=https
+echo "up.sh: serving on $address:$grpc_port (gRPC)," \
+  "$scheme://$address:$http_port/v1 (OpenAI Images API) and" \
+  "http://$address:$metrics_port/metrics; Ctrl-C stops every rank"
 wait "${pids[0]}"
