@@ -12,8 +12,10 @@ cd "$root"
 deploy/install-deps.sh
 tests/check_layering.sh
 
-# The e2e tests' gRPC reflection client (versions pinned in package-lock.json).
-if [[ ! -d tests/e2e/node_modules ]]; then
+# The e2e tests' gRPC reflection client (versions pinned in package-lock.json),
+# again when the lock file changed since, or an install stopped before npm
+# wrote its own copy of it.
+if [[ ! tests/e2e/node_modules/.package-lock.json -nt tests/e2e/package-lock.json ]]; then
   (cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
