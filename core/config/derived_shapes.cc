@@ -117,6 +117,20 @@ absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
             parallel.num_pipeline_patch())),
         {"num_frames", "height"});
   }
+  if (patch_rows < parallel.num_pipeline_patch() &&
+      shapes.generated_height() != config.height()) {
+    // Binning picked the generated size by aspect ratio: a taller request
+    // may bin to the same height.
+    return WithFields(
+        absl::InvalidArgumentError(absl::StrCat(
+            "height ", config.height(), " at width ", config.width(),
+            " is generated at height ", shapes.generated_height(),
+            " (use_resolution_binning), which gives ", patch_rows,
+            " patch rows, fewer than the server's num_pipeline_patch ",
+            parallel.num_pipeline_patch(),
+            "; ask for a shape nearer square, or turn binning off")),
+        {"height", "width", "use_resolution_binning"});
+  }
   if (patch_rows < parallel.num_pipeline_patch()) {
     return InvalidField(
         "height",

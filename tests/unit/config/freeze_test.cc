@@ -337,6 +337,26 @@ TEST(FreezeTest, TooFewPatchRowsForPipefusionIsRejected) {
                         "server's num_pipeline_patch 4"));
 }
 
+// Binning picks the generated height by aspect ratio, so the refusal names
+// that height and the fields that change it, rather than advising a taller
+// request that may bin to the same height.
+TEST(FreezeTest, TooFewPatchRowsAfterBinningNameTheGeneratedHeight) {
+  v1::GenerateRequest request = OnePrompt();
+  request.set_height(256);
+  request.set_width(1024);
+  absl::StatusOr<v1::InputConfig> config = FreezeFor(
+      request, families::kPixArtSigmaDefaults,
+      Parallel({.pipefusion_degree = 2, .num_pipeline_patch = 40}, 2));
+  ASSERT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(config.status().message(),
+              HasSubstr("height 256 at width 1024 is generated at height 512 "
+                        "(use_resolution_binning), which gives 32 patch rows, "
+                        "fewer than the server's num_pipeline_patch 40"));
+  EXPECT_THAT(
+      ErrorFields(config.status()),
+      ::testing::ElementsAre("height", "width", "use_resolution_binning"));
+}
+
 TEST(FreezeTest, CfgParallelNeedsGuidanceAboveOne) {
   v1::GenerateRequest request = OnePrompt();
   request.set_guidance_scale(1.0F);
