@@ -73,10 +73,18 @@ done
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ditserve-serving-check.XXXXXX")
 [[ -n "$log" ]] || log=$scratch/host.log
 script_started=$(date +%s%N)
+host_status=0
 started=$script_started
 elapsed() { echo "$((($(date +%s%N) - started) / 1000000)) ms"; }
 # Ends the check of one host (each runs in a subshell of its own).
 fail() {
+  # A host that ended mid-check (the kernel's OOM killer, say) has not been
+  # reaped yet: its status says how it ended.
+  if ((host_status == 0)) && [[ -n ${host-} ]] &&
+    ! kill -0 "$host" 2>/dev/null; then
+    wait "$host"
+    host_status=$?
+  fi
   # A crash report (base::InstallCrashReport: "*** SIGSEGV received ...",
   # or "*** Signal N received ..." for a signal without a name, then the
   # stack) with the lines before it, which may say why (an abort's message).

@@ -100,6 +100,16 @@ cp "${scratch}/crashing/ditctl" "${scratch}/killed/ditctl"
 chmod +x "${scratch}/killed/ditserve-host"
 expect "gpu/serving_check.sh: a host that a signal ended without a report" 3 \
   "SEGV ended it without a crash report" check_stand_ins killed
+# And one killed after it served, while a ditctl call was under way.
+mkdir "${scratch}/killed_serving"
+printf '%s\n' '#!/bin/sh' 'sleep 1' 'kill -KILL $$' \
+  >"${scratch}/killed_serving/ditserve-host"
+printf '%s\n' '#!/bin/sh' 'case " $* " in *" health "*) exit 0 ;; esac' \
+  'sleep 2' 'exit 1' >"${scratch}/killed_serving/ditctl"
+chmod +x "${scratch}/killed_serving/ditserve-host" \
+  "${scratch}/killed_serving/ditctl"
+expect "gpu/serving_check.sh: a host killed while it served" 3 \
+  "2 of 2 hosts' checks (above), 2 by a crash" check_stand_ins killed_serving
 check="${root}/deploy/gpu/check.sh"
 expect "gpu/check.sh: no --libtorch" 2 "the build stage needs --libtorch" \
   bash "${check}"
