@@ -210,8 +210,8 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
         // cpp-httplib hands a const view of the Request it owns, a local of
         // its own that is not const.
         RewriteRequestHeaders(const_cast<httplib::Request&>(request));
-        return RefusedBeforeRouting(request, response) ||
-                       cors_->Handle(Routes(), request, response)
+        RoutePriAsDelete(const_cast<httplib::Request&>(request));
+        return cors_->Handle(Routes(), request, response)
                    ? httplib::Server::HandlerResponse::Handled
                    : httplib::Server::HandlerResponse::Unhandled;
       });

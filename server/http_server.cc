@@ -13,21 +13,31 @@
 namespace ditserve::server {
 namespace {
 
-void DrainAndRefuse(const httplib::Request&, httplib::Response& response,
+// Names the method a request was routed as another under; a client's own
+// header of that name is dropped first.
+constexpr char kRoutedFromHeader[] = "Ditserve-Routed-From";
+
+void DrainAndRefuse(const httplib::Request& request,
+                    httplib::Response& response,
                     const httplib::ContentReader& read_body) {
   read_body([](const char*, size_t) { return true; });
   response.status = 404;
+  if (request.has_header(kRoutedFromHeader)) {
+    // cpp-httplib hands a const view of the Request it owns, a local of its
+    // own that is not const; the error handler explains the refusal by it.
+    auto& routed = const_cast<httplib::Request&>(request);
+    routed.method = routed.get_header_value(kRoutedFromHeader);
+    routed.headers.erase(kRoutedFromHeader);
+  }
 }
 
 }  // namespace
 
-bool RefusedBeforeRouting(const httplib::Request& request,
-                          httplib::Response& response) {
-  if (request.method != "PRI") return false;
-  response.status = 404;
-  // Its body, unread, must not be taken for the next request.
-  response.set_header("Connection", "close");
-  return true;
+void RoutePriAsDelete(httplib::Request& request) {
+  request.headers.erase(kRoutedFromHeader);
+  if (request.method != "PRI") return;
+  request.method = "DELETE";
+  request.set_header(kRoutedFromHeader, "PRI");
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
@@ -59,10 +69,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   server->set_keep_alive_timeout(kHttpIoTimeoutSeconds);
   server->set_payload_max_length(kMaxBodyBytes);
   server->set_pre_routing_handler(
-      [](const httplib::Request& request, httplib::Response& response) {
-        return RefusedBeforeRouting(request, response)
-                   ? httplib::Server::HandlerResponse::Handled
-                   : httplib::Server::HandlerResponse::Unhandled;
+      [](const httplib::Request& request, httplib::Response&) {
+        RoutePriAsDelete(const_cast<httplib::Request&>(request));
+        return httplib::Server::HandlerResponse::Unhandled;
       });
   add_routes(*server);
   // After the routes, which cpp-httplib tries in the order they were added.

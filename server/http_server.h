@@ -39,13 +39,14 @@ inline constexpr int kHttpIoTimeoutSeconds = 5;
 // most this much (cpp-httplib would hold it whole).
 inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;
 
-// Whether `request` was refused before routing, unread: a PRI request,
-// HTTP/2's preface method, for which cpp-httplib has no route type and whose
-// body it would read whole into memory before finding no route. It gets a
-// 404 and the connection is closed. Start's default pre-routing handler;
-// one that replaces it calls this first.
-bool RefusedBeforeRouting(const httplib::Request& request,
-                          httplib::Response& response);
+// cpp-httplib has no route type for PRI (HTTP/2's preface method): it would
+// read the body a PRI request announces whole into memory before finding no
+// route, and a refusal before that would leave the body to be read as the
+// connection's next request. So a PRI request is routed as a DELETE, whose
+// catch-all route (Start's) drains the body and refuses it (404) under PRI
+// again. Start's pre-routing handler calls this; one that replaces it calls
+// it first.
+void RoutePriAsDelete(httplib::Request& request);
 
 class HttpServer {
  public:
@@ -54,8 +55,10 @@ class HttpServer {
   // Listens on `host`:`port` (port 0 picks a free one) with `threads`
   // handler threads; each connection holds one while it is open, so a
   // handler that waits for a generation needs one per admitted request.
-  // `add_routes` adds the routes. A body sent where none takes one is read
-  // and dropped before the 404: cpp-httplib would hold it whole in memory.
+  // `add_routes` adds the routes; those that take a body take it with a
+  // ContentReader (cpp-httplib tries them before the others, whatever the
+  // order). A body sent where none takes one is read and dropped before the
+  // 404: cpp-httplib would hold it whole in memory.
   // HTTPS with `tls` (which must outlive the server), plain HTTP without.
   // UNAVAILABLE naming the address when it cannot be bound; INTERNAL when
   // OpenSSL cannot be set up.
