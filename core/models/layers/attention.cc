@@ -68,7 +68,9 @@ std::optional<AttentionResult> FusedOnGpu(const at::Tensor& q,
   const auto kernel = static_cast<at::SDPBackend>(
       at::_fused_sdp_choice(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
                             /*is_causal=*/false, scale));
-  if (kernel == at::SDPBackend::flash_attention) {
+  // scaled_dot_product_attention pads other head sizes for flash; its
+  // kernel itself takes multiples of 8 only.
+  if (kernel == at::SDPBackend::flash_attention && q.size(-1) % 8 == 0) {
     auto result = at::_scaled_dot_product_flash_attention(
         q, k, v, /*dropout_p=*/0.0, /*is_causal=*/false,
         /*return_debug_mask=*/false, scale);
