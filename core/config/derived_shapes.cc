@@ -118,7 +118,7 @@ absl::StatusOr<v1::DerivedShapes> DeriveShapes(const v1::InputConfig& config,
         {"num_frames", "height"});
   }
   if (patch_rows < parallel.num_pipeline_patch() &&
-      shapes.generated_height() != config.height()) {
+      config.use_resolution_binning()) {
     // Binning picked the generated size by aspect ratio: a taller request
     // may bin to the same height.
     return WithFields(
