@@ -17,8 +17,10 @@ bool ContinuesACharacter(char byte) {
 
 std::string Shortened(absl::string_view text) {
   if (text.size() <= kMaxShownBytes) return std::string(text);
+  // A character has at most three continuation bytes; in text that is not
+  // UTF-8, more are cut through.
   size_t cut = kMaxShownBytes;
-  while (cut > 0 && ContinuesACharacter(text[cut])) --cut;
+  while (cut > kMaxShownBytes - 3 && ContinuesACharacter(text[cut])) --cut;
   return absl::StrCat(text.substr(0, cut), "...");
 }
 
