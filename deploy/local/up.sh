@@ -122,6 +122,40 @@ read_flag_kinds host "$bin/ditserve-host"
 read_flag_kinds worker "$bin/ditserve-worker"
 split_rank_flags
 
+# The value a host flag was given last (--name=value, --name value, or with
+# one dash, as absl takes them), if any.
+host_flag() {
+  local i value=""
+  for ((i = 0; i < ${#host_flags[@]}; i++)); do
+    case "${host_flags[i]}" in
+      -"$1"=* | --"$1"=*) value=${host_flags[i]#*=} ;;
+      -"$1" | --"$1") value=${host_flags[i + 1]-} ;;
+    esac
+  done
+  echo "$value"
+}
+# Where a client on this machine reaches an address the host listens on.
+local_address() {
+  case "$1" in
+    "" | 0.0.0.0 | :: | "[::]") echo 127.0.0.1 ;;
+    *:*) [[ $1 == \[* ]] && echo "$1" || echo "[$1]" ;;
+    *) echo "$1" ;;
+  esac
+}
+address=$(local_address "$(host_flag listen)")
+metrics_address=$(local_address "$(host_flag metrics_listen)")
+[[ -n $(host_flag metrics_listen) ]] || metrics_address=$address
+ditctl=("$bin/ditctl" "--server=$address:$grpc_port")
+tls_cert=$(host_flag tls_cert)
+if [[ -n $tls_cert ]]; then
+  ditctl+=("--tls_ca=${tls_ca:-$tls_cert}")
+fi
+if [[ -n $(host_flag tls_client_ca) ]]; then
+  echo "up.sh: the host's --tls_client_ca asks clients for a certificate," \
+    "which up.sh's own ditctl calls do not have; start the host without it" >&2
+  exit 2
+fi
+
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for port in "$grpc_port" "$http_port" "$metrics_port"; do
   if port_in_use "$port"; then
@@ -171,26 +205,6 @@ for ((rank = 0; rank < world; rank++)); do
 done
 echo "up.sh: started $world ranks (logs in $run_dir/rank-*.log)"
 
-# The value a host flag was given (--name=value or --name value), if any.
-host_flag() {
-  local i
-  for ((i = 0; i < ${#host_flags[@]}; i++)); do
-    case "${host_flags[i]}" in
-      --"$1"=*) echo "${host_flags[i]#*=}"; return ;;
-      --"$1") echo "${host_flags[i + 1]-}"; return ;;
-    esac
-  done
-}
-address=$(host_flag listen)
-case "$address" in
-  "" | 0.0.0.0 | :: | "[::]") address=127.0.0.1 ;;
-  *:*) [[ $address == \[* ]] || address="[$address]" ;;
-esac
-ditctl=("$bin/ditctl" "--server=$address:$grpc_port")
-tls_cert=$(host_flag tls_cert)
-if [[ -n $tls_cert ]]; then
-  ditctl+=("--tls_ca=${tls_ca:-$tls_cert}")
-fi
 serving_deadline=$((SECONDS + 300))
 while ((SECONDS < serving_deadline)); do
   if "${ditctl[@]}" --timeout=2 health >/dev/null 2>&1; then break; fi
@@ -223,5 +237,5 @@ scheme=http
 [[ -n $tls_cert ]] && scheme=https
 echo "up.sh: serving on $address:$grpc_port (gRPC)," \
   "$scheme://$address:$http_port/v1 (OpenAI Images API) and" \
-  "http://$address:$metrics_port/metrics; Ctrl-C stops every rank"
+  "http://$metrics_address:$metrics_port/metrics; Ctrl-C stops every rank"
 wait "${pids[0]}"
