@@ -210,7 +210,7 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
         // cpp-httplib hands a const view of the Request it owns, a local of
         // its own that is not const.
         RewriteRequestHeaders(const_cast<httplib::Request&>(request));
-        RoutePriAsDelete(const_cast<httplib::Request&>(request));
+        RouteUnreadBodiesToTheDrain(const_cast<httplib::Request&>(request));
         return cors_->Handle(Routes(), request, response)
                    ? httplib::Server::HandlerResponse::Handled
                    : httplib::Server::HandlerResponse::Unhandled;

@@ -33,11 +33,15 @@ void DrainAndRefuse(const httplib::Request& request,
 
 }  // namespace
 
-void RoutePriAsDelete(httplib::Request& request) {
+void RouteUnreadBodiesToTheDrain(httplib::Request& request) {
   request.headers.erase(kRoutedFromHeader);
-  if (request.method != "PRI") return;
-  request.method = "DELETE";
-  request.set_header(kRoutedFromHeader, "PRI");
+  const bool unread =
+      request.method == "PRI" ||
+      (request.method == "DELETE" && !request.has_header("Content-Length") &&
+       request.has_header("Transfer-Encoding"));
+  if (!unread) return;
+  request.set_header(kRoutedFromHeader, request.method);
+  request.method = "PATCH";
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
@@ -70,7 +74,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   server->set_payload_max_length(kMaxBodyBytes);
   server->set_pre_routing_handler(
       [](const httplib::Request& request, httplib::Response&) {
-        RoutePriAsDelete(const_cast<httplib::Request&>(request));
+        RouteUnreadBodiesToTheDrain(const_cast<httplib::Request&>(request));
         return httplib::Server::HandlerResponse::Unhandled;
       });
   add_routes(*server);

@@ -39,14 +39,14 @@ inline constexpr int kHttpIoTimeoutSeconds = 5;
 // most this much (cpp-httplib would hold it whole).
 inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;
 
-// cpp-httplib has no route type for PRI (HTTP/2's preface method): it would
-// read the body a PRI request announces whole into memory before finding no
-// route, and a refusal before that would leave the body to be read as the
-// connection's next request. So a PRI request is routed as a DELETE, whose
-// catch-all route (Start's) drains the body and refuses it (404) under PRI
-// again. Start's pre-routing handler calls this; one that replaces it calls
-// it first.
-void RoutePriAsDelete(httplib::Request& request);
+// cpp-httplib reads the body of a PRI request (HTTP/2's preface method, for
+// which it has no route type) whole into memory before finding no route, and
+// the body of a DELETE only when it has a Content-Length, leaving a chunked
+// one to be read as the connection's next request. Both are routed as a
+// PATCH, which no server here takes, so that Start's catch-all route drains
+// the body and refuses it (404) under their own method again. Start's
+// pre-routing handler calls this; one that replaces it calls it first.
+void RouteUnreadBodiesToTheDrain(httplib::Request& request);
 
 class HttpServer {
  public:

@@ -19,6 +19,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/bearer_auth.h"
@@ -152,12 +154,26 @@ std::string ReceiveUntilClosed(int fd, int seconds) {
   return received;
 }
 
+// The head of one response on `fd` (those read with it have no body), read
+// a byte at a time so that nothing after it is taken.
+std::string ReceiveHead(int fd) {
+  const timeval timeout{.tv_sec = 10, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  std::string head;
+  char byte;
+  while (!absl::EndsWith(head, "\r\n\r\n") && ::recv(fd, &byte, 1, 0) == 1) {
+    head.push_back(byte);
+  }
+  return head;
+}
+
 // /metrics takes no body, so cpp-httplib found no route for one and held it
 // whole in memory first: anyone who could reach the port could fill rank
 // 0's memory with a chunked POST, or on any port with a chunked PRI, for
 // which cpp-httplib has no route type. Midway through 96 MiB the server
 // holds little more than its socket buffers, and the connection serves the
-// next request after the refusal.
+// next request after the refusal. (cpp-httplib drops what a client sends
+// ahead of its answer to the request before, so each request waits for it.)
 TEST(MetricsEndpointTest, ABodyNoRouteTakesIsDroppedAsItArrives) {
   Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
   absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
@@ -173,20 +189,23 @@ TEST(MetricsEndpointTest, ABodyNoRouteTakesIsDroppedAsItArrives) {
                              "Transfer-Encoding: chunked\r\n\r\n"));
     for (int i = 0; i < 96; ++i) SendAll(fd, chunk);
     EXPECT_LT(ResidentBytes() - resident_before, int64_t{32} << 20) << method;
+    SendAll(fd, "0\r\n\r\n");
+    EXPECT_TRUE(absl::StartsWith(ReceiveHead(fd), "HTTP/1.1 404")) << method;
     SendAll(fd,
-            "0\r\n\r\nGET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             "Connection: close\r\n\r\n");
     const std::string received = ReceiveUntilClosed(fd, 10);
     ::close(fd);
-    EXPECT_TRUE(absl::StartsWith(received, "HTTP/1.1 404")) << method;
-    EXPECT_THAT(received, HasSubstr("HTTP/1.1 200")) << method;
+    EXPECT_TRUE(absl::StartsWith(received, "HTTP/1.1 200")) << method;
     EXPECT_THAT(received, HasSubstr("ditserve_world_size 1")) << method;
   }
 }
 
-// A PRI request's body is read as the request's, not as the requests after
-// it: the connection answers exactly the two requests sent.
-TEST(HttpServerTest, APriRequestsBodyIsNotTakenForTheNextRequest) {
+// The body of a PRI request, and of a chunked DELETE, is read as that
+// request's: cpp-httplib left a chunked DELETE's unread, and an answer to a
+// PRI before its body would too, so that a request inside the body would be
+// answered as the connection's next.
+TEST(HttpServerTest, UnroutedBodiesAreNotTakenForTheNextRequest) {
   absl::StatusOr<std::unique_ptr<HttpServer>> server =
       HttpServer::Start("127.0.0.1", 0, 2, [](httplib::Server& routes) {
         routes.Get("/ping",
@@ -195,20 +214,26 @@ TEST(HttpServerTest, APriRequestsBodyIsNotTakenForTheNextRequest) {
                    });
       });
   ASSERT_TRUE(server.ok()) << server.status();
-  const int fd = local_cluster::ConnectToLoopback((*server)->port());
-  ASSERT_GE(fd, 0);
-  SendAll(fd,
-          "PRI /ping HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-          "Transfer-Encoding: chunked\r\n\r\n"
-          "1f\r\nGET /ping HTTP/1.1\r\nHost: x\r\n\r\n\r\n0\r\n\r\n"
-          "GET /ping HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-  const std::string received = ReceiveUntilClosed(fd, 10);
-  ::close(fd);
-  EXPECT_TRUE(absl::StartsWith(received, "HTTP/1.1 404")) << received;
-  std::vector<absl::string_view> answers =
-      absl::StrSplit(received, "HTTP/1.1 ", absl::SkipEmpty());
-  EXPECT_EQ(answers.size(), 2U) << received;
-  EXPECT_THAT(received, HasSubstr("pong"));
+  for (const std::string method : {"PRI", "DELETE"}) {
+    const int fd = local_cluster::ConnectToLoopback((*server)->port());
+    ASSERT_GE(fd, 0);
+    SendAll(fd, absl::StrCat(method,
+                             " /ping HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                             "Transfer-Encoding: chunked\r\n\r\n"));
+    // The body apart, as a server that answered first would read it.
+    absl::SleepFor(absl::Milliseconds(200));
+    SendAll(fd, "1f\r\nGET /ping HTTP/1.1\r\nHost: x\r\n\r\n\r\n0\r\n\r\n");
+    EXPECT_TRUE(absl::StartsWith(ReceiveHead(fd), "HTTP/1.1 404")) << method;
+    SendAll(fd,
+            "GET /ping HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Connection: close\r\n\r\n");
+    const std::string received = ReceiveUntilClosed(fd, 10);
+    ::close(fd);
+    EXPECT_TRUE(absl::StartsWith(received, "HTTP/1.1 200")) << method;
+    const std::vector<absl::string_view> answers =
+        absl::StrSplit(received, "HTTP/1.1 ", absl::SkipEmpty());
+    EXPECT_EQ(answers.size(), 1U) << method << ": " << received;
+  }
 }
 
 TEST(HttpServerTest, TakenPortIsUnavailableNamingTheAddress) {
