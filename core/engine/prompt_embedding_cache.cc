@@ -73,12 +73,7 @@ absl::StatusOr<Conditioning> PromptEmbeddingCache::Encode(
     const std::vector<std::string>& prompts, int max_sequence_length,
     const Encoder& encode) {
   const auto count = static_cast<int64_t>(prompts.size());
-  if (capacity_bytes_ == 0 || prompts.empty()) {
-    ASSIGN_OR_RETURN(Conditioning batch, encode(prompts));
-    absl::MutexLock lock(&mutex_);
-    stats_.misses += count;
-    return batch;
-  }
+  if (prompts.empty()) return encode(prompts);
   std::vector<std::optional<Conditioning>> rows(prompts.size());
   std::vector<std::string> missing;
   // Position in `missing` of each prompt to encode.
@@ -96,11 +91,14 @@ absl::StatusOr<Conditioning> PromptEmbeddingCache::Encode(
     }
   }
   if (!missing.empty()) {
-    ASSIGN_OR_RETURN(Conditioning encoded, encode(missing));
+    // Each prompt alone: the encoders' matrix products over a batch may round
+    // a row differently from the same prompt's alone (OpenBLAS does on AMD
+    // EPYC), and a row must be the same bytes whatever came with it.
     std::vector<Conditioning> encoded_rows;
     encoded_rows.reserve(missing.size());
-    for (size_t row = 0; row < missing.size(); ++row) {
-      encoded_rows.push_back(RowOf(encoded, static_cast<int64_t>(row)));
+    for (const std::string& prompt : missing) {
+      ASSIGN_OR_RETURN(const Conditioning alone, encode({prompt}));
+      encoded_rows.push_back(RowOf(alone, 0));
     }
     for (size_t i = 0; i < prompts.size(); ++i) {
       if (!rows[i]) rows[i] = encoded_rows[missing_row.at(prompts[i])];

@@ -29,10 +29,10 @@ struct PromptCacheStats {
 // The text encoders' output per (prompt, max_sequence_length), kept on the
 // model's device and dtype so that a prompt seen again, an image's negative
 // prompt (most often empty) or a prompt repeated within one batch skips the
-// encoders. A row is the same tensor the encoders give for that prompt in
-// any batch (each row attends only to its own tokens), so a request's output
-// does not depend on what was cached. Least recently used rows go first
-// beyond `capacity_bytes`; 0 keeps nothing. The model it caches for must
+// encoders. A row is what the encoders give for that prompt alone, cached or
+// not, so a request's output depends neither on what was cached nor on what
+// came with it. Least recently used rows go first beyond `capacity_bytes`; 0
+// keeps nothing between calls. The model it caches for must
 // never change: a re-formed group reloads the same checkpoint. Thread-safe.
 class PromptEmbeddingCache {
  public:
@@ -42,8 +42,9 @@ class PromptEmbeddingCache {
   explicit PromptEmbeddingCache(int64_t capacity_bytes);
 
   // The conditioning of `prompts`, a row each in order: rows held from
-  // earlier calls, the others from one call of `encode` on each distinct
-  // prompt missing. Fails as `encode` does, keeping nothing of that call.
+  // earlier calls, the others from a call of `encode` on each distinct
+  // prompt missing, alone. Fails as `encode` does, keeping nothing of that
+  // call.
   absl::StatusOr<families::Conditioning> Encode(
       const std::vector<std::string>& prompts, int max_sequence_length,
       const Encoder& encode);
