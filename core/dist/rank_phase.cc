@@ -1,12 +1,12 @@
 #include "core/dist/rank_phase.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "core/dist/collective.h"
@@ -117,11 +117,14 @@ absl::Status FinishRankPhase(Rendezvous& rendezvous, const RankPhase& phase,
     if (rank != self) others.push_back(rank);
   }
   Watchdog& watchdog = rendezvous.watchdog();
-  const absl::Time deadline = absl::Now() + absl::FromChrono(phase.timeout);
+  // On the steady clock: the wall clock may be stepped meanwhile (a VM's was
+  // 5 ms ahead after 1.2 s, and the wait ended that much early).
+  const auto deadline = std::chrono::steady_clock::now() + phase.timeout;
   // One store call per slice: the group serves within a tenth of a second
   // of the last rank's report, and a dozen waiting ranks do not load rank 0's
   // store.
-  const absl::Duration slice = absl::Milliseconds(100);
+  const std::chrono::steady_clock::duration slice =
+      std::chrono::milliseconds(100);
   while (true) {
     ASSIGN_OR_RETURN(const bool all_reported, outcomes.AllReported(others));
     if (all_reported) {
@@ -129,7 +132,7 @@ absl::Status FinishRankPhase(Rendezvous& rendezvous, const RankPhase& phase,
       return absl::OkStatus();
     }
     RETURN_IF_ERROR(ReasonToStopWaiting(watchdog, phase, outcomes));
-    const absl::Time now = absl::Now();
+    const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
       ASSIGN_OR_RETURN(const std::vector<int> late,
                        outcomes.Unreported(others));
@@ -137,7 +140,7 @@ absl::Status FinishRankPhase(Rendezvous& rendezvous, const RankPhase& phase,
           RankList(late), " did not finish ", phase.description, " within ",
           phase.timeout.count() / 1000.0, " s (", phase.timeout_flag, ")"));
     }
-    absl::SleepFor(std::min(slice, deadline - now));
+    std::this_thread::sleep_for(std::min(slice, deadline - now));
   }
 }
 
