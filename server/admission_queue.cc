@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "core/base/monotonic_clock.h"
 
 namespace ditserve::server {
 namespace {
@@ -125,13 +126,14 @@ bool AdmissionQueue::Remove(const std::shared_ptr<Job>& job) {
 }
 
 std::shared_ptr<Job> AdmissionQueue::Pop(absl::Duration timeout) {
-  const absl::Time give_up = absl::Now() + timeout;
+  const absl::Time give_up = base::MonotonicNow() + timeout;
   while (true) {
     std::shared_ptr<Job> job;
     {
       absl::MutexLock lock(&mu_);
-      if (!mu_.AwaitWithDeadline(
-              absl::Condition(this, &AdmissionQueue::HasJobsLocked), give_up)) {
+      if (!mu_.AwaitWithTimeout(
+              absl::Condition(this, &AdmissionQueue::HasJobsLocked),
+              give_up - base::MonotonicNow())) {
         return nullptr;
       }
       job = std::move(jobs_.front());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/base/monotonic_clock.h"
 #include "server/log_text.h"
 #include "spdlog/spdlog.h"
 
@@ -23,11 +24,11 @@ CredentialReloader::CredentialReloader(
       last_errors_(credentials_.size()),
       metrics_(metrics) {
   thread_ = std::thread([this, interval] {
-    absl::Time next = absl::Now() + interval;
+    absl::Time next = base::MonotonicNow() + interval;
     while (!stop_.WaitForNotificationWithTimeout(
         std::min(kRequestPoll, interval))) {
       const bool asked = requested_();
-      if (!asked && absl::Now() < next) continue;
+      if (!asked && base::MonotonicNow() < next) continue;
       if (asked) {
         spdlog::info(credentials_.empty()
                          ? "asked to re-read the credential files, but none "
@@ -35,7 +36,7 @@ CredentialReloader::CredentialReloader(
                          : "re-reading the credential files on request");
       }
       ReloadEach();
-      next = absl::Now() + interval;
+      next = base::MonotonicNow() + interval;
     }
   });
 }

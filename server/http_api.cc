@@ -15,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/base/monotonic_clock.h"
 #include "core/config/field_error.h"
 #include "nlohmann/json.hpp"
 #include "server/http_access_log.h"
@@ -358,10 +359,10 @@ void HttpApi::StreamImages(const httplib::Request& request,
       // Called again until it calls done() or returns false; each call waits
       // at most kPeerCheckInterval, and the scheduler finishes every admitted
       // job, so the stream ends.
-      [reports, socket, last_write = absl::Now()](
+      [reports, socket, last_write = base::MonotonicNow()](
           size_t, httplib::DataSink& sink) mutable {
         const auto send = [&sink, &last_write](const std::string& event) {
-          last_write = absl::Now();
+          last_write = base::MonotonicNow();
           return sink.write(event.data(), event.size());
         };
         std::vector<v1::GenerateStreamResponse> events;
@@ -386,7 +387,7 @@ void HttpApi::StreamImages(const httplib::Request& request,
           return true;
         }
         if (socket.has_value() && PeerHasClosed(*socket)) return false;
-        if (absl::Now() - last_write < kKeepAliveInterval) return true;
+        if (base::MonotonicNow() - last_write < kKeepAliveInterval) return true;
         return send(kKeepAliveEvent);
       },
       // A client that left stops the run at its next step. cpp-httplib
@@ -402,8 +403,8 @@ void HttpApi::WaitForOpenStreams(absl::Duration timeout) const {
     spdlog::info("waiting up to {} for {} open event streams to end",
                  absl::FormatDuration(timeout), open);
   }
-  const absl::Time give_up = absl::Now() + timeout;
-  while (open_streams_.load() > 0 && absl::Now() < give_up) {
+  const absl::Time give_up = base::MonotonicNow() + timeout;
+  while (open_streams_.load() > 0 && base::MonotonicNow() < give_up) {
     absl::SleepFor(absl::Milliseconds(10));
   }
 }

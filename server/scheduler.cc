@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
+#include "core/base/monotonic_clock.h"
 #include "core/base/status_macros.h"
 #include "core/engine/stage.h"
 #include "server/memory_admission.h"
@@ -162,8 +163,8 @@ void Scheduler::Drain(absl::Duration timeout,
                       absl::FunctionRef<void()> while_waiting) {
   queue_->StartDraining();
   draining_.store(true);
-  const absl::Time give_up = absl::Now() + timeout;
-  while (absl::Now() < give_up && !group_broken_.HasBeenNotified() &&
+  const absl::Time give_up = base::MonotonicNow() + timeout;
+  while (base::MonotonicNow() < give_up && !group_broken_.HasBeenNotified() &&
          !drained_.HasBeenNotified()) {
     while_waiting();
     absl::SleepFor(absl::Milliseconds(20));
@@ -172,7 +173,7 @@ void Scheduler::Drain(absl::Duration timeout,
   // run stops after its current step, so that the host is gone before its
   // supervisor's kill (TimeoutStopSec, terminationGracePeriodSeconds), which
   // would leave its clients a reset connection instead of UNAVAILABLE.
-  if (absl::Now() >= give_up) drain_expired_.store(true);
+  if (base::MonotonicNow() >= give_up) drain_expired_.store(true);
   queue_->FinishQueued(ShutDownBeforeRunning());
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
@@ -188,7 +189,7 @@ absl::Status Scheduler::group_status() const {
 }
 
 void Scheduler::Loop() {
-  absl::Time last_message = absl::Now();
+  absl::Time last_message = base::MonotonicNow();
   while (!stop_.load()) {
     // Read before the pop: the queue refused new jobs before the flag was
     // set, so an empty pop after it means nothing is left to run. (Polling
@@ -201,7 +202,7 @@ void Scheduler::Loop() {
     } else if (draining) {
       if (!drained_.HasBeenNotified()) drained_.Notify();
       continue;
-    } else if (absl::Now() - last_message >= options_.ping_interval) {
+    } else if (base::MonotonicNow() - last_message >= options_.ping_interval) {
       group = loop_->Ping();
     } else {
       continue;
@@ -210,7 +211,7 @@ void Scheduler::Loop() {
       FailGroup(group);
       return;
     }
-    last_message = absl::Now();
+    last_message = base::MonotonicNow();
   }
   if (absl::Status shutdown = loop_->Shutdown("host shutting down");
       !shutdown.ok()) {

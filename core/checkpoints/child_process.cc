@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/monotonic_clock.h"
 
 extern char** environ;
 
@@ -83,7 +84,7 @@ absl::Status RunChildProcess(const std::vector<std::string>& argv,
         absl::StrCat("cannot run ", program, ": ", std::strerror(error)));
   }
 
-  const absl::Time deadline = absl::Now() + timeout;
+  const absl::Time deadline = base::MonotonicNow() + timeout;
   int wait_status = 0;
   while (true) {
     const pid_t done = waitpid(pid, &wait_status, WNOHANG);
@@ -92,7 +93,7 @@ absl::Status RunChildProcess(const std::vector<std::string>& argv,
       return absl::InternalError(
           absl::StrCat("waiting for ", program, ": ", std::strerror(errno)));
     }
-    if (absl::Now() >= deadline) {
+    if (base::MonotonicNow() >= deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, &wait_status, 0);
       return absl::DeadlineExceededError(absl::StrCat(

@@ -20,9 +20,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/guarded.h"
+#include "core/base/monotonic_clock.h"
 #include "core/base/status_macros.h"
 #include "core/dist/collective_failure.h"
 
@@ -134,11 +134,12 @@ absl::Status WaitUnlessGivenUp(c10d::Work& work, absl::string_view operation,
   auto completed = std::make_shared<absl::Notification>();
   work.getFuture()->addCallback(
       [completed](c10::ivalue::Future& /*future*/) { completed->Notify(); });
-  const absl::Time deadline = absl::Now() + absl::FromChrono(context.timeout);
+  const absl::Time deadline =
+      base::MonotonicNow() + absl::FromChrono(context.timeout);
   const absl::Duration slice = absl::FromChrono(watchdog.options().interval);
   while (!completed->WaitForNotificationWithTimeout(
-      std::min(slice, deadline - absl::Now()))) {
-    if (absl::Now() >= deadline) {
+      std::min(slice, deadline - base::MonotonicNow()))) {
+    if (base::MonotonicNow() >= deadline) {
       throw std::runtime_error(
           absl::StrCat("timed out after ", context.timeout.count(), " ms"));
     }

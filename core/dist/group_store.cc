@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/guarded.h"
+#include "core/base/monotonic_clock.h"
 #include "core/base/status_macros.h"
 
 namespace ditserve::dist {
@@ -128,15 +129,15 @@ absl::StatusOr<bool> GroupStore::IsFormed(int64_t generation) const {
 
 absl::StatusOr<int64_t> GroupStore::GenerationToJoin(
     int64_t after, std::chrono::milliseconds timeout) {
-  absl::Time deadline = absl::Now() + absl::FromChrono(timeout);
+  absl::Time deadline = base::MonotonicNow() + absl::FromChrono(timeout);
   while (true) {
     ASSIGN_OR_RETURN(const int64_t current, Current());
     ASSIGN_OR_RETURN(const bool formed, IsFormed(current));
     if (current > after && !formed) return current;
     // Rank 0 is still trying to form `current` (this rank left it early):
     // its attempt ends within its own timeouts, and then it opens the next.
-    if (!formed) deadline = absl::Now() + absl::FromChrono(timeout);
-    if (absl::Now() >= deadline) {
+    if (!formed) deadline = base::MonotonicNow() + absl::FromChrono(timeout);
+    if (base::MonotonicNow() >= deadline) {
       return absl::UnavailableError(absl::StrCat(
           "rank 0 opened no group generation for rank ", env_.rank,
           " to join within ", timeout.count(), " ms; the newest, ", current,

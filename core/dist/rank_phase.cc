@@ -1,13 +1,14 @@
 #include "core/dist/rank_phase.h"
 
 #include <algorithm>
-#include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/base/guarded.h"
+#include "core/base/monotonic_clock.h"
 #include "core/base/status_macros.h"
 #include "core/dist/collective.h"
 
@@ -117,14 +118,12 @@ absl::Status FinishRankPhase(Rendezvous& rendezvous, const RankPhase& phase,
     if (rank != self) others.push_back(rank);
   }
   Watchdog& watchdog = rendezvous.watchdog();
-  // On the steady clock: the wall clock may be stepped meanwhile (a VM's was
-  // 5 ms ahead after 1.2 s, and the wait ended that much early).
-  const auto deadline = std::chrono::steady_clock::now() + phase.timeout;
+  const absl::Time deadline =
+      base::MonotonicNow() + absl::FromChrono(phase.timeout);
   // One store call per slice: the group serves within a tenth of a second
   // of the last rank's report, and a dozen waiting ranks do not load rank 0's
   // store.
-  const std::chrono::steady_clock::duration slice =
-      std::chrono::milliseconds(100);
+  const absl::Duration slice = absl::Milliseconds(100);
   while (true) {
     ASSIGN_OR_RETURN(const bool all_reported, outcomes.AllReported(others));
     if (all_reported) {
@@ -132,7 +131,7 @@ absl::Status FinishRankPhase(Rendezvous& rendezvous, const RankPhase& phase,
       return absl::OkStatus();
     }
     RETURN_IF_ERROR(ReasonToStopWaiting(watchdog, phase, outcomes));
-    const auto now = std::chrono::steady_clock::now();
+    const absl::Time now = base::MonotonicNow();
     if (now >= deadline) {
       ASSIGN_OR_RETURN(const std::vector<int> late,
                        outcomes.Unreported(others));
@@ -140,7 +139,7 @@ absl::Status FinishRankPhase(Rendezvous& rendezvous, const RankPhase& phase,
           RankList(late), " did not finish ", phase.description, " within ",
           phase.timeout.count() / 1000.0, " s (", phase.timeout_flag, ")"));
     }
-    std::this_thread::sleep_for(std::min(slice, deadline - now));
+    absl::SleepFor(std::min(slice, deadline - now));
   }
 }
 

@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/guarded.h"
+#include "core/base/monotonic_clock.h"
 #include "core/base/status_macros.h"
 
 namespace ditserve::dist {
@@ -20,7 +21,8 @@ constexpr absl::Duration kSlice = absl::Milliseconds(50);
 absl::Status WaitForKeys(c10d::Store& store,
                          const std::vector<std::string>& keys,
                          const StoreWait& wait, const std::string& what) {
-  const absl::Time deadline = absl::Now() + absl::FromChrono(wait.timeout);
+  const absl::Time deadline =
+      base::MonotonicNow() + absl::FromChrono(wait.timeout);
   while (true) {
     ASSIGN_OR_RETURN(const bool present,
                      base::GuardedAs(absl::StatusCode::kUnavailable,
@@ -28,7 +30,7 @@ absl::Status WaitForKeys(c10d::Store& store,
                                      [&] { return store.check(keys); }));
     if (present) return absl::OkStatus();
     if (wait.keep_waiting) RETURN_IF_ERROR(wait.keep_waiting());
-    const absl::Time now = absl::Now();
+    const absl::Time now = base::MonotonicNow();
     if (now >= deadline) {
       return absl::UnavailableError(absl::StrCat(
           what, " did not arrive within ", wait.timeout.count(), " ms"));

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "core/base/monotonic_clock.h"
 #include "core/dist/group_store.h"
 #include "spdlog/spdlog.h"
 
@@ -35,9 +36,9 @@ Watchdog::Watchdog(c10::intrusive_ptr<c10d::Store> store, int rank,
       options_(options),
       run_failures_(scoped_, world_size),
       counters_(world_size, -1),
-      advanced_at_(world_size, absl::Now()),
+      advanced_at_(world_size, base::MonotonicNow()),
       exited_(world_size, false),
-      store_answered_at_(absl::Now()),
+      store_answered_at_(base::MonotonicNow()),
       beat_thread_([this] { Beat(); }),
       monitor_thread_([this] { Monitor(); }) {}
 
@@ -65,7 +66,7 @@ absl::Status Watchdog::CallStore(absl::FunctionRef<absl::Status()> call) {
   absl::MutexLock store_lock(&store_mutex_);
   {
     absl::MutexLock seen_lock(&seen_mutex_);
-    store_call_since_ = absl::Now();
+    store_call_since_ = base::MonotonicNow();
   }
   absl::Status status;
   try {
@@ -101,7 +102,7 @@ void Watchdog::Beat() {
 
 void Watchdog::ObserveStore() {
   const std::optional<std::vector<int64_t>> counters = ReadCounters();
-  if (!counters.has_value() || !Observe(*counters, absl::Now()) ||
+  if (!counters.has_value() || !Observe(*counters, base::MonotonicNow()) ||
       !ObserveGeneration()) {
     return;
   }
@@ -211,14 +212,14 @@ absl::Duration Watchdog::StoreSilence() {
   absl::MutexLock seen_lock(&seen_mutex_);
   if (store_call_failed_) return absl::InfiniteDuration();
   if (!store_call_since_.has_value()) return absl::ZeroDuration();
-  return absl::Now() - *store_call_since_;
+  return base::MonotonicNow() - *store_call_since_;
 }
 
 std::vector<int> Watchdog::HungRanks() {
   const absl::Duration hung_after = absl::FromChrono(options_.hung_after);
   absl::MutexLock seen_lock(&seen_mutex_);
   if (rank_ != 0 && store_call_since_.has_value() &&
-      absl::Now() - *store_call_since_ >= hung_after) {
+      base::MonotonicNow() - *store_call_since_ >= hung_after) {
     return {0};
   }
   std::vector<int> hung;
