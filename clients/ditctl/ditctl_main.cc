@@ -24,8 +24,10 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
 #include "clients/ditctl/append_slice.h"
+#include "clients/ditctl/chunked_outputs.h"
 #include "clients/ditctl/connection_flags.h"
 #include "clients/ditctl/error_messages.h"
 #include "clients/ditctl/output_files.h"
@@ -183,7 +185,7 @@ std::string OutputPath(const std::string& base, const v1::Image& image,
 }
 
 // Writes `data` to `path`; false (after saying so) when it cannot.
-bool WriteOutput(const std::string& path, const std::string& data) {
+bool WriteOutput(const std::string& path, absl::string_view data) {
   std::ofstream out(path, std::ios::binary);
   out.write(data.data(), static_cast<std::streamsize>(data.size()));
   if (!out) std::cerr << "ditctl: cannot write " << path << "\n";
@@ -235,8 +237,9 @@ int Generate(const std::vector<std::string>& prompts) {
   auto reader = stub->GenerateStream(&context, request);
   v1::GenerateStreamResponse message;
   v1::GenerateResponse result;
+  bool has_result = false;
   v1::InputConfig accepted;
-  std::vector<std::string> chunked;
+  ChunkedOutputs chunked;
   // Previews begun, by (partial_image_index, prompt_index, frame_index):
   // the PNG frames of a video preview are outputs of one prompt.
   std::map<std::tuple<int, int, int>, std::string> previews;
@@ -266,17 +269,12 @@ int Generate(const std::vector<std::string>& prompts) {
                   << std::flush;
         progress_shown = true;
         break;
-      case v1::GenerateStreamResponse::kImageChunk: {
-        const auto& chunk = message.image_chunk();
-        if (chunk.image_index() >= static_cast<int>(chunked.size())) {
-          chunked.resize(chunk.image_index() + 1);
+      case v1::GenerateStreamResponse::kImageChunk:
+        if (const absl::Status added = chunked.Add(message.image_chunk());
+            !added.ok()) {
+          stop(std::string(added.message()));
         }
-        absl::StatusOr<bool> joined = AppendSlice(
-            absl::StrCat("image ", chunk.image_index()), chunk.offset(),
-            chunk.total_bytes(), chunk.data(), chunked[chunk.image_index()]);
-        if (!joined.ok()) stop(std::string(joined.status().message()));
         break;
-      }
       case v1::GenerateStreamResponse::kPartialImage: {
         const auto& partial = message.partial_image();
         std::string& data = previews[{partial.partial_image_index(),
@@ -308,6 +306,7 @@ int Generate(const std::vector<std::string>& prompts) {
       }
       case v1::GenerateStreamResponse::kResult:
         result = message.result();
+        has_result = true;
         break;
       default:
         break;
@@ -317,18 +316,25 @@ int Generate(const std::vector<std::string>& prompts) {
   const grpc::Status status = reader->Finish();
   if (stopped) return 1;
   if (!status.ok()) return Fail(status);
+  // An OK end without the result would otherwise exit 0 having written
+  // nothing.
+  if (!has_result) {
+    std::cerr << "ditctl: the stream ended without its result\n";
+    return 1;
+  }
   if (request.validate_only()) {
     std::cout << ToJson(result.config()) << "\n";
     return 0;
   }
   for (int i = 0; i < result.images_size(); ++i) {
-    const std::string& data =
-        result.images(i).data().empty() && i < static_cast<int>(chunked.size())
-            ? chunked[i]
-            : result.images(i).data();
+    const absl::StatusOr<absl::string_view> data = chunked.Data(result, i);
+    if (!data.ok()) {
+      std::cerr << "ditctl: " << data.status().message() << "\n";
+      return 1;
+    }
     const v1::Image& image = result.images(i);
     const std::string path = OutputPath(output_path, image, result.config());
-    if (!WriteOutput(path, data)) return 1;
+    if (!WriteOutput(path, *data)) return 1;
     std::cout << path << " (" << image.width() << "x" << image.height();
     if (image.num_frames() > 1)
       std::cout << ", " << image.num_frames() << " frames";

@@ -1,7 +1,10 @@
+#include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 
 #include "clients/ditctl/append_slice.h"
+#include "clients/ditctl/chunked_outputs.h"
 #include "clients/ditctl/connection_flags.h"
 #include "clients/ditctl/error_messages.h"
 #include "clients/ditctl/output_files.h"
@@ -91,6 +94,69 @@ TEST(AppendSliceTest, RefusesAGapAnOverlapAndBytesPastTheTotal) {
   EXPECT_THAT(past.status().message(), HasSubstr("6 bytes past total_bytes 5"));
   EXPECT_EQ(whole, "abc")
       << "a refused slice must leave the bytes as they were";
+}
+
+v1::GenerateStreamResponse::ImageChunk Chunk(int image_index, int64_t offset,
+                                             int64_t total_bytes,
+                                             const std::string& data) {
+  v1::GenerateStreamResponse::ImageChunk chunk;
+  chunk.set_image_index(image_index);
+  chunk.set_offset(offset);
+  chunk.set_total_bytes(total_bytes);
+  chunk.set_data(data);
+  return chunk;
+}
+
+// A result whose outputs carry `data`, "" for one sent in chunks.
+v1::GenerateResponse ResultOf(std::initializer_list<std::string> data) {
+  v1::GenerateResponse result;
+  for (const std::string& one : data) result.add_images()->set_data(one);
+  return result;
+}
+
+TEST(ChunkedOutputsTest, TakesChunksForEmptyDataAndTheResultsOwnOtherwise) {
+  ChunkedOutputs chunked;
+  ASSERT_TRUE(chunked.Add(Chunk(0, 0, 5, "abc")).ok());
+  ASSERT_TRUE(chunked.Add(Chunk(0, 3, 5, "de")).ok());
+  const v1::GenerateResponse result = ResultOf({"", "xy"});
+  EXPECT_EQ(*chunked.Data(result, 0), "abcde");
+  EXPECT_EQ(*chunked.Data(result, 1), "xy");
+}
+
+// The stream ended, OK, after the first of an MP4's chunks: ditctl wrote
+// the cut-short file and exited 0.
+TEST(ChunkedOutputsTest, RefusesAnOutputWhoseChunksStoppedShort) {
+  ChunkedOutputs chunked;
+  ASSERT_TRUE(chunked.Add(Chunk(0, 0, 5, "abc")).ok());
+  const absl::StatusOr<absl::string_view> data =
+      chunked.Data(ResultOf({""}), 0);
+  EXPECT_EQ(data.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(data.status().message(),
+              HasSubstr("output 0: 3 of its 5 bytes came in image_chunks"));
+}
+
+// Chunks for output 1 only: output 0 was written as an empty file.
+TEST(ChunkedOutputsTest, RefusesAnOutputThatCameNowhereOrTwice) {
+  ChunkedOutputs chunked;
+  ASSERT_TRUE(chunked.Add(Chunk(1, 0, 2, "ab")).ok());
+  EXPECT_THAT(chunked.Data(ResultOf({"", ""}), 0).status().message(),
+              HasSubstr("output 0: no data came"));
+  EXPECT_THAT(chunked.Data(ResultOf({"", "ab"}), 1).status().message(),
+              HasSubstr("output 1: data came both in the result and in "
+                        "image_chunks"));
+}
+
+TEST(ChunkedOutputsTest, RefusesADuplicateChunkAndATotalThatMoves) {
+  ChunkedOutputs chunked;
+  ASSERT_TRUE(chunked.Add(Chunk(0, 0, 5, "abc")).ok());
+  const absl::Status duplicate = chunked.Add(Chunk(0, 0, 5, "abc"));
+  EXPECT_EQ(duplicate.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(duplicate.message(),
+              HasSubstr("output 0: a slice at 0, expected 3"));
+  EXPECT_THAT(chunked.Add(Chunk(0, 3, 3, "")).message(),
+              HasSubstr("output 0: a chunk of total_bytes 3 after ones of 5"));
+  EXPECT_FALSE(chunked.Data(ResultOf({""}), 0).ok())
+      << "a refused chunk must not complete the output";
 }
 
 TEST(OutputFilesTest, TheFormatFollowsTheExtensionInAnyCase) {
