@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <filesystem>
 #include <memory>
@@ -19,8 +20,11 @@
 #include "core/config/freeze.h"
 #include "core/config/message_decoding.h"
 #include "core/config/model_defaults.h"
+#include "grpc/support/time.h"
+#include "grpcpp/alarm.h"
 #include "server/call_ownership.h"
 #include "server/status_conversion.h"
+#include "spdlog/spdlog.h"
 
 namespace ditserve::server {
 namespace {
@@ -165,12 +169,15 @@ class GenerationService::UnaryCall : public grpc::ServerUnaryReactor {
 
 // GenerateStream: accepted → progress per step (and partial images) → image
 // chunks → result. One write is in flight at a time; messages wait in
-// `pending_`.
+// `pending_`. A write the client has not taken within `write_timeout`
+// cancels the call (GenerationService's constructor says why).
 class GenerationService::StreamCall
-    : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+    : public grpc::ServerWriteReactor<grpc::ByteBuffer>,
+      public std::enable_shared_from_this<StreamCall> {
  public:
-  StreamCall(grpc::CallbackServerContext* context, RequestIntake* intake)
-      : context_(context), intake_(intake) {}
+  StreamCall(grpc::CallbackServerContext* context, RequestIntake* intake,
+             absl::Duration write_timeout)
+      : context_(context), intake_(intake), write_timeout_(write_timeout) {}
 
   CallOwnership& ownership() { return ownership_; }
 
@@ -250,6 +257,7 @@ class GenerationService::StreamCall
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&mu_);
     writing_ = false;
+    write_alarm_.reset();
     pending_.pop_front();
     if (!ok) {
       // The client is gone; OnCancel follows.
@@ -274,22 +282,67 @@ class GenerationService::StreamCall
  private:
   void StartNextWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     writing_ = true;
+    const uint64_t write = ++writes_started_;
+    // A fresh alarm for each write: dropping the last one cancels it, while
+    // setting it again could race its cancelled callback. On the monotonic
+    // clock, so that a wall-clock step neither fires it early nor late.
+    write_alarm_ = std::make_unique<grpc::Alarm>();
+    write_alarm_->Set(
+        gpr_time_add(
+            gpr_now(GPR_CLOCK_MONOTONIC),
+            gpr_time_from_micros(absl::ToInt64Microseconds(write_timeout_),
+                                 GPR_TIMESPAN)),
+        // Weak: a call gRPC is done with must not wait for its alarm.
+        [call = weak_from_this(), write](bool fired) {
+          if (!fired) return;
+          if (std::shared_ptr<StreamCall> live = call.lock()) {
+            live->OnWriteStalled(write);
+          }
+        });
     StartWrite(&pending_.front());
+  }
+
+  // The write numbered `write` has waited `write_timeout_`: its client reads
+  // nothing (a stalled or forgotten stream), and HTTP/2 flow control holds
+  // it, with every message queued behind it, however long the call lasts.
+  void OnWriteStalled(uint64_t write) {
+    {
+      absl::MutexLock lock(&mu_);
+      // Under the lock after the check, as in Close: once that write is done
+      // the call may have finished and gRPC freed its context.
+      if (!writing_ || write != writes_started_) return;
+      // The write in flight fails; OnWriteDone finishes the call and drops
+      // the queued messages, and OnCancel stops a job still running.
+      context_->TryCancel();
+    }
+    const std::shared_ptr<Job> job = ownership_.job();
+    spdlog::warn(
+        "request_id={} GenerateStream cancelled: its client took no message "
+        "for {} (--stream_write_timeout_s)",
+        job != nullptr ? job->config().request_id() : std::string("-"),
+        absl::FormatDuration(write_timeout_));
   }
 
   grpc::CallbackServerContext* const context_;
   RequestIntake* const intake_;
+  const absl::Duration write_timeout_;
   CallOwnership ownership_;
   absl::Mutex mu_;
   std::deque<grpc::ByteBuffer> pending_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  // Numbers the writes, so that a late alarm of an earlier one is ignored.
+  uint64_t writes_started_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<grpc::Alarm> write_alarm_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
 };
 
 GenerationService::GenerationService(RequestIntake* intake,
-                                     const BearerAuth* auth)
-    : intake_(intake), auth_(auth) {}
+                                     const BearerAuth* auth,
+                                     absl::Duration stream_write_timeout)
+    : intake_(intake),
+      auth_(auth),
+      stream_write_timeout_(stream_write_timeout) {}
 
 grpc::ServerUnaryReactor* GenerationService::Generate(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
@@ -349,7 +402,8 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
     grpc::CallbackServerContext* context,
     const grpc::ByteBuffer* request_bytes) {
   const absl::Time received = absl::Now();
-  auto call = std::make_shared<StreamCall>(context, intake_);
+  auto call =
+      std::make_shared<StreamCall>(context, intake_, stream_write_timeout_);
   call->ownership().Bind(call);
   absl::StatusOr<v1::GenerateRequest> request =
       DecodeGenerateRequest(*request_bytes);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "ditserve/v1/generation.grpc.pb.h"
 #include "server/bearer_auth.h"
 #include "server/request_intake.h"
@@ -32,8 +33,13 @@ class GenerationService final
   // encoded ones that exceed it RESOURCE_EXHAUSTED naming GenerateStream.
   static constexpr int kMaxMessageBytes = 256 << 20;
 
-  // Every call needs a token when `auth` is enabled.
-  GenerationService(RequestIntake* intake, const BearerAuth* auth);
+  // Every call needs a token when `auth` is enabled. A GenerateStream
+  // message that its client has not taken within `stream_write_timeout`
+  // (--stream_write_timeout_s) cancels the call: the messages behind it, all
+  // of a finished job's outputs, would otherwise stay in the host's memory
+  // until the call's deadline, and for ever without one.
+  GenerationService(RequestIntake* intake, const BearerAuth* auth,
+                    absl::Duration stream_write_timeout);
 
   // GenerateRequest in, GenerateResponse out.
   grpc::ServerUnaryReactor* Generate(grpc::CallbackServerContext* context,
@@ -65,6 +71,7 @@ class GenerationService final
 
   RequestIntake* const intake_;
   const BearerAuth* const auth_;
+  const absl::Duration stream_write_timeout_;
 };
 
 }  // namespace ditserve::server

@@ -65,6 +65,12 @@ ABSL_FLAG(double, max_connection_idle_s, 600,
 ABSL_FLAG(double, handshake_timeout_s, 10,
           "gRPC connections that have not finished their TLS and HTTP/2 "
           "handshake in this time are closed");
+ABSL_FLAG(double, stream_write_timeout_s, 60,
+          "GenerateStream calls whose client takes none of a message for this "
+          "long are cancelled, so that a client that stops reading does not "
+          "keep its outputs in the host's memory (until its deadline, or for "
+          "ever without one); above the time one 1 MiB message takes on the "
+          "slowest client link");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate (chain) for TLS on gRPC and the HTTP API; with "
           "--tls_key");
@@ -162,7 +168,9 @@ absl::Status CheckConnectionFlags() {
        {std::pair{"max_connection_idle_s",
                   absl::GetFlag(FLAGS_max_connection_idle_s)},
         std::pair{"handshake_timeout_s",
-                  absl::GetFlag(FLAGS_handshake_timeout_s)}}) {
+                  absl::GetFlag(FLAGS_handshake_timeout_s)},
+        std::pair{"stream_write_timeout_s",
+                  absl::GetFlag(FLAGS_stream_write_timeout_s)}}) {
     if (!(seconds > 0 && seconds < kMaxSeconds)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--", name, " ", seconds, ": allowed above 0 and below ",

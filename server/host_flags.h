@@ -30,6 +30,7 @@ ABSL_DECLARE_FLAG(double, drain_timeout_s);
 ABSL_DECLARE_FLAG(int, max_concurrent_streams);
 ABSL_DECLARE_FLAG(double, max_connection_idle_s);
 ABSL_DECLARE_FLAG(double, handshake_timeout_s);
+ABSL_DECLARE_FLAG(double, stream_write_timeout_s);
 ABSL_DECLARE_FLAG(std::string, tls_cert);
 ABSL_DECLARE_FLAG(std::string, tls_key);
 ABSL_DECLARE_FLAG(std::string, tls_client_ca);
@@ -45,9 +46,9 @@ namespace ditserve::server {
 absl::StatusOr<config::ServerOptions> ServerOptionsFromFlags();
 
 // INVALID_ARGUMENT naming the flag unless --max_concurrent_streams is at
-// least 1, --credential_refresh_s is 1 to 86400, and the connection
-// timeouts are positive and below 24 days (gRPC takes milliseconds as an
-// int).
+// least 1, --credential_refresh_s is 1 to 86400, and the connection and
+// stream write timeouts are positive and below 24 days (gRPC takes
+// milliseconds as an int).
 absl::Status CheckConnectionFlags();
 
 }  // namespace ditserve::server

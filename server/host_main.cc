@@ -255,7 +255,9 @@ int RunHost() {
                            setup->compute.dtype,
                            setup->prompt_cache->capacity_bytes()};
   RequestIntake intake(&served, &queue, &metrics);
-  GenerationService generation(&intake, &auth);
+  GenerationService generation(
+      &intake, &auth,
+      absl::Seconds(absl::GetFlag(FLAGS_stream_write_timeout_s)));
   HttpApi http_api(&intake, &health, &auth, &*cors,
                    absl::GetFlag(FLAGS_http_access_log));
   std::unique_ptr<HttpServer> http_server;

@@ -1,6 +1,8 @@
 // The gRPC server's per-connection limits on a real host: a connection
-// that never speaks is closed after the handshake timeout, and calls beyond
-// --max_concurrent_streams on one connection wait in the client.
+// that never speaks is closed after the handshake timeout, calls beyond
+// --max_concurrent_streams on one connection wait in the client, and a
+// stream whose client stops reading is cancelled after
+// --stream_write_timeout_s.
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -82,10 +85,61 @@ TEST(ConnectionLimitsTest, CallsBeyondTheStreamLimitWaitInTheClient) {
   }
 }
 
+// A client that never reads a stream, with no deadline: nothing but the
+// host's write timeout ends the call, which otherwise keeps the run's
+// outputs queued on the host and answers them, OK, whenever the client
+// reads.
+TEST(ConnectionLimitsTest, StreamWhoseClientStopsReadingIsCancelled) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--stream_write_timeout_s=2"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // Without BDP probing the stream's window stays at gRPC's 64 KiB, so the
+  // host cannot send a 3 MiB image (1024² RGB8) to a client that does not
+  // read, however large the loopback socket's buffers.
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  std::unique_ptr<v1::Generation::Stub> generation = v1::Generation::NewStub(
+      grpc::CreateCustomChannel((*cluster)->address(),
+                                grpc::InsecureChannelCredentials(), arguments));
+  v1::GenerateRequest request = SmallRequest("never read");
+  request.set_height(1024);
+  request.set_width(1024);
+  request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
+  grpc::ClientContext context;
+  auto stream = generation->GenerateStream(&context, request);
+  // The run has finished once the host counts it; its image then waits
+  // behind a write the client does not take.
+  for (int tries = 0;; ++tries) {
+    ASSERT_LT(tries, 600) << "the run did not finish in 60 s";
+    absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+    ASSERT_TRUE(metrics.ok()) << metrics.status();
+    if (MetricValue(*metrics, "ditserve_requests_total", {}) >= 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+
+  v1::GenerateStreamResponse message;
+  bool got_result = false;
+  while (stream->Read(&message)) {
+    got_result = got_result || message.has_result();
+  }
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED)
+      << status.error_message();
+  EXPECT_FALSE(got_result) << "the host kept the outputs for the client";
+}
+
 TEST(ConnectionLimitsTest, BadLimitFailsStartUpNamingTheFlag) {
   EXPECT_THAT(StartUpFailure({.world_size = 1,
                               .host_flags = {"--max_concurrent_streams=0"}}),
               HasSubstr("--max_concurrent_streams 0: allowed 1 or more"));
+}
+
+TEST(ConnectionLimitsTest, BadStreamWriteTimeoutFailsStartUpNamingTheFlag) {
+  EXPECT_THAT(StartUpFailure({.world_size = 1,
+                              .host_flags = {"--stream_write_timeout_s=0"}}),
+              HasSubstr("--stream_write_timeout_s 0: allowed above 0"));
 }
 
 }  // namespace
