@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "core/config/config_digest.h"
 
@@ -67,6 +68,19 @@ absl::StatusOr<ControlMessage> ControlChannel::Receive() {
 }
 
 absl::StatusOr<ControlMessage> ControlChannel::Exchange(
+    const ControlMessage* outgoing) {
+  // Nothing above the host's run thread or a worker's loop catches, and a
+  // payload of up to max_message_bytes, sized by rank 0's header, may not be
+  // allocatable on a rank short of memory. As a Status the failure ends the
+  // generation like any failed exchange, and the group is re-formed, rather
+  // than the process.
+  return base::GuardedAs(
+      absl::StatusCode::kResourceExhausted,
+      absl::StrCat("rank ", rank_, " exchanging a control frame"),
+      [&] { return ExchangeFrame(outgoing); });
+}
+
+absl::StatusOr<ControlMessage> ControlChannel::ExchangeFrame(
     const ControlMessage* outgoing) {
   RETURN_IF_ERROR(FinishStepDecision());
   std::string payload;
@@ -185,6 +199,15 @@ absl::Status ControlChannel::FinishStepDecision() {
 
 absl::StatusOr<std::vector<std::string>> ControlChannel::AllGatherBytes(
     absl::string_view operation, const std::string& bytes) {
+  // As Exchange: the buffers are world_size times the longest peer's bytes.
+  return base::GuardedAs(
+      absl::StatusCode::kResourceExhausted,
+      absl::StrCat("rank ", rank_, " in the all-gather of ", operation),
+      [&] { return GatherBytes(operation, bytes); });
+}
+
+absl::StatusOr<std::vector<std::string>> ControlChannel::GatherBytes(
+    absl::string_view operation, const std::string& bytes) {
   RETURN_IF_ERROR(FinishStepDecision());
   // Lengths first, so every rank can size the padded byte buffers.
   at::Tensor length = at::empty({1}, at::kLong);
@@ -199,8 +222,15 @@ absl::StatusOr<std::vector<std::string>> ControlChannel::AllGatherBytes(
       [&] { return group_->allgather(lengths, length_input); });
   if (!status.ok()) return status;
   int64_t longest = 1;
-  for (const at::Tensor& tensor : lengths[0]) {
-    longest = std::max(longest, tensor.item<int64_t>());
+  for (int rank = 0; rank < world_size_; ++rank) {
+    const int64_t peer_length = lengths[0][rank].item<int64_t>();
+    // Every rank sees the same lengths, so every rank refuses them alike; a
+    // negative one would become a size_t near 2^64 below.
+    if (peer_length < 0) {
+      return absl::InternalError(absl::StrCat(
+          operation, ": rank ", rank, " announced ", peer_length, " bytes"));
+    }
+    longest = std::max(longest, peer_length);
   }
   if (longest > options_.max_message_bytes) {
     return absl::InternalError(absl::StrCat(operation, " of ", longest,

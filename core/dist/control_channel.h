@@ -61,12 +61,18 @@ class ControlChannel {
       v1::StepDecision decision);
 
   // Every rank's `bytes`, indexed by rank; `operation` names it in errors.
+  // Errors mean the group is broken, as Send's do.
   absl::StatusOr<std::vector<std::string>> AllGatherBytes(
       absl::string_view operation, const std::string& bytes);
 
  private:
-  // Send (outgoing set, rank 0) or Receive (outgoing null).
+  // Send (outgoing set, rank 0) or Receive (outgoing null): ExchangeFrame,
+  // with what it throws as a Status.
   absl::StatusOr<ControlMessage> Exchange(const ControlMessage* outgoing);
+  absl::StatusOr<ControlMessage> ExchangeFrame(const ControlMessage* outgoing);
+  // AllGatherBytes, throwing what its buffers throw.
+  absl::StatusOr<std::vector<std::string>> GatherBytes(
+      absl::string_view operation, const std::string& bytes);
   // All-gathers the digests into message.agreement; fails only when the
   // all-gather does.
   absl::Status AgreeOnDigest(ControlMessage& message);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "core/dist/collective.h"
@@ -42,16 +43,53 @@ at::Tensor FailedGroupLatents(const RankContext& context) {
                   at::device(context.buffers.options().device()));
 }
 
+// `allocate`'s latents, or RESOURCE_EXHAUSTED. Caught here rather than at
+// Engine::Run's boundary, which would end the run without this rank's part
+// in the gathers and step boundaries the other dp groups' ranks are in, and
+// on the failure path without the failure being handled.
+template <typename Allocate>
+absl::StatusOr<at::Tensor> AllocateLatents(absl::string_view what,
+                                           Allocate&& allocate) {
+  return base::GuardedAs(absl::StatusCode::kResourceExhausted, what,
+                         std::forward<Allocate>(allocate));
+}
+
+// AllocateLatents for a rank that leaves the run when it fails. The other
+// dp groups' ranks, if any, then wait for it in a gather or step boundary
+// until the collective timeout, so the failure says that the group must be
+// re-formed.
+template <typename Allocate>
+absl::StatusOr<at::Tensor> AllocateOrLeave(const RankContext& context,
+                                           absl::string_view what,
+                                           Allocate&& allocate) {
+  absl::StatusOr<at::Tensor> latents =
+      AllocateLatents(what, std::forward<Allocate>(allocate));
+  if (latents.ok() || context.config.parallel().dp_degree() == 1) {
+    return latents;
+  }
+  return dist::MarkCollectiveFailure(latents.status());
+}
+
+// GatherPartialLatents of latents PaddedGroupLatents padded.
+absl::Status GatherPaddedPartialLatents(RankContext& context, int step,
+                                        const at::Tensor& padded) {
+  // Only now: a rank that failed before joining still owes the gather.
+  ++context.partial_gathers_entered;
+  ASSIGN_OR_RETURN(at::Tensor gathered, GatherDpLatents(context, padded));
+  if (context.rank == 0) context.partial_latents(step + 1, std::move(gathered));
+  return absl::OkStatus();
+}
+
 // The step boundaries from 0-based `first_step` on, with the previews'
-// gathers of `rows` (as GatherPartialLatents takes them), of a dp group
-// that denoises nothing.
+// gathers of `padded` (PaddedGroupLatents), of a dp group that denoises
+// nothing.
 absl::Status FollowSteps(RankContext& context, int first_step,
-                         const at::Tensor& rows) {
+                         const at::Tensor& padded) {
   for (int step = first_step; step < context.config.num_inference_steps();
        ++step) {
     RETURN_IF_ERROR(context.step_boundary(step));
     if (IsPartialImageStep(context.config, step)) {
-      RETURN_IF_ERROR(GatherPartialLatents(context, step, rows));
+      RETURN_IF_ERROR(GatherPaddedPartialLatents(context, step, padded));
     }
   }
   return absl::OkStatus();
@@ -107,21 +145,24 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
   const bool stops_run = context.rank == 0 && progress.agreed_steps < steps;
   // Rank 0 stopping the run needs the NaN rows only for a preview it owes.
   // A rank short of memory may not have them, and without them it cannot
-  // take its part in the remaining steps: the group is re-formed.
-  at::Tensor failed_rows;
+  // take its part in the remaining steps: the group is re-formed. Padded
+  // once here, so that no gather after it allocates.
+  at::Tensor failed_latents;
   if (owes_preview || !stops_run) {
-    absl::StatusOr<at::Tensor> allocated = base::GuardedAs(
-        absl::StatusCode::kResourceExhausted, "the failed group's NaN latents",
-        [&] { return FailedGroupLatents(context); });
+    absl::StatusOr<at::Tensor> allocated =
+        AllocateLatents("the failed group's NaN latents", [&] {
+          return PaddedGroupLatents(context, FailedGroupLatents(context));
+        });
     if (!allocated.ok()) {
       return dist::MarkCollectiveFailure(absl::Status(
           failure.code(), absl::StrCat(failure.message(), "; then ",
                                        allocated.status().message())));
     }
-    failed_rows = *std::move(allocated);
+    failed_latents = *std::move(allocated);
   }
   if (owes_preview) {
-    absl::Status owed = GatherPartialLatents(context, last_step, failed_rows);
+    absl::Status owed =
+        GatherPaddedPartialLatents(context, last_step, failed_latents);
     if (!owed.ok()) return KeepCollectiveFailure(failure, owed);
   }
   if (stops_run) {
@@ -134,11 +175,9 @@ absl::StatusOr<at::Tensor> FailInStep(RankContext& context,
       context.rank, config.request_id(), progress.agreed_steps + 1, steps,
       failure.ToString());
   absl::Status followed =
-      FollowSteps(context, progress.agreed_steps, failed_rows);
+      FollowSteps(context, progress.agreed_steps, failed_latents);
   if (followed.ok()) {
-    followed =
-        GatherDpLatents(context, PaddedGroupLatents(context, failed_rows))
-            .status();
+    followed = GatherDpLatents(context, failed_latents).status();
   }
   return KeepCollectiveFailure(failure, followed);
 }
@@ -165,8 +204,12 @@ absl::StatusOr<at::Tensor> GatherDpLatents(RankContext& context,
   std::vector<int64_t> gathered_shape = {dp};
   gathered_shape.insert(gathered_shape.end(), group_latents.sizes().begin(),
                         group_latents.sizes().end());
-  std::vector<at::Tensor> inputs = {dist::WireView(
-      group_latents.to(context.buffers.options().dtype()).contiguous())};
+  ASSIGN_OR_RETURN(
+      const at::Tensor input,
+      AllocateOrLeave(context, "the dp group's latents in the wire dtype", [&] {
+        return group_latents.to(context.buffers.options().dtype()).contiguous();
+      }));
+  std::vector<at::Tensor> inputs = {dist::WireView(input)};
   std::vector<std::vector<at::Tensor>> outputs;
   at::Tensor gathered;
   if (context.rank == 0) {
@@ -224,10 +267,19 @@ absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
     if (!generated.ok()) return FailInStep(context, generated.status());
     latents = *std::move(generated);
   } else {
-    RETURN_IF_ERROR(FollowSteps(context, 0, at::Tensor()));
+    ASSIGN_OR_RETURN(
+        const at::Tensor zeros,
+        AllocateOrLeave(context, "the dp group's padded latents", [&] {
+          return PaddedGroupLatents(context, at::Tensor());
+        }));
+    RETURN_IF_ERROR(FollowSteps(context, 0, zeros));
   }
   ScopedStageTimer timer(context.timings, Stage::kGather);
-  return GatherDpLatents(context, PaddedGroupLatents(context, latents));
+  ASSIGN_OR_RETURN(
+      const at::Tensor padded,
+      AllocateOrLeave(context, "the dp group's padded latents",
+                      [&] { return PaddedGroupLatents(context, latents); }));
+  return GatherDpLatents(context, padded);
 }
 
 bool IsPartialImageStep(const v1::InputConfig& config, int step) {
@@ -237,12 +289,13 @@ bool IsPartialImageStep(const v1::InputConfig& config, int step) {
 
 absl::Status GatherPartialLatents(RankContext& context, int step,
                                   const at::Tensor& denoised) {
-  const at::Tensor padded = PaddedGroupLatents(context, denoised);
-  // Only now: a rank that failed before joining still owes the gather.
-  ++context.partial_gathers_entered;
-  ASSIGN_OR_RETURN(at::Tensor gathered, GatherDpLatents(context, padded));
-  if (context.rank == 0) context.partial_latents(step + 1, std::move(gathered));
-  return absl::OkStatus();
+  // Not a reason to leave: the failure goes to FailInStep, which joins this
+  // gather with NaN latents.
+  ASSIGN_OR_RETURN(const at::Tensor padded,
+                   AllocateLatents("the dp group's padded latents", [&] {
+                     return PaddedGroupLatents(context, denoised);
+                   }));
+  return GatherPaddedPartialLatents(context, step, padded);
 }
 
 }  // namespace ditserve::engine

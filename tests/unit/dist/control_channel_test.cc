@@ -1,5 +1,7 @@
 #include "core/dist/control_channel.h"
 
+#include <c10/util/Exception.h>
+
 #include <chrono>
 #include <string>
 #include <thread>
@@ -196,6 +198,27 @@ TEST_F(TwoRankChannelTest, PeerThatNeverJoinsIsADeadlineNotAHang) {
   EXPECT_EQ(gathered.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(std::string(gathered.status().message()),
               HasSubstr("length all-gather of reports on the control group"));
+}
+
+// A worker short of memory cannot buffer a frame: that ends its generation,
+// not its process (nothing above a worker's loop catches).
+TEST_F(TwoRankChannelTest, WhatReceivingAFrameThrowsIsTheReceiversStatus) {
+  ControlChannel host(groups_[0], 0, 2, {},
+                      {.timeout = std::chrono::milliseconds(300)});
+  ControlChannel worker =
+      Channel(1, {.alter_parsed_run_config = [](v1::RunConfig& /*run*/) {
+                // As the payload buffer's allocation throws.
+                TORCH_CHECK(false, "DefaultCPUAllocator: not enough memory");
+              }});
+  absl::StatusOr<ControlMessage> received;
+  std::thread second([&] { received = worker.Receive(); });
+  const absl::StatusOr<ControlMessage> sent = host.Send(RunMessage());
+  second.join();
+  EXPECT_EQ(received.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(received.status().message()),
+              HasSubstr("rank 1 exchanging a control frame: "
+                        "DefaultCPUAllocator: not enough memory"));
+  EXPECT_FALSE(sent.ok()) << "the worker never joined the digest all-gather";
 }
 
 }  // namespace

@@ -8,11 +8,15 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/dist/collective_failure.h"
 #include "core/dist/control_channel.h"
 #include "core/dist/mesh.h"
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rendezvous.h"
 #include "core/dist/run_failure_board.h"
+#include "core/engine/buffer_plan.h"
+#include "core/engine/dp_gather.h"
+#include "core/engine/receive_buffers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/frozen_test_config.h"
@@ -251,6 +255,43 @@ TEST_F(EngineTest, ConfigFrozenForAnotherMeshIsRefused) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("parallel.ulysses_degree 2 (mesh 1)"));
+}
+
+// The latents a dp group's ranks pad for the gather may not fit on a rank
+// short of memory: that fails the run with RESOURCE_EXHAUSTED naming them,
+// rather than escaping to Engine::Run's boundary as INTERNAL.
+TEST_F(EngineTest, LatentsThatCannotBePaddedForTheDpGatherFailTheRun) {
+  const v1::InputConfig prepared = Config(256, "unpaddable");
+  absl::StatusOr<BufferPlan> plan = PlanBuffers(
+      prepared, mesh_->CoordinatesOf(0), {.hidden_size = kHiddenSize});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<ReceiveBuffers> buffers =
+      ReceiveBuffers::Allocate(*plan, at::TensorOptions(at::kFloat));
+  ASSERT_TRUE(buffers.ok()) << buffers.status();
+  // 2^62 bytes of padded latents: more than any address space, so the
+  // allocation fails at once, whatever the machine's overcommit policy.
+  v1::InputConfig config = prepared;
+  for (int i = 0; i < config.shapes().image_latent_shape_size(); ++i) {
+    config.mutable_shapes()->set_image_latent_shape(i, 1 << 20);
+  }
+  ASSERT_EQ(config.shapes().image_latent_shape_size(), 3);
+  ASSERT_EQ(config.shapes().max_batch_per_dp_group(), 1);
+  RankContext context{.config = config,
+                      .rank = 0,
+                      .mesh = *mesh_,
+                      .groups = *groups_,
+                      .buffers = *buffers,
+                      .timings = timings_};
+  absl::StatusOr<at::Tensor> output =
+      RunDpGroup(context, [](int first, int end) -> absl::StatusOr<at::Tensor> {
+        return at::zeros({end - first, 1});
+      });
+  ASSERT_FALSE(output.ok());
+  EXPECT_EQ(output.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(output.status().message()),
+              HasSubstr("the dp group's padded latents"));
+  // One dp group: no other group's ranks wait in a gather for this one.
+  EXPECT_FALSE(dist::IsCollectiveFailure(output.status()));
 }
 
 }  // namespace
