@@ -5,6 +5,7 @@
 
 #include "core/base/status_macros.h"
 #include "server/image_output.h"
+#include "spdlog/spdlog.h"
 
 namespace ditserve::server {
 
@@ -21,6 +22,13 @@ absl::StatusOr<std::unique_ptr<ServingGeneration>> ServingGeneration::Form(
     // A rank that starts from now on waits for the next generation instead
     // of joining this one, which is whole.
     RETURN_IF_ERROR(store->MarkFormed(generation));
+    // Every rank left the earlier generations to join this one. Their keys
+    // would otherwise stay in rank 0's store for as long as it serves; a
+    // failure leaves them for the next formation to delete.
+    if (absl::Status forgot = store->ForgetGenerationsBefore(generation);
+        !forgot.ok()) {
+      spdlog::warn("{}", forgot.ToString());
+    }
     ASSIGN_OR_RETURN(
         formed->model_,
         engine::LoadModel(setup, *formed->runtime_, std::move(keep_waiting)));

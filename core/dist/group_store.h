@@ -7,6 +7,7 @@
 #include <string>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/dist/rank_env.h"
 
@@ -20,9 +21,19 @@ int64_t ReadCurrentGeneration(c10d::Store& store);
 // generation. Throws what the store throws.
 int64_t OpenNextGeneration(c10d::Store& store);
 
-// `store` with its keys under `generation`'s namespace.
+// `store` with its keys under `generation`'s namespace. Each key first
+// written through it is also listed in the generation's ledger (apart from
+// the RunFailureBoard's, which deletes its own), so that ForgetGeneration
+// finds the keys that Gloo, NCCL and every rank wrote: a c10d store cannot
+// list its keys.
 c10::intrusive_ptr<c10d::Store> ScopeToGeneration(
     c10::intrusive_ptr<c10d::Store> store, int64_t generation);
+
+// Deletes every key of `generation` of a group of `world_size` ranks, which
+// no rank may use any more. Errors: UNAVAILABLE when the store cannot be
+// reached.
+absl::Status ForgetGeneration(const c10::intrusive_ptr<c10d::Store>& store,
+                              int64_t generation, int world_size);
 
 // The c10d store a rank keeps for its whole life (rank 0 serves it at
 // MASTER_ADDR:MASTER_PORT) and the generation counter in it. Each formation
@@ -53,6 +64,10 @@ class GroupStore {
   // Rank 0: every rank joined `generation`, so a rank that starts from now on
   // waits for the next one.
   absl::Status MarkFormed(int64_t generation);
+  // Rank 0, once `generation` formed: deletes the keys of every generation
+  // before it. Every rank left those to join this one, and the store lives
+  // as long as rank 0, through any number of re-formations.
+  absl::Status ForgetGenerationsBefore(int64_t generation);
   // Ranks > 0: the generation to join, newer than `after` (-1: any): the
   // current one while it is forming, else the next one rank 0 opens.
   // Errors: UNAVAILABLE when the current generation stays formed for
@@ -71,6 +86,8 @@ class GroupStore {
   const RankEnv env_;
   const std::chrono::milliseconds timeout_;
   c10::intrusive_ptr<c10d::Store> store_;
+  // The generations below this one have been forgotten.
+  int64_t forgotten_below_ = 0;
 };
 
 }  // namespace ditserve::dist

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/base/guarded.h"
@@ -15,11 +16,17 @@ namespace {
 
 // Counts the run's posts; absent until the first, so that a read of a run
 // nobody failed is one check and leaves no key behind.
-std::string CountKey(int64_t run) { return absl::StrCat("run_failure/", run); }
+std::string CountKey(int64_t run) {
+  return absl::StrCat(kRunFailureKeyPrefix, run);
+}
 
 std::string RankKey(int64_t run, int rank) {
-  return absl::StrCat("run_failure/", run, "/", rank);
+  return absl::StrCat(kRunFailureKeyPrefix, run, "/", rank);
 }
+
+// The newest run posted, for ForgetNewest. A run starts only after every
+// rank finished the one before, posts included, so it only grows.
+std::string NewestKey() { return absl::StrCat(kRunFailureKeyPrefix, "newest"); }
 
 std::vector<uint8_t> Bytes(const std::string& text) {
   return std::vector<uint8_t>(text.begin(), text.end());
@@ -39,8 +46,9 @@ absl::Status RunFailureBoard::Post(int64_t run, int rank,
       absl::StatusCode::kUnavailable,
       absl::StrCat("posting the failure of run ", run, " in the store"), [&] {
         store_->set(RankKey(run, rank), Bytes(text));
+        store_->set(NewestKey(), Bytes(absl::StrCat(run)));
         // A set gets no reply; an add's, on the same connection, comes once
-        // the store holds both.
+        // the store holds them all.
         store_->add(CountKey(run), 1);
       });
 }
@@ -91,6 +99,31 @@ absl::Status RunFailureBoard::Forget(int64_t run) {
         }
         store_->deleteKey(CountKey(run));
       });
+}
+
+absl::Status RunFailureBoard::ForgetNewest() {
+  ASSIGN_OR_RETURN(
+      const std::optional<std::string> newest,
+      base::GuardedAs(absl::StatusCode::kUnavailable,
+                      "reading the newest run failure from the store",
+                      [&]() -> std::optional<std::string> {
+                        if (!store_->check({NewestKey()})) return std::nullopt;
+                        const std::vector<uint8_t> text =
+                            store_->get(NewestKey());
+                        return std::string(text.begin(), text.end());
+                      }));
+  if (!newest.has_value()) return absl::OkStatus();
+  int64_t run = 0;
+  if (absl::SimpleAtoi(*newest, &run)) {
+    // Forget deletes the posts two runs back; one that failed (it only
+    // warns) leaves an older run's.
+    for (int64_t earlier = run - 2; earlier <= run; ++earlier) {
+      RETURN_IF_ERROR(Forget(earlier));
+    }
+  }
+  return base::GuardedAs(absl::StatusCode::kUnavailable,
+                         "deleting the newest run failure from the store",
+                         [&] { store_->deleteKey(NewestKey()); });
 }
 
 std::string DescribePosts(const std::map<int, std::string>& posts) {

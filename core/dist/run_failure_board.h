@@ -21,6 +21,9 @@
 
 namespace ditserve::dist {
 
+// Every key of the board starts with this.
+inline constexpr char kRunFailureKeyPrefix[] = "run_failure/";
+
 class RunFailureBoard {
  public:
   RunFailureBoard(c10::intrusive_ptr<c10d::Store> store, int world_size);
@@ -41,6 +44,9 @@ class RunFailureBoard {
   // Deletes what was posted for `run`, which every rank must be past: the
   // store outlives many runs. One store round trip while nothing was posted.
   absl::Status Forget(int64_t run);
+  // Deletes what Forget leaves, the posts of the last runs, once no rank
+  // uses the board's generation any more (ForgetGeneration).
+  absl::Status ForgetNewest();
 
  private:
   c10::intrusive_ptr<c10d::Store> store_;

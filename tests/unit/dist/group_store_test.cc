@@ -5,9 +5,11 @@
 #include <string>
 #include <thread>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/dist/run_failure_board.h"
 #include "core/dist/store_wait.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -73,6 +75,33 @@ TEST(GroupStoreTest, GenerationsKeepTheirKeysApart) {
   EXPECT_FALSE(ScopeToGeneration(store, 1)->check({"facts"}));
   EXPECT_EQ(ReadCurrentGeneration(*store), 0);
   EXPECT_EQ(OpenNextGeneration(*store), 1);
+  EXPECT_EQ(ReadCurrentGeneration(*store), 1);
+}
+
+TEST(GroupStoreTest, ForgettingAGenerationDeletesEveryKeyWrittenInIt) {
+  auto store = c10::make_intrusive<c10d::HashStore>();
+  OpenNextGeneration(*store);
+  ScopeToGeneration(store, 1)->set("formed", std::vector<uint8_t>{1});
+  const int64_t kept = store->getNumKeys();
+
+  const c10::intrusive_ptr<c10d::Store> scoped = ScopeToGeneration(store, 0);
+  scoped->set("ditserve/startup/facts/1", std::vector<uint8_t>{1});
+  scoped->add("ditserve/heartbeat/1", 1);
+  // As Gloo's rendezvous writes: through a prefix over the scoped store.
+  c10d::PrefixStore("world", scoped).set("0/1", std::vector<uint8_t>{2});
+  // As the watchdog writes: through a connection of its own.
+  ScopeToGeneration(store, 0)->add("ditserve/heartbeat/1", 0);
+  ScopeToGeneration(store, 0)->set("ditserve/exited/1",
+                                   std::vector<uint8_t>{1});
+  // The last two runs' posts, which Engine::Run never forgets.
+  RunFailureBoard board(scoped, /*world_size=*/2);
+  ASSERT_TRUE(board.Post(8, 1, absl::InternalError("a")).ok());
+  ASSERT_TRUE(board.Post(9, 0, absl::InternalError("b")).ok());
+  ASSERT_GT(store->getNumKeys(), kept);
+
+  ASSERT_TRUE(ForgetGeneration(store, 0, /*world_size=*/2).ok());
+  EXPECT_EQ(store->getNumKeys(), kept);
+  EXPECT_TRUE(ScopeToGeneration(store, 1)->check({"formed"}));
   EXPECT_EQ(ReadCurrentGeneration(*store), 1);
 }
 

@@ -51,7 +51,18 @@ TEST(RunFailureBoardTest, ForgetDeletesThatRunsPostsOnly) {
   EXPECT_EQ(board.Count(3).value_or(-1), 0);
   EXPECT_THAT(board.Read(3).value(), IsEmpty());
   EXPECT_THAT(board.Read(4).value(), ElementsAre(Pair(1, "INTERNAL: c")));
-  EXPECT_EQ(store->getNumKeys(), 2) << "run 4's post and count";
+  EXPECT_EQ(store->getNumKeys(), 3)
+      << "run 4's post and count, and the newest run posted";
+}
+
+TEST(RunFailureBoardTest, ForgetNewestDeletesWhatForgetLeft) {
+  const auto store = c10::make_intrusive<c10d::HashStore>();
+  RunFailureBoard board(store, /*world_size=*/2);
+  EXPECT_TRUE(board.ForgetNewest().ok()) << "nothing posted";
+  ASSERT_TRUE(board.Post(6, 1, absl::InternalError("a")).ok());
+  ASSERT_TRUE(board.Post(7, 0, absl::InternalError("b")).ok());
+  ASSERT_TRUE(board.ForgetNewest().ok());
+  EXPECT_EQ(store->getNumKeys(), 0);
 }
 
 }  // namespace
