@@ -186,10 +186,9 @@ std::string OutputPath(const std::string& base, const v1::Image& image,
 
 // Writes `data` to `path`; false (after saying so) when it cannot.
 bool WriteOutput(const std::string& path, absl::string_view data) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  if (!out) std::cerr << "ditctl: cannot write " << path << "\n";
-  return static_cast<bool>(out);
+  const absl::Status written = WriteOutputFile(path, data);
+  if (!written.ok()) std::cerr << "ditctl: " << written.message() << "\n";
+  return written.ok();
 }
 
 int Generate(const std::vector<std::string>& prompts) {
@@ -338,8 +337,13 @@ int Generate(const std::vector<std::string>& prompts) {
     std::cout << path << " (" << image.width() << "x" << image.height();
     if (image.num_frames() > 1)
       std::cout << ", " << image.num_frames() << " frames";
-    std::cout << ", " << image.mime_type() << ", seed "
-              << result.config().seeds(image.prompt_index()) << ")\n";
+    std::cout << ", " << image.mime_type();
+    // A result of a server that is not this version's may not carry it.
+    if (image.prompt_index() >= 0 &&
+        image.prompt_index() < result.config().seeds_size()) {
+      std::cout << ", seed " << result.config().seeds(image.prompt_index());
+    }
+    std::cout << ")\n";
   }
   for (const v1::StageTiming& timing : result.timings()) {
     if (timing.rank() == 0) {

@@ -1,6 +1,9 @@
 #include "clients/ditctl/output_files.h"
 
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -66,6 +69,21 @@ std::string DefaultOutputPath(v1::OutputFormat format) {
     default:
       return "out.png";
   }
+}
+
+absl::Status WriteOutputFile(const std::string& path, absl::string_view data) {
+  const std::string partial = absl::StrCat(path, ".part");
+  std::ofstream out(partial, std::ios::binary);
+  out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  out.close();
+  std::error_code renamed;
+  if (out) std::filesystem::rename(partial, path, renamed);
+  if (out && !renamed) return absl::OkStatus();
+  std::error_code ignored;
+  std::filesystem::remove(partial, ignored);
+  return absl::UnavailableError(absl::StrCat(
+      "cannot write ", path,
+      renamed ? absl::StrCat(": ", renamed.message()) : std::string()));
 }
 
 }  // namespace ditserve::ditctl

@@ -3,7 +3,9 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "ditserve/v1/generation.pb.h"
 
 namespace ditserve::ditctl {
@@ -20,6 +22,11 @@ absl::StatusOr<v1::OutputFormat> ParseOutputFormat(const std::string& name,
 // out.mp4, and out.rgb or out.f32 for the raw formats, so that no raw bytes
 // land in a file named as an image.
 std::string DefaultOutputPath(v1::OutputFormat format);
+
+// Writes `data` to `path` through `path`.part, renamed once whole: a failed
+// write (a full disk) leaves the file that was there, or none, never a
+// cut-short output. UNAVAILABLE naming `path` when it cannot.
+absl::Status WriteOutputFile(const std::string& path, absl::string_view data);
 
 }  // namespace ditserve::ditctl
 

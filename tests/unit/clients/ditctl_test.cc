@@ -1,5 +1,8 @@
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -185,6 +188,41 @@ TEST(OutputFilesTest, TheDefaultFileIsNamedForItsFormat) {
   EXPECT_EQ(DefaultOutputPath(v1::OUTPUT_FORMAT_MP4), "out.mp4");
   EXPECT_EQ(DefaultOutputPath(v1::OUTPUT_FORMAT_RGB8), "out.rgb");
   EXPECT_EQ(DefaultOutputPath(v1::OUTPUT_FORMAT_LATENT_F32), "out.f32");
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A fresh folder of this test's own under the test temporary folder.
+std::filesystem::path FreshFolder() {
+  const std::filesystem::path folder =
+      std::filesystem::path(::testing::TempDir()) /
+      ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  return folder;
+}
+
+TEST(OutputFilesTest, AnOutputIsWrittenWholeOverTheFileThatWasThere) {
+  const std::filesystem::path path = FreshFolder() / "fox.png";
+  std::ofstream(path) << "an older fox";
+  ASSERT_TRUE(WriteOutputFile(path.string(), "fox").ok());
+  EXPECT_EQ(ReadFile(path), "fox");
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".part"));
+}
+
+// Whatever stops the write (here the partial file cannot be made; on a user's
+// machine a full disk), the file that was there stays as it was.
+TEST(OutputFilesTest, AFailedWriteLeavesTheFileThatWasThere) {
+  const std::filesystem::path path = FreshFolder() / "fox.png";
+  std::ofstream(path) << "an older fox";
+  std::filesystem::create_directories(path.string() + ".part/blocked");
+  const absl::Status written = WriteOutputFile(path.string(), "fox");
+  EXPECT_EQ(written.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(written.message(), HasSubstr("cannot write " + path.string()));
+  EXPECT_EQ(ReadFile(path), "an older fox");
 }
 
 TEST(ErrorMessagesTest, NamesCodeAdviceAndServerMessage) {
