@@ -96,11 +96,16 @@ class LedgerStore : public c10d::PrefixStore {
     if (absl::StartsWith(key, kRunFailureKeyPrefix)) return;
     {
       absl::MutexLock lock(&mutex_);
-      if (!listed_.insert(key).second) return;
+      if (listed_.contains(key)) return;
     }
     const int64_t entry = c10d::PrefixStore::add(kLedgerCountKey, 1);
     c10d::PrefixStore::set(LedgerEntryKey(entry),
                            std::vector<uint8_t>(key.begin(), key.end()));
+    // Only once its entry is in the store: a write that threw is tried
+    // again with the key's next write. Two threads listing one key at once
+    // list it twice, which costs its deletion a miss.
+    absl::MutexLock lock(&mutex_);
+    listed_.insert(key);
   }
 
   absl::Mutex mutex_;

@@ -257,7 +257,7 @@ absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
   const v1::DerivedShapes& shapes = context.config.shapes();
   const auto [first, end] = DpGroupPrompts(context);
   torch::NoGradGuard no_grad;
-  at::Tensor latents;
+  at::Tensor padded;
   if (end > first) {
     // Guarded here, so that what the generator throws takes the failure
     // path every other rank expects rather than leaving them waiting.
@@ -265,20 +265,19 @@ absl::StatusOr<at::Tensor> RunDpGroup(RankContext& context,
         base::Guarded("generating the dp group's prompts",
                       [&] { return generate(first, end); });
     if (!generated.ok()) return FailInStep(context, generated.status());
-    latents = *std::move(generated);
-  } else {
     ASSIGN_OR_RETURN(
-        const at::Tensor zeros,
-        AllocateOrLeave(context, "the dp group's padded latents", [&] {
+        padded, AllocateOrLeave(context, "the dp group's padded latents", [&] {
+          return PaddedGroupLatents(context, *generated);
+        }));
+  } else {
+    // The zeros its previews' gathers take are also its final ones.
+    ASSIGN_OR_RETURN(
+        padded, AllocateOrLeave(context, "the dp group's padded latents", [&] {
           return PaddedGroupLatents(context, at::Tensor());
         }));
-    RETURN_IF_ERROR(FollowSteps(context, 0, zeros));
+    RETURN_IF_ERROR(FollowSteps(context, 0, padded));
   }
   ScopedStageTimer timer(context.timings, Stage::kGather);
-  ASSIGN_OR_RETURN(
-      const at::Tensor padded,
-      AllocateOrLeave(context, "the dp group's padded latents",
-                      [&] { return PaddedGroupLatents(context, latents); }));
   return GatherDpLatents(context, padded);
 }
 

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -85,10 +84,11 @@ TEST(ConnectionLimitsTest, CallsBeyondTheStreamLimitWaitInTheClient) {
   }
 }
 
-// A client that never reads a stream, with no deadline: nothing but the
-// host's write timeout ends the call, which otherwise keeps the run's
-// outputs queued on the host and answers them, OK, whenever the client
-// reads.
+// A client that stops reading a stream: nothing but the host's write
+// timeout ends the call, which otherwise keeps the run's outputs queued on
+// the host until the client's deadline, and for ever without one. The client
+// reads only once the host says it cancelled: a Read asks for a message and
+// opens the stream's window, and the stalled write would go through.
 TEST(ConnectionLimitsTest, StreamWhoseClientStopsReadingIsCancelled) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start(
@@ -108,16 +108,10 @@ TEST(ConnectionLimitsTest, StreamWhoseClientStopsReadingIsCancelled) {
   request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
   grpc::ClientContext context;
   auto stream = generation->GenerateStream(&context, request);
-  // The run has finished once the host counts it; its image then waits
-  // behind a write the client does not take.
-  for (int tries = 0;; ++tries) {
-    ASSERT_LT(tries, 600) << "the run did not finish in 60 s";
-    absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
-    ASSERT_TRUE(metrics.ok()) << metrics.status();
-    if (MetricValue(*metrics, "ditserve_requests_total", {}) >= 1) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  std::this_thread::sleep_for(std::chrono::seconds(4));
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(
+      0, "GenerateStream cancelled: its client took no message",
+      std::chrono::seconds(90)))
+      << (*cluster)->ranks().Output(0);
 
   v1::GenerateStreamResponse message;
   bool got_result = false;
