@@ -72,18 +72,32 @@ std::string DefaultOutputPath(v1::OutputFormat format) {
 }
 
 absl::Status WriteOutputFile(const std::string& path, absl::string_view data) {
-  const std::string partial = absl::StrCat(path, ".part");
-  std::ofstream out(partial, std::ios::binary);
-  out.write(data.data(), static_cast<std::streamsize>(data.size()));
-  out.close();
-  std::error_code renamed;
-  if (out) std::filesystem::rename(partial, path, renamed);
-  if (out && !renamed) return absl::OkStatus();
+  const auto write = [&data](const std::string& to) {
+    std::ofstream out(to, std::ios::binary);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    out.close();
+    return static_cast<bool>(out);
+  };
+  const auto cannot = [&path](const std::string& why) {
+    return absl::UnavailableError(absl::StrCat("cannot write ", path, why));
+  };
   std::error_code ignored;
+  const std::filesystem::file_status existing =
+      std::filesystem::symlink_status(path, ignored);
+  // A link, device or FIFO (-o /dev/stdout) is written through, as before:
+  // renaming over it would replace it.
+  if (std::filesystem::exists(existing) &&
+      !std::filesystem::is_regular_file(existing)) {
+    return write(path) ? absl::OkStatus() : cannot("");
+  }
+  const std::string partial = absl::StrCat(path, ".part");
+  std::error_code renamed;
+  if (write(partial)) {
+    std::filesystem::rename(partial, path, renamed);
+    if (!renamed) return absl::OkStatus();
+  }
   std::filesystem::remove(partial, ignored);
-  return absl::UnavailableError(absl::StrCat(
-      "cannot write ", path,
-      renamed ? absl::StrCat(": ", renamed.message()) : std::string()));
+  return cannot(renamed ? absl::StrCat(": ", renamed.message()) : "");
 }
 
 }  // namespace ditserve::ditctl

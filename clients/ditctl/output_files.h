@@ -25,7 +25,8 @@ std::string DefaultOutputPath(v1::OutputFormat format);
 
 // Writes `data` to `path` through `path`.part, renamed once whole: a failed
 // write (a full disk) leaves the file that was there, or none, never a
-// cut-short output. UNAVAILABLE naming `path` when it cannot.
+// cut-short output. A `path` that is a symbolic link, device or FIFO is
+// written to directly. UNAVAILABLE naming `path` when it cannot.
 absl::Status WriteOutputFile(const std::string& path, absl::string_view data);
 
 }  // namespace ditserve::ditctl

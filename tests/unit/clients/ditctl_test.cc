@@ -225,6 +225,16 @@ TEST(OutputFilesTest, AFailedWriteLeavesTheFileThatWasThere) {
   EXPECT_EQ(ReadFile(path), "an older fox");
 }
 
+// -o link.png writes the file the link names; the link stays a link.
+TEST(OutputFilesTest, ALinkIsWrittenThroughNotReplaced) {
+  const std::filesystem::path folder = FreshFolder();
+  std::ofstream(folder / "fox.png") << "an older fox";
+  std::filesystem::create_symlink("fox.png", folder / "latest.png");
+  ASSERT_TRUE(WriteOutputFile((folder / "latest.png").string(), "fox").ok());
+  EXPECT_TRUE(std::filesystem::is_symlink(folder / "latest.png"));
+  EXPECT_EQ(ReadFile(folder / "fox.png"), "fox");
+}
+
 TEST(ErrorMessagesTest, NamesCodeAdviceAndServerMessage) {
   const std::string text = DescribeError(
       grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "queue is full"),
