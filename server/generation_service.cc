@@ -23,6 +23,7 @@
 #include "grpc/support/time.h"
 #include "grpcpp/alarm.h"
 #include "server/call_ownership.h"
+#include "server/metrics.h"
 #include "server/status_conversion.h"
 #include "spdlog/spdlog.h"
 
@@ -226,6 +227,11 @@ class GenerationService::StreamCall
       Close(outcome.status());
       return;
     }
+    {
+      absl::MutexLock lock(&mu_);
+      counted_ok_ = true;
+      CountIfUndeliveredLocked();
+    }
     // `result` keeps at most one chunk's worth of data, so that it fits a
     // client's default 4 MiB receive limit however many outputs there are.
     int64_t inline_left = kStreamChunkBytes;
@@ -260,7 +266,10 @@ class GenerationService::StreamCall
     write_alarm_.reset();
     pending_.pop_front();
     if (!ok) {
-      // The client is gone; OnCancel follows.
+      // The client is gone, or OnWriteStalled sent it away; OnCancel
+      // follows.
+      write_failed_ = true;
+      CountIfUndeliveredLocked();
       pending_.clear();
       closing_ = true;
       Finish(grpc::Status::CANCELLED);
@@ -280,6 +289,17 @@ class GenerationService::StreamCall
   void OnDone() override { ownership_.Release(); }
 
  private:
+  // A call counted "ok" (by RequestIntake's NewJob, or CountUnadmitted for
+  // validate_only) whose outputs the host could not all hand to the
+  // connection: its stream broke, before or after the run ended. Called as
+  // either flag is set, it counts once: only the second call sees both. A
+  // failed run is counted by its status already.
+  void CountIfUndeliveredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!write_failed_ || !counted_ok_) return;
+    intake_->CountUndeliveredStream(write_timed_out_ ? kStreamWriteTimedOut
+                                                     : kStreamClientGone);
+  }
+
   void StartNextWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     writing_ = true;
     const uint64_t write = ++writes_started_;
@@ -311,6 +331,7 @@ class GenerationService::StreamCall
       // Under the lock after the check, as in Close: once that write is done
       // the call may have finished and gRPC freed its context.
       if (!writing_ || write != writes_started_) return;
+      write_timed_out_ = true;
       // The write in flight fails; OnWriteDone finishes the call and drops
       // the queued messages, and OnCancel stops a job still running.
       context_->TryCancel();
@@ -333,6 +354,9 @@ class GenerationService::StreamCall
   // Numbers the writes, so that a late alarm of an earlier one is ignored.
   uint64_t writes_started_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<grpc::Alarm> write_alarm_ ABSL_GUARDED_BY(mu_);
+  bool write_timed_out_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+  bool counted_ok_ ABSL_GUARDED_BY(mu_) = false;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
 };

@@ -71,6 +71,16 @@ ABSL_FLAG(double, stream_write_timeout_s, 60,
           "keep its outputs in the host's memory (until its deadline, or for "
           "ever without one); above the time one 1 MiB message takes on the "
           "slowest client link");
+ABSL_FLAG(double, keepalive_time_s, 60,
+          "connections with calls in flight (on the HTTP API, every "
+          "connection) but nothing received for this long are probed (an "
+          "HTTP/2 ping on gRPC, TCP keepalive in whole seconds on the HTTP "
+          "API); a client that died or lost its network "
+          "then has its calls cancelled (--keepalive_timeout_s), and their "
+          "runs stop, instead of running for a client who is gone");
+ABSL_FLAG(double, keepalive_timeout_s, 20,
+          "a connection whose keepalive probe is not answered in this time "
+          "is closed and its calls cancelled");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate (chain) for TLS on gRPC and the HTTP API; with "
           "--tls_key");
@@ -170,11 +180,16 @@ absl::Status CheckConnectionFlags() {
         std::pair{"handshake_timeout_s",
                   absl::GetFlag(FLAGS_handshake_timeout_s)},
         std::pair{"stream_write_timeout_s",
-                  absl::GetFlag(FLAGS_stream_write_timeout_s)}}) {
-    if (!(seconds > 0 && seconds < kMaxSeconds)) {
+                  absl::GetFlag(FLAGS_stream_write_timeout_s)},
+        std::pair{"keepalive_time_s", absl::GetFlag(FLAGS_keepalive_time_s)},
+        std::pair{"keepalive_timeout_s",
+                  absl::GetFlag(FLAGS_keepalive_timeout_s)}}) {
+    // At least 1 ms: gRPC takes whole milliseconds, and a value that
+    // rounded to 0 would close connections at once.
+    if (!(seconds >= 0.001 && seconds < kMaxSeconds)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--", name, " ", seconds, ": allowed above 0 and below ",
-                       kMaxSeconds));
+          absl::StrCat("--", name, " ", seconds,
+                       ": allowed from 0.001 and below ", kMaxSeconds));
     }
   }
   return absl::OkStatus();

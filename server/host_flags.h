@@ -31,6 +31,8 @@ ABSL_DECLARE_FLAG(int, max_concurrent_streams);
 ABSL_DECLARE_FLAG(double, max_connection_idle_s);
 ABSL_DECLARE_FLAG(double, handshake_timeout_s);
 ABSL_DECLARE_FLAG(double, stream_write_timeout_s);
+ABSL_DECLARE_FLAG(double, keepalive_time_s);
+ABSL_DECLARE_FLAG(double, keepalive_timeout_s);
 ABSL_DECLARE_FLAG(std::string, tls_cert);
 ABSL_DECLARE_FLAG(std::string, tls_key);
 ABSL_DECLARE_FLAG(std::string, tls_client_ca);

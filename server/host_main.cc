@@ -16,6 +16,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "core/base/allocator_tuning.h"
 #include "core/base/crash_report.h"
 #include "core/base/end_by_signal.h"
@@ -49,6 +50,13 @@
 
 namespace ditserve::server {
 namespace {
+
+// The most often a client may send keepalive pings while the host sends it
+// nothing, as through a Generate call's run. Clients are told 10 s (README,
+// "Clients that vanish"); half that here, so that a ping timer firing a little
+// early is never held against a client, which three times would close its
+// connection.
+constexpr absl::Duration kShortestClientPingInterval = absl::Seconds(5);
 
 // Set by SIGTERM/SIGINT; a plain flag read by the main thread, since a signal
 // handler may do nothing else safely.
@@ -265,7 +273,11 @@ int RunHost() {
     absl::StatusOr<std::unique_ptr<HttpServer>> started = HttpServer::Start(
         listen, absl::GetFlag(FLAGS_http_port), http_api.threads(),
         [&http_api](httplib::Server& server) { http_api.AddRoutes(server); },
-        credentials->tls.get());
+        credentials->tls.get(),
+        TcpKeepalive{
+            .idle = absl::Seconds(absl::GetFlag(FLAGS_keepalive_time_s)),
+            .timeout =
+                absl::Seconds(absl::GetFlag(FLAGS_keepalive_timeout_s))});
     if (!started.ok()) return Fail(started.status(), "HTTP API");
     http_server = *std::move(started);
   }
@@ -290,6 +302,21 @@ int RunHost() {
   builder.AddChannelArgument(
       GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
       static_cast<int>(absl::GetFlag(FLAGS_handshake_timeout_s) * 1000));
+  // gRPC 1.51 limits only a client's pings while its calls send nothing
+  // (GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA); a server's keepalive pings go
+  // on through a Generate call's silent run.
+  builder.AddChannelArgument(
+      GRPC_ARG_KEEPALIVE_TIME_MS,
+      static_cast<int>(absl::GetFlag(FLAGS_keepalive_time_s) * 1000));
+  builder.AddChannelArgument(
+      GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+      static_cast<int>(absl::GetFlag(FLAGS_keepalive_timeout_s) * 1000));
+  // Clients' own keepalive pings, down to kShortestClientPingInterval; by
+  // default gRPC closes a connection that pings more than every 5 minutes
+  // while the server sends it nothing (GOAWAY too_many_pings).
+  builder.AddChannelArgument(
+      GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+      static_cast<int>(absl::ToInt64Milliseconds(kShortestClientPingInterval)));
   builder.RegisterService(&generation);
   builder.RegisterService(&health);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -1,9 +1,13 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -31,6 +35,31 @@ void DrainAndRefuse(const httplib::Request& request,
   }
 }
 
+// Linux's largest TCP_KEEPIDLE and TCP_KEEPINTVL (MAX_TCP_KEEPIDLE).
+constexpr int64_t kLongestKeepaliveSeconds = 32767;
+// Unanswered probes before the connection fails; TcpKeepalive::timeout is
+// spread over them.
+constexpr int kKeepaliveProbes = 3;
+
+int KeepaliveSeconds(absl::Duration duration) {
+  return static_cast<int>(std::clamp<int64_t>(
+      absl::ToInt64Seconds(absl::Ceil(duration, absl::Seconds(1))), 1,
+      kLongestKeepaliveSeconds));
+}
+
+// On the listening socket: Linux gives each accepted connection the
+// listener's keepalive settings, and cpp-httplib sets none on those.
+void SetTcpKeepalive(socket_t socket, const TcpKeepalive& keepalive) {
+  const int on = 1;
+  const int idle = KeepaliveSeconds(keepalive.idle);
+  const int interval = KeepaliveSeconds(keepalive.timeout / kKeepaliveProbes);
+  setsockopt(socket, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  setsockopt(socket, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  setsockopt(socket, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(socket, IPPROTO_TCP, TCP_KEEPCNT, &kKeepaliveProbes,
+             sizeof(kKeepaliveProbes));
+}
+
 }  // namespace
 
 void RouteUnreadBodiesToTheDrain(httplib::Request& request) {
@@ -46,7 +75,7 @@ void RouteUnreadBodiesToTheDrain(httplib::Request& request) {
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& host, int port, int threads, const AddRoutes& add_routes,
-    const TlsIdentity* tls) {
+    const TlsIdentity* tls, std::optional<TcpKeepalive> keepalive) {
   std::unique_ptr<httplib::Server> server;
   if (tls != nullptr) {
     auto tls_server = std::make_unique<httplib::SSLServer>(
@@ -64,9 +93,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   };
   // cpp-httplib's default also sets SO_REUSEPORT, which lets a second
   // server bind the same port and take a share of its connections.
-  server->set_socket_options([](socket_t socket) {
+  server->set_socket_options([keepalive](socket_t socket) {
     const int yes = 1;
     setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (keepalive.has_value()) SetTcpKeepalive(socket, *keepalive);
   });
   server->set_read_timeout(kHttpIoTimeoutSeconds, 0);
   server->set_write_timeout(kHttpIoTimeoutSeconds, 0);

@@ -12,10 +12,12 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace httplib {
 class Server;
@@ -48,6 +50,16 @@ inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;
 // pre-routing handler calls this; one that replaces it calls it first.
 void RouteUnreadBodiesToTheDrain(httplib::Request& request);
 
+// TCP keepalive for connections whose handler waits long with nothing to
+// send or read, as one waiting for a generation: a peer silent for `idle`
+// is probed, and the connection of one that answers no probe for about
+// `timeout` fails, which the handler sees (PeerHasClosed). TCP counts whole
+// seconds, at least 1 and at most 32767; both are rounded up into that.
+struct TcpKeepalive {
+  absl::Duration idle;
+  absl::Duration timeout;
+};
+
 class HttpServer {
  public:
   using AddRoutes = std::function<void(httplib::Server&)>;
@@ -60,11 +72,13 @@ class HttpServer {
   // order). A body sent where none takes one is read and dropped before the
   // 404: cpp-httplib would hold it whole in memory.
   // HTTPS with `tls` (which must outlive the server), plain HTTP without.
-  // UNAVAILABLE naming the address when it cannot be bound; INTERNAL when
-  // OpenSSL cannot be set up.
+  // Connections are probed with `keepalive` when given. UNAVAILABLE naming
+  // the address when it cannot be bound; INTERNAL when OpenSSL cannot be
+  // set up.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
       const std::string& host, int port, int threads,
-      const AddRoutes& add_routes, const TlsIdentity* tls = nullptr);
+      const AddRoutes& add_routes, const TlsIdentity* tls = nullptr,
+      std::optional<TcpKeepalive> keepalive = std::nullopt);
   // Stops accepting, then waits for the handlers that are running.
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;

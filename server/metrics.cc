@@ -126,7 +126,14 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
               .Help("Time from the end of a preview's step to its events, "
                     "seconds")
               .Register(*registry_)
-              .Add({{"model", model_}}, LatencyBuckets())) {
+              .Add({{"model", model_}}, LatencyBuckets())),
+      undelivered_streams_(
+          prometheus::BuildCounter()
+              .Name(kUndeliveredStreamsMetric)
+              .Help("GenerateStream calls counted ok whose outputs the host "
+                    "could not all hand to the connection, by reason "
+                    "(write_timeout, client_gone)")
+              .Register(*registry_)) {
   // Every series exists from the start, so dashboards and alerts see zero
   // counts rather than missing series: rate() cannot see the increase to a
   // series' first sample, so a first error would never reach the error ratio.
@@ -139,6 +146,9 @@ Metrics::Metrics(std::string model, int world_size, const BuildInfo& build)
   for (const char* result :
        {kPartialImageSent, kPartialImageFailed, kPartialImageSkipped}) {
     partial_images_.Add({{"model", model_}, {"result", result}});
+  }
+  for (const char* reason : {kStreamWriteTimedOut, kStreamClientGone}) {
+    undelivered_streams_.Add({{"model", model_}, {"reason", reason}});
   }
   for (const char* credential : {kAuthTokensCredential, kTlsCredential}) {
     for (const bool applied : {true, false}) {
@@ -270,6 +280,10 @@ void Metrics::CountPartialImage(const std::string& result) {
 
 void Metrics::ObservePartialImageDelay(double seconds) {
   partial_image_delay_.Observe(seconds);
+}
+
+void Metrics::CountUndeliveredStream(const std::string& reason) {
+  undelivered_streams_.Add({{"model", model_}, {"reason", reason}}).Increment();
 }
 
 void Metrics::SetQueueDepth(int depth) { queue_depth_.Set(depth); }

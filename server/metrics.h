@@ -47,6 +47,8 @@ inline constexpr char kCredentialReloadsMetric[] =
 inline constexpr char kPartialImagesMetric[] = "ditserve_partial_images_total";
 inline constexpr char kPartialImageDelayMetric[] =
     "ditserve_partial_image_delay_seconds";
+inline constexpr char kUndeliveredStreamsMetric[] =
+    "ditserve_undelivered_streams_total";
 // The results kPartialImagesMetric counts, as its label says them.
 inline constexpr char kPartialImageSent[] = "sent";
 inline constexpr char kPartialImageFailed[] = "failed";
@@ -54,6 +56,11 @@ inline constexpr char kPartialImageSkipped[] = "skipped";
 // The credentials kCredentialReloadsMetric counts, as its label says them.
 inline constexpr char kAuthTokensCredential[] = "auth_tokens";
 inline constexpr char kTlsCredential[] = "tls";
+// Why kUndeliveredStreamsMetric counts a stream, as its label says it: the
+// host cancelled it (--stream_write_timeout_s), or the connection ended
+// otherwise: the client left, or the host shut down under it.
+inline constexpr char kStreamWriteTimedOut[] = "write_timeout";
+inline constexpr char kStreamClientGone[] = "client_gone";
 
 struct BuildInfo {
   std::string version;
@@ -111,6 +118,10 @@ class Metrics {
   // from the end of its step to its events, decode and encoding included.
   void CountPartialImage(const std::string& result);
   void ObservePartialImageDelay(double seconds);
+  // A GenerateStream counted "ok" by CountRequest whose outputs did not all
+  // reach its client: its stream broke before the result went out, `reason`
+  // kStreamWriteTimedOut or kStreamClientGone.
+  void CountUndeliveredStream(const std::string& reason);
   prometheus::Registry& registry() { return *registry_; }
 
  private:
@@ -140,6 +151,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& credential_reloads_;
   prometheus::Family<prometheus::Counter>& partial_images_;
   prometheus::Histogram& partial_image_delay_;
+  prometheus::Family<prometheus::Counter>& undelivered_streams_;
   // Shared with the scrape handler, which may outlive a scrape in progress.
   struct PromptCacheSeries;
   std::shared_ptr<PromptCacheSeries> prompt_cache_;

@@ -66,6 +66,10 @@ void RequestIntake::CountUnadmitted(const absl::Status& status,
   }
 }
 
+void RequestIntake::CountUndeliveredStream(const std::string& reason) {
+  metrics_->CountUndeliveredStream(reason);
+}
+
 std::shared_ptr<Job> RequestIntake::NewJob(
     v1::InputConfig config, std::string client, absl::Time received,
     Job::EventFn on_event, Job::DoneFn on_done,

@@ -51,6 +51,10 @@ class RequestIntake {
   // validate_only; logs a refusal with its reason.
   void CountUnadmitted(const absl::Status& status, const std::string& client);
 
+  // A GenerateStream counted "ok" whose outputs did not all reach the client
+  // (Metrics::CountUndeliveredStream).
+  void CountUndeliveredStream(const std::string& reason);
+
   // A job for a frozen request of `client` (Job::client) whose outcome is
   // counted and then passed to `on_done`. `deliverable`, when set, says why
   // a response the run made cannot reach the client (Generate's message

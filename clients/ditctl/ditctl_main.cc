@@ -39,6 +39,15 @@
 
 ABSL_FLAG(std::string, server, "localhost:50051", "host:port of ditserve-host");
 ABSL_FLAG(double, timeout, 600, "seconds before the call is abandoned");
+ABSL_FLAG(double, keepalive, 360,
+          "seconds without a message from the server, while a call waits, "
+          "before ditctl pings it (0: never; else at least 10); a ping not "
+          "answered within --keepalive_timeout fails the call UNAVAILABLE "
+          "before --timeout, when the host died or the network went dark. The "
+          "default suits a proxy left at gRPC's defaults, which closes a "
+          "connection pinged more often than every 5 minutes");
+ABSL_FLAG(double, keepalive_timeout, 20,
+          "seconds a keepalive ping may go unanswered");
 ABSL_FLAG(absl::optional<int>, W, absl::nullopt, "image width in pixels");
 ABSL_FLAG(absl::optional<int>, H, absl::nullopt, "image height in pixels");
 ABSL_FLAG(absl::optional<int>, steps, absl::nullopt, "denoising steps");
@@ -123,6 +132,15 @@ std::shared_ptr<grpc::ChannelCredentials> Credentials() {
 std::shared_ptr<grpc::Channel> Connect() {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  if (const double keepalive = absl::GetFlag(FLAGS_keepalive); keepalive != 0) {
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(keepalive * 1000));
+    args.SetInt(
+        GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+        static_cast<int>(absl::GetFlag(FLAGS_keepalive_timeout) * 1000));
+    // gRPC would stop after two pings while ditctl sends nothing, which is
+    // all of a call once its request is out.
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  }
   return grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), Credentials(),
                                    args);
 }
@@ -399,6 +417,8 @@ int main(int argc, char** argv) {
   }
   if (const absl::Status checked = ditserve::ditctl::CheckConnectionFlags(
           {.timeout_seconds = absl::GetFlag(FLAGS_timeout),
+           .keepalive_seconds = absl::GetFlag(FLAGS_keepalive),
+           .keepalive_timeout_seconds = absl::GetFlag(FLAGS_keepalive_timeout),
            .tls_ca = absl::GetFlag(FLAGS_tls_ca),
            .tls_client_cert = absl::GetFlag(FLAGS_tls_client_cert),
            .tls_client_key = absl::GetFlag(FLAGS_tls_client_key)});

@@ -1,7 +1,8 @@
 // End to end with the Python client (clients/python) on Debian's
 // python3-grpcio: python_client.py and python_client_tls.py call a real
 // serving group through the `ditserve` package and print what they got as
-// JSON, checked here.
+// JSON, checked here. python_client_keepalive.py calls through a relay that
+// the test stalls.
 
 #include <chrono>
 #include <filesystem>
@@ -19,12 +20,14 @@
 #include "nlohmann/json.hpp"
 #include "tools/local_cluster/serving_cluster.h"
 #include "tools/local_cluster/shell_command.h"
+#include "tools/local_cluster/stallable_proxy.h"
 #include "tools/local_cluster/test_certificates.h"
 
 namespace ditserve::testing {
 namespace {
 
 using ::ditserve::local_cluster::ServingCluster;
+using ::ditserve::local_cluster::StallableProxy;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -108,6 +111,49 @@ TEST(PythonClientE2eTest, GeneratesStreamsAndReportsErrorsThroughThePackage) {
   EXPECT_EQ(summary["unknown_field"]["code"], "ValueError");
   EXPECT_THAT(summary["unknown_field"]["message"].get<std::string>(),
               StartsWith("heigth: GenerateRequest has no such field"));
+}
+
+// A call without a timeout to a host that goes silent in the middle of the
+// run, as one whose machine died or whose network went dark: the client's
+// keepalive pings find out, and the call fails instead of waiting for ever
+// (or, should the pings not work, until `timeout 90` ends the script). It
+// fails about 10 s after the last frame the client read from the host, a
+// second or so before the stall: the pings, not something else, found the
+// silence. The host's own keepalive
+// cancels the run, so the group stops quickly; its timeout leaves a loaded
+// machine time to answer before the stall.
+TEST(PythonClientE2eTest, KeepaliveEndsACallToAHostThatWentSilent) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1,
+           .host_flags = {"--keepalive_time_s=1", "--keepalive_timeout_s=5"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::StatusOr<std::unique_ptr<StallableProxy>> proxy =
+      StallableProxy::Start((*cluster)->grpc_port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  absl::StatusOr<std::string> output;
+  std::thread script([&] {
+    output = local_cluster::ShellOutput(absl::StrCat(
+        "PYTHONPATH=", DITSERVE_PYTHONPATH, " PYTHONDONTWRITEBYTECODE=1 ",
+        "timeout 90 ", DITSERVE_PYTHON3, " ", DITSERVE_E2E_DIR,
+        "/python_client_keepalive.py 127.0.0.1:", (*proxy)->port()));
+  });
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(0, "run started",
+                                                std::chrono::seconds(60)));
+  (*proxy)->Stall();
+  const auto stalled = std::chrono::steady_clock::now();
+  script.join();
+  const double seconds_after_stall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stalled)
+          .count();
+
+  ASSERT_TRUE(output.ok()) << output.status();
+  const nlohmann::json outcome =
+      nlohmann::json::parse(*output, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(outcome.is_discarded()) << *output;
+  EXPECT_EQ(outcome["code"], "UNAVAILABLE") << *output;
+  EXPECT_GE(seconds_after_stall, 8.0) << *output;
+  EXPECT_LT(seconds_after_stall, 60.0) << *output;
 }
 
 // The package against a host that requires mutual TLS and a bearer token:

@@ -43,6 +43,7 @@ class ServingCluster {
   grpc::health::v1::Health::Stub& health() { return *health_; }
   RankLauncher& ranks() { return *ranks_; }
   std::string address() const;
+  int grpc_port() const { return grpc_port_; }
   int metrics_port() const { return metrics_port_; }
   // The OpenAI-compatible HTTP API (server/http_api.h).
   int http_port() const { return http_port_; }

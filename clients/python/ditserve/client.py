@@ -14,10 +14,50 @@ from ditserve.stubs import generation_pb2, generation_pb2_grpc, health_pb2
 
 # As ditctl: a video or a large batch of PNGs is far over gRPC's 4 MB default.
 _MAX_MESSAGE_BYTES = 256 << 20
+# The most often a ditserve host is promised to accept a client's pings
+# while it sends nothing (README, "Clients that vanish"); faster pings may
+# make it close the connection. The longest keeps the milliseconds within
+# gRPC's int.
+_SHORTEST_KEEPALIVE_SECONDS = 10
+_LONGEST_KEEPALIVE_SECONDS = 2_000_000
+# Above the 5 minutes a gRPC server or proxy left at its defaults allows
+# between pings while nothing is sent, so that one in front of the host does
+# not close the connection for pinging too often.
+_DEFAULT_KEEPALIVE_SECONDS = 360
+_SHORTEST_KEEPALIVE_TIMEOUT_SECONDS = 0.001
 
 Prompts = Union[str, Iterable[str]]
 Progress = generation_pb2.GenerateStreamResponse.Progress
 PartialImage = generation_pb2.GenerateStreamResponse.PartialImage
+
+
+def _keepalive_options(keepalive, keepalive_timeout):
+    """Channel options that ping the host every `keepalive` seconds while a
+    call waits; none for None."""
+    if keepalive is None:
+        return []
+    if not (_SHORTEST_KEEPALIVE_SECONDS <= keepalive
+            <= _LONGEST_KEEPALIVE_SECONDS):
+        raise ValueError(
+            f"keepalive {keepalive}: allowed {_SHORTEST_KEEPALIVE_SECONDS} "
+            f"to {_LONGEST_KEEPALIVE_SECONDS} seconds (the most often a "
+            "ditserve host is promised to accept pings), or None"
+        )
+    if not (_SHORTEST_KEEPALIVE_TIMEOUT_SECONDS <= keepalive_timeout
+            <= _LONGEST_KEEPALIVE_SECONDS):
+        raise ValueError(
+            f"keepalive_timeout {keepalive_timeout}: allowed "
+            f"{_SHORTEST_KEEPALIVE_TIMEOUT_SECONDS} to "
+            f"{_LONGEST_KEEPALIVE_SECONDS} seconds"
+        )
+    keepalive_ms = int(keepalive * 1000)
+    # A Generate call sends nothing while its run lasts, and gRPC 1.51 would
+    # stop pinging after two pings without sending data.
+    return [
+        ("grpc.keepalive_time_ms", keepalive_ms),
+        ("grpc.keepalive_timeout_ms", int(keepalive_timeout * 1000)),
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
 
 
 class Client:
@@ -32,6 +72,13 @@ class Client:
       token: sent as `authorization: Bearer <token>` with every call.
       timeout: seconds before each call is abandoned (DEADLINE_EXCEEDED);
         None waits as long as the call takes.
+      keepalive: seconds without anything from the host, while a call is
+        in flight, before the client pings it (at least 10, which ditserve
+        hosts accept; servers and proxies left at gRPC's defaults close a
+        connection pinged more often than every 300); a ping not
+        answered within keepalive_timeout seconds fails the call with
+        UNAVAILABLE, so that a host that died or a network that went dark
+        ends a call without a timeout too. None sends no pings.
 
     Every method raises DitserveError (gRPC status code and the server's
     message) when the call fails. Use it as a context manager, or call
@@ -46,8 +93,11 @@ class Client:
         timeout: Optional[float] = None,
         tls_cert: Union[None, str, os.PathLike, bytes] = None,
         tls_key: Union[None, str, os.PathLike, bytes] = None,
+        keepalive: Optional[float] = _DEFAULT_KEEPALIVE_SECONDS,
+        keepalive_timeout: float = 20,
     ):
         options = [("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES)]
+        options += _keepalive_options(keepalive, keepalive_timeout)
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key go together")
         if tls_ca is None:

@@ -1,8 +1,11 @@
 // The gRPC server's per-connection limits on a real host: a connection
 // that never speaks is closed after the handshake timeout, calls beyond
-// --max_concurrent_streams on one connection wait in the client, and a
-// stream whose client stops reading is cancelled after
-// --stream_write_timeout_s.
+// --max_concurrent_streams on one connection wait in the client, a stream
+// whose client stops reading is cancelled after --stream_write_timeout_s, a
+// stream that breaks after its run is counted as undelivered, the run of a
+// client that went silent is cancelled after --keepalive_time_s and
+// --keepalive_timeout_s, a client's own pings are taken, and ditctl's end
+// its call to a host that went silent.
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,34 +13,37 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tools/local_cluster/rank_launcher.h"
+#include "tools/local_cluster/running_stream.h"
 #include "tools/local_cluster/serving_cluster.h"
+#include "tools/local_cluster/shell_command.h"
+#include "tools/local_cluster/stallable_proxy.h"
 
 namespace ditserve::testing {
 namespace {
 
 using ::ditserve::local_cluster::ContextWithDeadline;
+using ::ditserve::local_cluster::LongRequest;
 using ::ditserve::local_cluster::MetricValue;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
+using ::ditserve::local_cluster::StallableProxy;
 using ::ditserve::local_cluster::StartUpFailure;
 using ::testing::HasSubstr;
-
-int PortOf(const std::string& address) {
-  return std::stoi(address.substr(address.rfind(':') + 1));
-}
 
 TEST(ConnectionLimitsTest, SilentConnectionIsClosedAfterTheHandshakeTimeout) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start(
           {.world_size = 1, .host_flags = {"--handshake_timeout_s=1"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  const int fd =
-      local_cluster::ConnectToLoopback(PortOf((*cluster)->address()));
+  const int fd = local_cluster::ConnectToLoopback((*cluster)->grpc_port());
   // Without the limit gRPC waits 120 s; the read gives up after 20.
   timeval timeout{.tv_sec = 20, .tv_usec = 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
@@ -50,21 +56,17 @@ TEST(ConnectionLimitsTest, SilentConnectionIsClosedAfterTheHandshakeTimeout) {
   ::close(fd);
 }
 
-// A 200-step 1024² run holds the only stream of the connection (see
-// serving_test.cc's LongRequest); a second call on the same channel cannot
-// start, so it never reaches the host and its deadline passes in the client.
+// A LongRequest holds the only stream of the connection; a second call on the
+// same channel cannot start, so it never reaches the host and its deadline
+// passes in the client.
 TEST(ConnectionLimitsTest, CallsBeyondTheStreamLimitWaitInTheClient) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start(
           {.world_size = 1, .host_flags = {"--max_concurrent_streams=1"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  v1::GenerateRequest long_request = SmallRequest("a long one");
-  long_request.set_height(1024);
-  long_request.set_width(1024);
-  long_request.set_num_inference_steps(200);
   auto running_context = ContextWithDeadline(120);
   auto running = (*cluster)->generation().GenerateStream(running_context.get(),
-                                                         long_request);
+                                                         LongRequest());
   v1::GenerateStreamResponse message;
   while (running->Read(&message) && !message.has_progress()) {
   }
@@ -84,44 +86,228 @@ TEST(ConnectionLimitsTest, CallsBeyondTheStreamLimitWaitInTheClient) {
   }
 }
 
+// A GenerateStream of a 3 MiB image (1024² RGB8) on a channel without BDP
+// probing, whose window stays at gRPC's 64 KiB: the host cannot send the
+// image to a client that does not read, however large the loopback
+// socket's buffers.
+class UnreadStream {
+ public:
+  UnreadStream(const ServingCluster& cluster, const std::string& prompt) {
+    grpc::ChannelArguments arguments;
+    arguments.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    generation_ = v1::Generation::NewStub(grpc::CreateCustomChannel(
+        cluster.address(), grpc::InsecureChannelCredentials(), arguments));
+    v1::GenerateRequest request = SmallRequest(prompt);
+    request.set_height(1024);
+    request.set_width(1024);
+    request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
+    stream_ = generation_->GenerateStream(&context_, request);
+  }
+
+  void Leave() { context_.TryCancel(); }
+
+  // Reads what is left; whether the result came, and the call's status.
+  std::pair<bool, grpc::Status> ReadToTheEnd() {
+    v1::GenerateStreamResponse message;
+    bool got_result = false;
+    while (stream_->Read(&message)) {
+      got_result = got_result || message.has_result();
+    }
+    return {got_result, stream_->Finish()};
+  }
+
+ private:
+  std::unique_ptr<v1::Generation::Stub> generation_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReader<v1::GenerateStreamResponse>> stream_;
+};
+
+// Polls `metric`'s series with `label` until it reads 1 (true) or 90 s have
+// passed: the host counts as a run's answer is decided or a broken write
+// comes back, without a log line to wait for.
+bool WaitForMetric(const ServingCluster& cluster, const std::string& metric,
+                   const std::string& label) {
+  for (int poll = 0; poll < 900; ++poll) {
+    if (poll > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const absl::StatusOr<std::string> metrics = cluster.ScrapeMetrics();
+    if (metrics.ok() && MetricValue(*metrics, metric, {label}) == 1) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // A client that stops reading a stream: nothing but the host's write
 // timeout ends the call, which otherwise keeps the run's outputs queued on
 // the host until the client's deadline, and for ever without one. The client
 // reads only once the host says it cancelled: a Read asks for a message and
-// opens the stream's window, and the stalled write would go through.
+// opens the stream's window, and the stalled write would go through. The
+// run was counted ok when it ended; the cut stream is counted as well.
 TEST(ConnectionLimitsTest, StreamWhoseClientStopsReadingIsCancelled) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start(
           {.world_size = 1, .host_flags = {"--stream_write_timeout_s=2"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  // Without BDP probing the stream's window stays at gRPC's 64 KiB, so the
-  // host cannot send a 3 MiB image (1024² RGB8) to a client that does not
-  // read, however large the loopback socket's buffers.
-  grpc::ChannelArguments arguments;
-  arguments.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  std::unique_ptr<v1::Generation::Stub> generation = v1::Generation::NewStub(
-      grpc::CreateCustomChannel((*cluster)->address(),
-                                grpc::InsecureChannelCredentials(), arguments));
-  v1::GenerateRequest request = SmallRequest("never read");
-  request.set_height(1024);
-  request.set_width(1024);
-  request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
-  grpc::ClientContext context;
-  auto stream = generation->GenerateStream(&context, request);
+  UnreadStream unread(**cluster, "never read");
   EXPECT_TRUE((*cluster)->ranks().WaitForOutput(
       0, "GenerateStream cancelled: its client took no message",
       std::chrono::seconds(90)))
       << (*cluster)->ranks().Output(0);
 
-  v1::GenerateStreamResponse message;
-  bool got_result = false;
-  while (stream->Read(&message)) {
-    got_result = got_result || message.has_result();
-  }
-  const grpc::Status status = stream->Finish();
+  const auto [got_result, status] = unread.ReadToTheEnd();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED)
       << status.error_message();
   EXPECT_FALSE(got_result) << "the host kept the outputs for the client";
+  EXPECT_TRUE(WaitForMetric(**cluster, "ditserve_undelivered_streams_total",
+                            "reason=\"write_timeout\""));
+  const absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_undelivered_streams_total",
+                        {"reason=\"client_gone\""}),
+            0);
+}
+
+// A client that leaves once its run has ended, its image still queued on
+// the host: the run is counted ok, and the stream as one whose outputs did
+// not arrive.
+TEST(ConnectionLimitsTest, StreamWhoseClientLeavesAfterTheRunIsUndelivered) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 1});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  UnreadStream unread(**cluster, "left behind");
+  // Counted once the run's answer is decided, just before the host sends it.
+  EXPECT_TRUE(
+      WaitForMetric(**cluster, "ditserve_requests_total", "status=\"ok\""));
+  unread.Leave();
+
+  EXPECT_EQ(unread.ReadToTheEnd().second.error_code(),
+            grpc::StatusCode::CANCELLED);
+  EXPECT_TRUE(WaitForMetric(**cluster, "ditserve_undelivered_streams_total",
+                            "reason=\"client_gone\""));
+  const absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_requests_total", {"status=\"ok\""}),
+            1);
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_undelivered_streams_total",
+                        {"reason=\"write_timeout\""}),
+            0);
+}
+
+// A client that goes silent in the middle of a Generate call, as one whose
+// machine froze or whose network went dark: the call sends nothing while
+// its run lasts, and only the host's keepalive pings find out. While the
+// client still answers them the run goes on; once it is silent the run
+// stops within the ping interval and timeout (1 s and 2 s, which leaves a
+// loaded machine time to answer) and a step, where gRPC's default timeout
+// alone is 20 s.
+TEST(ConnectionLimitsTest, RunOfAClientThatWentSilentIsCancelled) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1,
+           .host_flags = {"--keepalive_time_s=1", "--keepalive_timeout_s=2"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::StatusOr<std::unique_ptr<StallableProxy>> proxy =
+      StallableProxy::Start((*cluster)->grpc_port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  std::unique_ptr<v1::Generation::Stub> generation = v1::Generation::NewStub(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*proxy)->port()),
+                          grpc::InsecureChannelCredentials()));
+  grpc::Status client_status;
+  std::thread client([&] {
+    v1::GenerateResponse response;
+    client_status = generation->Generate(ContextWithDeadline(120).get(),
+                                         LongRequest(), &response);
+  });
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(0, "run started",
+                                                std::chrono::seconds(60)));
+  EXPECT_FALSE((*cluster)->ranks().WaitForOutput(
+      0, "finished status=", std::chrono::seconds(3)))
+      << "the host cut off a client that answers its pings";
+  (*proxy)->Stall();
+  // Well within the client's 120 s deadline, where gRPC's default would
+  // wait 2 h before its first ping; a loaded machine's steps take long.
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(0, "finished status=cancelled",
+                                                std::chrono::seconds(40)))
+      << (*cluster)->ranks().Output(0);
+  // Logged just before the run is counted.
+  EXPECT_TRUE(WaitForMetric(**cluster, "ditserve_requests_total",
+                            "status=\"cancelled\""));
+
+  // The client learns only when its own connection ends.
+  proxy->reset();
+  client.join();
+  EXPECT_EQ(client_status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << client_status.error_message();
+}
+
+// A client that pings every 6 s while its Generate call waits for the run,
+// as clients are told they may (every 10 s, README): the host, which sends
+// nothing meanwhile and pings only after a minute, takes them, where gRPC's
+// default would close the connection at the third ping (too_many_pings),
+// and the run would stop cancelled.
+TEST(ConnectionLimitsTest, ClientKeepalivePingsDuringARunAreTaken) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 1});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  grpc::ChannelArguments arguments;
+  arguments.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 6000);
+  arguments.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  std::unique_ptr<v1::Generation::Stub> generation = v1::Generation::NewStub(
+      grpc::CreateCustomChannel((*cluster)->address(),
+                                grpc::InsecureChannelCredentials(), arguments));
+  grpc::ClientContext context;
+  grpc::Status client_status;
+  std::thread client([&] {
+    v1::GenerateResponse response;
+    client_status = generation->Generate(&context, LongRequest(), &response);
+  });
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(0, "run started",
+                                                std::chrono::seconds(60)));
+  // Pings at about 6, 12, 18 and 24 s: three strikes by 30.
+  EXPECT_FALSE((*cluster)->ranks().WaitForOutput(
+      0, "finished status=", std::chrono::seconds(30)))
+      << "the host closed a connection for its client's pings";
+
+  context.TryCancel();
+  client.join();
+  EXPECT_EQ(client_status.error_code(), grpc::StatusCode::CANCELLED)
+      << client_status.error_message();
+}
+
+// ditctl's own keepalive against a host that goes silent in the middle of
+// a run: the stream's progress stops, and ditctl's pings find out well
+// before --timeout, about 10 s after the last frame it read. The host's
+// keepalive cancels the run, so the group stops quickly.
+TEST(ConnectionLimitsTest, DitctlKeepaliveEndsACallToAHostThatWentSilent) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1,
+           .host_flags = {"--keepalive_time_s=1", "--keepalive_timeout_s=5"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  absl::StatusOr<std::unique_ptr<StallableProxy>> proxy =
+      StallableProxy::Start((*cluster)->grpc_port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  local_cluster::ShellResult result;
+  std::thread ditctl([&] {
+    result = local_cluster::RunShell(absl::StrCat(
+        DITSERVE_BIN_DIR, "/ditctl --server=127.0.0.1:", (*proxy)->port(),
+        " --keepalive=10 --keepalive_timeout=1 --timeout=120 generate ",
+        "'a long one' -W 1024 -H 1024 --steps 200 -o ", ::testing::TempDir(),
+        "/never_written.png 2>&1"));
+  });
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(0, "run started",
+                                                std::chrono::seconds(60)));
+  (*proxy)->Stall();
+  const auto stalled = std::chrono::steady_clock::now();
+  ditctl.join();
+  const double seconds_after_stall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stalled)
+          .count();
+
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("UNAVAILABLE"));
+  EXPECT_GE(seconds_after_stall, 8.0) << result.output;
+  EXPECT_LT(seconds_after_stall, 60.0) << result.output;
 }
 
 TEST(ConnectionLimitsTest, BadLimitFailsStartUpNamingTheFlag) {
@@ -133,7 +319,16 @@ TEST(ConnectionLimitsTest, BadLimitFailsStartUpNamingTheFlag) {
 TEST(ConnectionLimitsTest, BadStreamWriteTimeoutFailsStartUpNamingTheFlag) {
   EXPECT_THAT(StartUpFailure({.world_size = 1,
                               .host_flags = {"--stream_write_timeout_s=0"}}),
-              HasSubstr("--stream_write_timeout_s 0: allowed above 0"));
+              HasSubstr("--stream_write_timeout_s 0: allowed from 0.001"));
+}
+
+TEST(ConnectionLimitsTest, BadKeepaliveFailsStartUpNamingTheFlag) {
+  EXPECT_THAT(StartUpFailure({.world_size = 1,
+                              .host_flags = {"--keepalive_time_s=0.0001"}}),
+              HasSubstr("--keepalive_time_s 0.0001: allowed from 0.001"));
+  EXPECT_THAT(StartUpFailure({.world_size = 1,
+                              .host_flags = {"--keepalive_timeout_s=-1"}}),
+              HasSubstr("--keepalive_timeout_s -1: allowed from 0.001"));
 }
 
 }  // namespace

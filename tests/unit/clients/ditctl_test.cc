@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "clients/ditctl/append_slice.h"
 #include "clients/ditctl/chunked_outputs.h"
 #include "clients/ditctl/connection_flags.h"
@@ -42,6 +43,27 @@ TEST(ConnectionFlagsTest, RefusesATimeoutOutOfRangeNamingIt) {
                 HasSubstr("allowed above 0 and at most 1000000 seconds"))
         << seconds;
   }
+}
+
+TEST(ConnectionFlagsTest, TakesNoKeepaliveOrOneAHostAccepts) {
+  EXPECT_TRUE(CheckConnectionFlags({.timeout_seconds = 1}).ok());
+  EXPECT_TRUE(CheckConnectionFlags({.timeout_seconds = 1,
+                                    .keepalive_seconds = 10,
+                                    .keepalive_timeout_seconds = 0.001})
+                  .ok());
+  for (const double seconds : {5.0, -1.0, 2e6}) {
+    EXPECT_THAT(
+        std::string(CheckConnectionFlags({.timeout_seconds = 1,
+                                          .keepalive_seconds = seconds,
+                                          .keepalive_timeout_seconds = 20})
+                        .message()),
+        HasSubstr(absl::StrCat("--keepalive ", seconds,
+                               ": allowed 0 (no pings), or 10 to")));
+  }
+  EXPECT_THAT(std::string(CheckConnectionFlags(
+                              {.timeout_seconds = 1, .keepalive_seconds = 10})
+                              .message()),
+              HasSubstr("--keepalive_timeout 0: allowed 0.001 to 1000000"));
 }
 
 // Without --tls_ca the channel was plaintext, certificate and token with it.

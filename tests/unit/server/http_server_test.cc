@@ -1,6 +1,8 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -8,7 +10,9 @@
 #include <cstdint>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,6 +29,7 @@
 #include "gtest/gtest.h"
 #include "server/bearer_auth.h"
 #include "server/metrics.h"
+#include "server/peer_socket.h"
 #include "tools/local_cluster/http_get.h"
 #include "tools/local_cluster/rank_launcher.h"
 
@@ -234,6 +239,52 @@ TEST(HttpServerTest, UnroutedBodiesAreNotTakenForTheNextRequest) {
         absl::StrSplit(received, "HTTP/1.1 ", absl::SkipEmpty());
     EXPECT_EQ(answers.size(), 1U) << method << ": " << received;
   }
+}
+
+// A route that answers with the keepalive settings of its own connection:
+// SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL and TCP_KEEPCNT.
+void AddKeepaliveRoute(httplib::Server& routes) {
+  routes.Get("/keepalive", [](const httplib::Request& request,
+                              httplib::Response& response) {
+    const std::optional<int> socket = FindPeerSocket(
+        request.remote_addr, request.remote_port, request.local_port);
+    std::string settings = "no socket";
+    if (socket.has_value()) {
+      settings.clear();
+      const std::pair<int, int> options[] = {{SOL_SOCKET, SO_KEEPALIVE},
+                                             {IPPROTO_TCP, TCP_KEEPIDLE},
+                                             {IPPROTO_TCP, TCP_KEEPINTVL},
+                                             {IPPROTO_TCP, TCP_KEEPCNT}};
+      for (const auto& [level, option] : options) {
+        int value = -1;
+        socklen_t length = sizeof(value);
+        getsockopt(*socket, level, option, &value, &length);
+        absl::StrAppend(&settings, settings.empty() ? "" : " ", value);
+      }
+    }
+    response.set_content(settings, "text/plain");
+  });
+}
+
+// The accepted connections carry the keepalive given to the listener: the
+// idle time, and the timeout spread over three probes, in whole seconds
+// rounded up; a server given none leaves TCP keepalive off.
+TEST(HttpServerTest, ConnectionsGetTheKeepaliveGivenInWholeSeconds) {
+  absl::StatusOr<std::unique_ptr<HttpServer>> probing = HttpServer::Start(
+      "127.0.0.1", 0, 2, AddKeepaliveRoute, nullptr,
+      TcpKeepalive{.idle = absl::Seconds(6.5), .timeout = absl::Seconds(4)});
+  ASSERT_TRUE(probing.ok()) << probing.status();
+  absl::StatusOr<std::string> settings =
+      local_cluster::HttpGet((*probing)->port(), "/keepalive");
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_EQ(*settings, "1 7 2 3");
+
+  absl::StatusOr<std::unique_ptr<HttpServer>> plain =
+      HttpServer::Start("127.0.0.1", 0, 2, AddKeepaliveRoute);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  settings = local_cluster::HttpGet((*plain)->port(), "/keepalive");
+  ASSERT_TRUE(settings.ok()) << settings.status();
+  EXPECT_TRUE(absl::StartsWith(*settings, "0 ")) << *settings;
 }
 
 TEST(HttpServerTest, TakenPortIsUnavailableNamingTheAddress) {
