@@ -1,22 +1,30 @@
-// The gRPC server's per-connection limits on a real host: a connection
-// that never speaks is closed after the handshake timeout, calls beyond
+// Per-connection limits on a real host: a connection that never speaks is
+// closed after the handshake timeout, calls beyond
 // --max_concurrent_streams on one connection wait in the client, a stream
 // whose client stops reading is cancelled after --stream_write_timeout_s, a
-// stream that breaks after its run is counted as undelivered, the run of a
-// client that went silent is cancelled after --keepalive_time_s and
-// --keepalive_timeout_s, a client's own pings are taken, and ditctl's end
-// its call to a host that went silent.
+// stream that breaks after its run is counted as undelivered (and one that
+// stalls during its run as cancelled only), the run of a client that went
+// silent is cancelled after --keepalive_time_s and --keepalive_timeout_s, a
+// client's own pings are taken, ditctl's end its call to a host that went
+// silent, and the HTTP API's connections get TCP keepalive.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -37,6 +45,42 @@ using ::ditserve::local_cluster::SmallRequest;
 using ::ditserve::local_cluster::StallableProxy;
 using ::ditserve::local_cluster::StartUpFailure;
 using ::testing::HasSubstr;
+
+// /proc/net/tcp's "tr" column: which kernel timer runs on a socket.
+constexpr int kKeepaliveTimer = 2;
+
+struct TcpTimer {
+  int kind = 0;
+  double seconds = 0;
+};
+
+// The timer running on the host's end of the loopback connection from
+// `client_port` to `server_port`, as /proc/net/tcp or tcp6 lists it (for a
+// server listening on IPv6 too); nullopt when that connection is not listed.
+std::optional<TcpTimer> HostEndTimer(int server_port, int client_port) {
+  const auto port_of = [](const std::string& address) {
+    return std::stoi(address.substr(address.rfind(':') + 1), nullptr, 16);
+  };
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream file(table);
+    std::string line;
+    std::getline(file, line);
+    while (std::getline(file, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer;
+      fields >> slot >> local >> remote >> state >> queues >> timer;
+      if (state != "01" || port_of(local) != server_port ||
+          port_of(remote) != client_port) {
+        continue;
+      }
+      const std::vector<std::string> parts = absl::StrSplit(timer, ':');
+      const double ticks = std::stoll(parts[1], nullptr, 16);
+      return TcpTimer{.kind = std::stoi(parts[0], nullptr, 16),
+                      .seconds = ticks / ::sysconf(_SC_CLK_TCK)};
+    }
+  }
+  return std::nullopt;
+}
 
 TEST(ConnectionLimitsTest, SilentConnectionIsClosedAfterTheHandshakeTimeout) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
@@ -86,22 +130,27 @@ TEST(ConnectionLimitsTest, CallsBeyondTheStreamLimitWaitInTheClient) {
   }
 }
 
-// A GenerateStream of a 3 MiB image (1024² RGB8) on a channel without BDP
-// probing, whose window stays at gRPC's 64 KiB: the host cannot send the
-// image to a client that does not read, however large the loopback
-// socket's buffers.
+// A request whose image, or each preview, is 3 MiB (1024² RGB8).
+v1::GenerateRequest AtThreeMegabytes(v1::GenerateRequest request) {
+  request.set_height(1024);
+  request.set_width(1024);
+  request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
+  return request;
+}
+
+// A GenerateStream of 3 MiB images (AtThreeMegabytes) on a channel without
+// BDP probing, whose window stays at gRPC's 64 KiB: the host cannot send an
+// image to a client that does not read, however large the loopback socket's
+// buffers.
 class UnreadStream {
  public:
-  UnreadStream(const ServingCluster& cluster, const std::string& prompt) {
+  UnreadStream(const ServingCluster& cluster,
+               const v1::GenerateRequest& request) {
     grpc::ChannelArguments arguments;
     arguments.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
     generation_ = v1::Generation::NewStub(grpc::CreateCustomChannel(
         cluster.address(), grpc::InsecureChannelCredentials(), arguments));
-    v1::GenerateRequest request = SmallRequest(prompt);
-    request.set_height(1024);
-    request.set_width(1024);
-    request.set_output_format(v1::OUTPUT_FORMAT_RGB8);
-    stream_ = generation_->GenerateStream(&context_, request);
+    stream_ = generation_->GenerateStream(&context_, AtThreeMegabytes(request));
   }
 
   void Leave() { context_.TryCancel(); }
@@ -148,7 +197,7 @@ TEST(ConnectionLimitsTest, StreamWhoseClientStopsReadingIsCancelled) {
       ServingCluster::Start(
           {.world_size = 1, .host_flags = {"--stream_write_timeout_s=2"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  UnreadStream unread(**cluster, "never read");
+  UnreadStream unread(**cluster, SmallRequest("never read"));
   EXPECT_TRUE((*cluster)->ranks().WaitForOutput(
       0, "GenerateStream cancelled: its client took no message",
       std::chrono::seconds(90)))
@@ -174,7 +223,7 @@ TEST(ConnectionLimitsTest, StreamWhoseClientLeavesAfterTheRunIsUndelivered) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start({.world_size = 1});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  UnreadStream unread(**cluster, "left behind");
+  UnreadStream unread(**cluster, SmallRequest("left behind"));
   // Counted once the run's answer is decided, just before the host sends it.
   EXPECT_TRUE(
       WaitForMetric(**cluster, "ditserve_requests_total", "status=\"ok\""));
@@ -191,6 +240,33 @@ TEST(ConnectionLimitsTest, StreamWhoseClientLeavesAfterTheRunIsUndelivered) {
   EXPECT_EQ(MetricValue(*metrics, "ditserve_undelivered_streams_total",
                         {"reason=\"write_timeout\""}),
             0);
+}
+
+// A client that stops reading while its run goes on: the first preview's
+// write stalls, the host cancels the call, and the run stops at its next
+// step. The run is counted cancelled, and not as an undelivered stream, which
+// is a run counted ok whose outputs did not arrive.
+TEST(ConnectionLimitsTest, StreamThatStallsDuringItsRunIsCountedCancelled) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--stream_write_timeout_s=2"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // The first of 3 previews comes after 10 of the 40 steps, about 0.5 s
+  // each at 1024² here.
+  v1::GenerateRequest request = LongRequest();
+  request.set_num_inference_steps(40);
+  request.set_partial_images(3);
+  UnreadStream unread(**cluster, request);
+  EXPECT_TRUE(WaitForMetric(**cluster, "ditserve_requests_total",
+                            "status=\"cancelled\""))
+      << (*cluster)->ranks().Output(0);
+
+  const grpc::Status status = unread.ReadToTheEnd().second;
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED)
+      << status.error_message();
+  const absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_undelivered_streams_total", {}), 0);
 }
 
 // A client that goes silent in the middle of a Generate call, as one whose
@@ -308,6 +384,29 @@ TEST(ConnectionLimitsTest, DitctlKeepaliveEndsACallToAHostThatWentSilent) {
   EXPECT_THAT(result.output, HasSubstr("UNAVAILABLE"));
   EXPECT_GE(seconds_after_stall, 8.0) << result.output;
   EXPECT_LT(seconds_after_stall, 60.0) << result.output;
+}
+
+// The HTTP API's connections get TCP keepalive from --keepalive_time_s: the
+// kernel's timer on the host's end of an idle connection is the keepalive
+// one, due in 7 s rather than the default flag's 60 (or none at all).
+TEST(ConnectionLimitsTest, HttpConnectionsGetTheKeepaliveFlag) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1, .host_flags = {"--keepalive_time_s=7"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const int fd = local_cluster::ConnectToLoopback((*cluster)->http_port());
+  ASSERT_GE(fd, 0);
+  sockaddr_in client{};
+  socklen_t length = sizeof(client);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&client), &length),
+            0);
+  const std::optional<TcpTimer> timer =
+      HostEndTimer((*cluster)->http_port(), ntohs(client.sin_port));
+  ::close(fd);
+  ASSERT_TRUE(timer.has_value()) << "no such connection in /proc/net/tcp*";
+  EXPECT_EQ(timer->kind, kKeepaliveTimer);
+  EXPECT_GT(timer->seconds, 5);
+  EXPECT_LE(timer->seconds, 7);
 }
 
 TEST(ConnectionLimitsTest, BadLimitFailsStartUpNamingTheFlag) {
