@@ -24,6 +24,7 @@
 #include "core/base/openmp_wait_policy.h"
 #include "core/config/model_defaults.h"
 #include "core/dist/group_store.h"
+#include "core/dist/sigpipe.h"
 #include "core/engine/build_version.h"
 #include "core/engine/compute_threads.h"
 #include "core/engine/model_loading.h"
@@ -151,9 +152,9 @@ int RunHost() {
   spdlog::info("{}", base::KeepFreedMemoryForReuse());
   spdlog::info("{}", base::OpenMpWaitPolicy());
   engine::SetComputeThreads(engine::IntraOpThreads(*env));
-  // OpenSSL writes to an HTTPS client that has gone away with write(), which
-  // raises SIGPIPE; a client leaving must never end the host.
-  std::signal(SIGPIPE, SIG_IGN);
+  // OpenSSL also writes to an HTTPS client that has gone away with write():
+  // a client leaving must never end the host either.
+  dist::IgnoreSigpipe();
   // Until it serves, nothing was admitted: a stop signal ends the host at
   // once, also as a container's PID 1, which ignores a signal it does not
   // catch (a rollout would wait out its whole grace period on a host that

@@ -23,6 +23,7 @@
 #include "core/base/logging.h"
 #include "core/base/openmp_wait_policy.h"
 #include "core/dist/group_store.h"
+#include "core/dist/sigpipe.h"
 #include "core/engine/compute_threads.h"
 #include "core/engine/model_loading.h"
 #include "core/engine/rank_flags.h"
@@ -156,6 +157,7 @@ int RunWorker() {
   spdlog::info("{}", base::KeepFreedMemoryForReuse());
   spdlog::info("{}", base::OpenMpWaitPolicy());
   engine::SetComputeThreads(engine::IntraOpThreads(*env));
+  dist::IgnoreSigpipe();
   absl::StatusOr<engine::RankSetup> setup = engine::RankSetupFromFlags(*env);
   if (!setup.ok()) return Fail(setup.status(), "start-up");
   const std::chrono::milliseconds timeout = setup->rendezvous.connect_timeout;

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -34,6 +33,7 @@
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
 #include "core/dist/run_failure_board.h"
+#include "core/dist/sigpipe.h"
 #include "core/engine/engine.h"
 #include "core/engine/rank_loop.h"
 #include "tests/integration/injected_failure.h"
@@ -156,9 +156,7 @@ absl::Status RunScenario(engine::RankLoop& loop,
 }
 
 int Main() {
-  // A peer's socket may close under a Gloo write; that must be an error,
-  // not a signal that kills this rank.
-  std::signal(SIGPIPE, SIG_IGN);
+  dist::IgnoreSigpipe();
   const std::chrono::milliseconds timeout(absl::GetFlag(FLAGS_timeout_ms));
   absl::StatusOr<dist::RankEnv> env = dist::ResolveRankEnvFromProcess({});
   if (!env.ok()) {

@@ -12,7 +12,6 @@
 #include <torch/torch.h>
 
 #include <chrono>
-#include <csignal>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -29,6 +28,7 @@
 #include "core/dist/mesh_groups.h"
 #include "core/dist/rank_env.h"
 #include "core/dist/rendezvous.h"
+#include "core/dist/sigpipe.h"
 #include "core/engine/compute_threads.h"
 #include "core/parallel/local_attention.h"
 #include "core/parallel/make_attention.h"
@@ -167,7 +167,7 @@ absl::StatusOr<std::string> AttendAndCompare(
 }
 
 int Main() {
-  std::signal(SIGPIPE, SIG_IGN);
+  dist::IgnoreSigpipe();
   // Up to four ranks share the cores; OpenBLAS threads would oversubscribe.
   engine::SetComputeThreads(1);
   const std::chrono::milliseconds timeout(absl::GetFlag(FLAGS_timeout_ms));

@@ -1344,6 +1344,27 @@ TEST(ServingFailureTest, AQueuedRequestOutlivesACollectiveFailure) {
   EXPECT_TRUE((*cluster)->ranks().Exited().empty());
 }
 
+// Gloo writes to its peers with writev(), so a rank that writes into a pair
+// its peer already closed gets SIGPIPE from the kernel: a stopped worker
+// resuming after rank 0 gave up on it did, now and then, and vanished without
+// a word instead of failing the collective and rejoining. That race is rare,
+// so the signal is sent here; every rank must keep serving.
+TEST(ServingFailureTest, EveryRankSurvivesSigpipe) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 2, .rank_flags = {"--ulysses_degree=2"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  for (int rank = 0; rank < 2; ++rank) {
+    (*cluster)->ranks().Signal(rank, SIGPIPE);
+  }
+  v1::GenerateResponse response;
+  const grpc::Status status =
+      Generate(**cluster, SmallRequest("after SIGPIPE"), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.images_size(), 1);
+  EXPECT_TRUE((*cluster)->ranks().Exited().empty());
+}
+
 // Rank 0 decodes alone after the gather while the workers wait for its next
 // message; a decode far longer than their control timeout must not look like
 // a lost host (rank 0 keeps pinging them meanwhile).
