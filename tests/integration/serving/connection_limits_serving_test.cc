@@ -390,9 +390,11 @@ TEST(ConnectionLimitsTest, DitctlKeepaliveEndsACallToAHostThatWentSilent) {
 // kernel's timer on the host's end of an idle connection is the keepalive
 // one, due in 7 s rather than the default flag's 60 (or none at all).
 TEST(ConnectionLimitsTest, HttpConnectionsGetTheKeepaliveFlag) {
+  constexpr int kKeepaliveSeconds = 7;
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
-      ServingCluster::Start(
-          {.world_size = 1, .host_flags = {"--keepalive_time_s=7"}});
+      ServingCluster::Start({.world_size = 1,
+                             .host_flags = {absl::StrCat("--keepalive_time_s=",
+                                                         kKeepaliveSeconds)}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   const int fd = local_cluster::ConnectToLoopback((*cluster)->http_port());
   ASSERT_GE(fd, 0);
@@ -405,8 +407,8 @@ TEST(ConnectionLimitsTest, HttpConnectionsGetTheKeepaliveFlag) {
   ::close(fd);
   ASSERT_TRUE(timer.has_value()) << "no such connection in /proc/net/tcp*";
   EXPECT_EQ(timer->kind, kKeepaliveTimer);
-  EXPECT_GT(timer->seconds, 5);
-  EXPECT_LE(timer->seconds, 7);
+  EXPECT_GT(timer->seconds, kKeepaliveSeconds - 2);
+  EXPECT_LE(timer->seconds, kKeepaliveSeconds);
 }
 
 TEST(ConnectionLimitsTest, BadLimitFailsStartUpNamingTheFlag) {
