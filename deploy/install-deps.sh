@@ -56,6 +56,8 @@ packages=(
   openssl
   # ffprobe and ffmpeg check the MP4 files core/video writes
   ffmpeg
+  # tests/unit: waits under a wall clock an hour ahead of the kernel's
+  libfaketime
   # the Python client (clients/python)
   python3-grpcio python3-protobuf
   # tests/ops checks of deploy/: systemd-analyze verifies the systemd units,

@@ -75,6 +75,7 @@ absl::StatusOr<int> AdmissionQueue::Push(
   const auto place = PlaceFor(*job);
   const int position = static_cast<int>(place - jobs_.begin());
   jobs_.insert(place, std::move(job));
+  job_added_.SignalAll();
   NotifyDepthLocked();
   if (on_admitted) on_admitted(position);
   return position;
@@ -131,8 +132,10 @@ std::shared_ptr<Job> AdmissionQueue::Pop(absl::Duration timeout) {
     std::shared_ptr<Job> job;
     {
       absl::MutexLock lock(&mu_);
-      if (!mu_.AwaitWithTimeout(
-              absl::Condition(this, &AdmissionQueue::HasJobsLocked),
+      if (!job_added_.AwaitWithTimeout(
+              mu_,
+              [this]()
+                  ABSL_NO_THREAD_SAFETY_ANALYSIS { return HasJobsLocked(); },
               give_up - base::MonotonicNow())) {
         return nullptr;
       }

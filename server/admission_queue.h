@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/base/steady_wait.h"
 #include "server/job.h"
 
 namespace ditserve::server {
@@ -104,6 +105,8 @@ class AdmissionQueue {
   const int64_t hidden_size_;
   const std::function<void(int)> on_depth_change_;
   mutable absl::Mutex mu_;
+  // Signalled when a job joins the queue.
+  base::SteadyCondVar job_added_;
   std::deque<std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   // OK unless paused.

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "core/base/steady_wait.h"
 #include "server/metrics.h"
 
 namespace ditserve::server {
@@ -53,7 +53,7 @@ class CredentialReloader {
   // that a file that stays bad is logged once, not at every interval.
   std::vector<std::string> last_errors_;
   Metrics* const metrics_;
-  absl::Notification stop_;
+  base::SteadyNotification stop_;
   std::thread thread_;
 };
 

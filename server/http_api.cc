@@ -12,10 +12,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/monotonic_clock.h"
+#include "core/base/steady_wait.h"
 #include "core/config/field_error.h"
 #include "nlohmann/json.hpp"
 #include "server/http_access_log.h"
@@ -125,7 +125,7 @@ class Outcome {
   }
 
  private:
-  absl::Notification done_;
+  base::SteadyNotification done_;
   absl::Mutex mu_;
   std::optional<absl::StatusOr<v1::GenerateResponse>> outcome_
       ABSL_GUARDED_BY(mu_);
@@ -139,18 +139,21 @@ class JobReports {
   void AddEvent(v1::GenerateStreamResponse event) {
     absl::MutexLock lock(&mu_);
     events_.push_back(std::move(event));
+    reported_.SignalAll();
   }
   void Finish(absl::StatusOr<v1::GenerateResponse> outcome) {
     absl::MutexLock lock(&mu_);
     outcome_ = std::move(outcome);
+    reported_.SignalAll();
   }
   // Waits up to `timeout` for a report; moves the events reported so far
   // into `events`, and returns the outcome once the job has finished.
   std::optional<absl::StatusOr<v1::GenerateResponse>> Take(
       absl::Duration timeout, std::vector<v1::GenerateStreamResponse>& events) {
     absl::MutexLock lock(&mu_);
-    mu_.AwaitWithTimeout(absl::Condition(this, &JobReports::ReadyLocked),
-                         timeout);
+    reported_.AwaitWithTimeout(
+        mu_, [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return ReadyLocked(); },
+        timeout);
     events.swap(events_);
     events_.clear();
     return std::exchange(outcome_, std::nullopt);
@@ -167,6 +170,7 @@ class JobReports {
   }
 
   mutable absl::Mutex mu_;
+  base::SteadyCondVar reported_;
   std::vector<v1::GenerateStreamResponse> events_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::StatusOr<v1::GenerateResponse>> outcome_
       ABSL_GUARDED_BY(mu_);

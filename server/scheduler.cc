@@ -11,9 +11,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/notification.h"
 #include "core/base/monotonic_clock.h"
 #include "core/base/status_macros.h"
+#include "core/base/steady_wait.h"
 #include "core/engine/stage.h"
 #include "server/memory_admission.h"
 #include "server/partial_image_decoder.h"
@@ -133,7 +133,7 @@ class KeepWorkersAlive {
   }
 
  private:
-  absl::Notification done_;
+  base::SteadyNotification done_;
   absl::Status status_;
   std::thread thread_;
 };

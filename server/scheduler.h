@@ -19,8 +19,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "core/base/steady_wait.h"
 #include "core/config/model_spec.h"
 #include "core/engine/rank_loop.h"
 #include "core/engine/request_outcome.h"
@@ -102,8 +102,8 @@ class Scheduler {
   std::atomic<bool> draining_{false};
   // The thread found the draining queue empty with no job in hand: every
   // admitted job has been answered.
-  absl::Notification drained_;
-  absl::Notification group_broken_;
+  base::SteadyNotification drained_;
+  base::SteadyNotification group_broken_;
   mutable absl::Mutex mu_;
   absl::Status group_status_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;

@@ -19,11 +19,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "core/base/guarded.h"
 #include "core/base/monotonic_clock.h"
 #include "core/base/status_macros.h"
+#include "core/base/steady_wait.h"
 #include "core/dist/collective_failure.h"
 
 namespace ditserve::dist {
@@ -131,7 +131,7 @@ absl::Status WaitUnlessGivenUp(c10d::Work& work, absl::string_view operation,
   // A Gloo collective completes its future from Gloo's worker thread, so it
   // can be waited for in heartbeat-long slices without Work::wait's timeout
   // exception (a c10::Error with a backtrace) at the end of each slice.
-  auto completed = std::make_shared<absl::Notification>();
+  auto completed = std::make_shared<base::SteadyNotification>();
   work.getFuture()->addCallback(
       [completed](c10::ivalue::Future& /*future*/) { completed->Notify(); });
   const absl::Time deadline =

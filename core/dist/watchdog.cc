@@ -43,10 +43,7 @@ Watchdog::Watchdog(c10::intrusive_ptr<c10d::Store> store, int rank,
       monitor_thread_([this] { Monitor(); }) {}
 
 Watchdog::~Watchdog() {
-  {
-    absl::MutexLock lock(&stop_mutex_);
-    stop_ = true;
-  }
+  stop_.Notify();
   beat_thread_.join();
   monitor_thread_.join();
   {
@@ -276,9 +273,8 @@ void Watchdog::RemoveAbortOnGiveUp(int64_t id) {
 }
 
 bool Watchdog::WaitForStop() {
-  absl::MutexLock lock(&stop_mutex_);
-  return stop_mutex_.AwaitWithTimeout(absl::Condition(&stop_),
-                                      absl::FromChrono(options_.interval));
+  return stop_.WaitForNotificationWithTimeout(
+      absl::FromChrono(options_.interval));
 }
 
 std::optional<std::vector<int64_t>> Watchdog::ReadCounters() {

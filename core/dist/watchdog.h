@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/base/steady_wait.h"
 #include "core/dist/run_failure_board.h"
 
 namespace ditserve::dist {
@@ -154,8 +155,7 @@ class Watchdog {
   RunFailureBoard run_failures_;
   // Serialises store operations of the heartbeat thread and of callers.
   absl::Mutex store_mutex_;
-  absl::Mutex stop_mutex_;
-  bool stop_ ABSL_GUARDED_BY(stop_mutex_) = false;
+  base::SteadyNotification stop_;
 
   // What the heartbeat thread last saw; never held across a store call, so
   // HungRanks answers while the store is silent.

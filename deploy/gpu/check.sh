@@ -183,8 +183,10 @@ if selected compare; then
 fi
 
 # The tests' configuration looks for Prometheus' promtool (for the rules'
-# tests), which a GPU machine lacks and these stages do not run.
-with_tests=(-DDITSERVE_BUILD_TESTS=ON -DPROMTOOL=/bin/false)
+# tests) and libfaketime (for the stepped wall clock's runs), which a GPU
+# machine lacks and these stages do not run.
+with_tests=(-DDITSERVE_BUILD_TESTS=ON -DPROMTOOL=/bin/false
+  -DDITSERVE_LIBFAKETIME=/bin/false)
 # build.sh's check of which libstdc++ the binaries take (README "GPU"), kept
 # with the logs under the stage's name, and its count.
 link_check() {

@@ -69,7 +69,7 @@ packages=(
   libturbojpeg0-dev libwebp-dev libcpp-httplib-dev libssl-dev
   libgtest-dev libgmock-dev
   python3-grpcio python3-protobuf openssl ffmpeg sentencepiece iproute2
-  prometheus curl nodejs systemd python3-yaml
+  prometheus curl nodejs systemd python3-yaml libfaketime
 )
 
 started=$(date +%s)
