@@ -102,6 +102,15 @@ absl::Status TwoNodeNetwork::SetLinkUp(bool up) {
   return Ip(absl::StrCat("link set ", interface_a_, up ? " up" : " down"));
 }
 
+ShellResult TwoNodeNetwork::RunOnNodeB(const std::string& command) const {
+  return RunShell(absl::StrCat(ip_, " netns exec ", namespace_, " ", command));
+}
+
+void TwoNodeNetwork::KillNodeBProcesses() const {
+  RunShell(
+      absl::StrCat(ip_, " netns pids ", namespace_, " | xargs -r kill -9"));
+}
+
 absl::StatusOr<int64_t> TwoNodeNetwork::BytesCarried() const {
   int64_t total = 0;
   for (const char* counter : {"tx_bytes", "rx_bytes"}) {

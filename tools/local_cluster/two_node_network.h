@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "tools/local_cluster/delayed_link.h"
 #include "tools/local_cluster/rank_launcher.h"
+#include "tools/local_cluster/shell_command.h"
 
 namespace ditserve::local_cluster {
 
@@ -39,6 +40,13 @@ class TwoNodeNetwork {
   // Takes node A's end of the link down, as a pulled cable (node B's end
   // loses its carrier; neither node loses its address), or up again.
   absl::Status SetLinkUp(bool up);
+  // Node A's address on the link, where node B reaches it.
+  const std::string& address_a() const { return address_a_; }
+  // Runs `command` (a program and its arguments, as /bin/sh reads them) on
+  // node B and waits for it.
+  ShellResult RunOnNodeB(const std::string& command) const;
+  // Kills (SIGKILL) every process running on node B.
+  void KillNodeBProcesses() const;
   // Bytes node A's end of the link sent and received so far.
   absl::StatusOr<int64_t> BytesCarried() const;
   // How long a TCP connection attempt from node A to a closed port of node

@@ -6,7 +6,8 @@
 // stalls during its run as cancelled only), the run of a client that went
 // silent is cancelled after --keepalive_time_s and --keepalive_timeout_s, a
 // client's own pings are taken, ditctl's end its call to a host that went
-// silent, and the HTTP API's connections get TCP keepalive.
+// silent, and the HTTP API's connections get TCP keepalive, which cancels the
+// run of a client whose network went dark.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -33,6 +34,7 @@
 #include "tools/local_cluster/serving_cluster.h"
 #include "tools/local_cluster/shell_command.h"
 #include "tools/local_cluster/stallable_proxy.h"
+#include "tools/local_cluster/two_node_network.h"
 
 namespace ditserve::testing {
 namespace {
@@ -409,6 +411,56 @@ TEST(ConnectionLimitsTest, HttpConnectionsGetTheKeepaliveFlag) {
   EXPECT_EQ(timer->kind, kKeepaliveTimer);
   EXPECT_GT(timer->seconds, kKeepaliveSeconds - 2);
   EXPECT_LE(timer->seconds, kKeepaliveSeconds);
+}
+
+// An HTTP client whose network goes dark in the middle of its request, as
+// one whose cable was pulled: the host sends nothing while the run lasts, so
+// only its TCP keepalive (probes after 1 s of silence, 3 s to answer them)
+// finds out, and the handler, which watches its connection, cancels the run.
+// The client is on a second network namespace (node B), so that taking the
+// link down leaves the host's probes unanswered; over loopback the kernel
+// answers them whatever the client does.
+TEST(ConnectionLimitsTest, HttpRunOfAClientWhoseNetworkWentDarkIsCancelled) {
+  absl::StatusOr<std::unique_ptr<local_cluster::TwoNodeNetwork>> network =
+      local_cluster::TwoNodeNetwork::Create();
+  if (absl::IsFailedPrecondition(network.status())) {
+    GTEST_SKIP() << network.status();
+  }
+  ASSERT_TRUE(network.ok()) << network.status();
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start(
+          {.world_size = 1,
+           .host_flags = {"--keepalive_time_s=1", "--keepalive_timeout_s=3",
+                          "--listen=0.0.0.0"}});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  // SmallRequest's model at 1024², 200 steps: minutes of work.
+  const std::string long_body =
+      R"({"model":"flux-dev","prompt":"a long one","size":"1024x1024",)"
+      R"("num_inference_steps":200,"max_sequence_length":32})";
+  local_cluster::ShellResult client_result;
+  std::thread client([&] {
+    client_result = (*network)->RunOnNodeB(absl::StrCat(
+        "curl -sS --max-time 120 -H 'Content-Type: application/json' -d '",
+        long_body, "' http://", (*network)->address_a(), ":",
+        (*cluster)->http_port(), "/v1/images/generations 2>&1"));
+  });
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(0, "run started",
+                                                std::chrono::seconds(60)))
+      << (*cluster)->ranks().Output(0);
+  EXPECT_FALSE((*cluster)->ranks().WaitForOutput(
+      0, "finished status=", std::chrono::seconds(4)))
+      << "the host cut off a client whose network answers its probes";
+  EXPECT_TRUE((*network)->SetLinkUp(false).ok());
+  // Probing starts after a second and gives up 3 s later; a loaded
+  // machine's steps take long.
+  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(0, "finished status=cancelled",
+                                                std::chrono::seconds(40)))
+      << (*cluster)->ranks().Output(0);
+  EXPECT_TRUE(WaitForMetric(**cluster, "ditserve_requests_total",
+                            "status=\"cancelled\""));
+  (*network)->KillNodeBProcesses();
+  client.join();
+  EXPECT_NE(client_result.exit_code, 0) << client_result.output;
 }
 
 TEST(ConnectionLimitsTest, BadLimitFailsStartUpNamingTheFlag) {
