@@ -388,6 +388,54 @@ TEST(ConnectionLimitsTest, DitctlKeepaliveEndsACallToAHostThatWentSilent) {
   EXPECT_LT(seconds_after_stall, 60.0) << result.output;
 }
 
+// ditctl's pings while its call waits in the queue, where the host sends
+// it nothing at all: by the stall, 25 s in, ditctl has pinged twice (about
+// 10 and 20 s) without sending anything. gRPC 1.51 pings no more than that
+// unless max_pings_without_data is 0, as ditctl sets it; without that the
+// ping that would find the silence never goes, and only --timeout ends the
+// call.
+TEST(ConnectionLimitsTest, DitctlKeepaliveGoesOnWhileItsCallWaitsQueued) {
+  absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
+      ServingCluster::Start({.world_size = 1});
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  auto running_context = ContextWithDeadline(120);
+  auto running = (*cluster)->generation().GenerateStream(running_context.get(),
+                                                         LongRequest());
+  v1::GenerateStreamResponse message;
+  while (running->Read(&message) && !message.has_progress()) {
+  }
+  absl::StatusOr<std::unique_ptr<StallableProxy>> proxy =
+      StallableProxy::Start((*cluster)->grpc_port());
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  local_cluster::ShellResult result;
+  std::thread ditctl([&] {
+    result = local_cluster::RunShell(absl::StrCat(
+        DITSERVE_BIN_DIR, "/ditctl --server=127.0.0.1:", (*proxy)->port(),
+        " --keepalive=10 --keepalive_timeout=1 --timeout=75 generate ",
+        "'waits its turn' --steps 2 -o ", ::testing::TempDir(),
+        "/never_run.png 2>&1"));
+  });
+  std::this_thread::sleep_for(std::chrono::seconds(25));
+  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(MetricValue(*metrics, "ditserve_queue_depth", {}), 1)
+      << "ditctl's call is not waiting in the queue";
+  (*proxy)->Stall();
+  const auto stalled = std::chrono::steady_clock::now();
+  ditctl.join();
+  const double seconds_after_stall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stalled)
+          .count();
+
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("UNAVAILABLE"));
+  // The next ping is due at most 10 s after the stall, and answered within 1.
+  EXPECT_LT(seconds_after_stall, 25.0) << result.output;
+  running_context->TryCancel();
+  while (running->Read(&message)) {
+  }
+}
+
 // The HTTP API's connections get TCP keepalive from --keepalive_time_s: the
 // kernel's timer on the host's end of an idle connection is the keepalive
 // one, due in 7 s rather than the default flag's 60 (or none at all).
