@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
@@ -42,9 +43,11 @@ namespace {
 using ::ditserve::local_cluster::ContextWithDeadline;
 using ::ditserve::local_cluster::LongRequest;
 using ::ditserve::local_cluster::MetricValue;
+using ::ditserve::local_cluster::RunningStream;
 using ::ditserve::local_cluster::ServingCluster;
 using ::ditserve::local_cluster::SmallRequest;
 using ::ditserve::local_cluster::StallableProxy;
+using ::ditserve::local_cluster::StartAndWaitForFirstStep;
 using ::ditserve::local_cluster::StartUpFailure;
 using ::testing::HasSubstr;
 
@@ -110,12 +113,8 @@ TEST(ConnectionLimitsTest, CallsBeyondTheStreamLimitWaitInTheClient) {
       ServingCluster::Start(
           {.world_size = 1, .host_flags = {"--max_concurrent_streams=1"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  auto running_context = ContextWithDeadline(120);
-  auto running = (*cluster)->generation().GenerateStream(running_context.get(),
-                                                         LongRequest());
-  v1::GenerateStreamResponse message;
-  while (running->Read(&message) && !message.has_progress()) {
-  }
+  RunningStream running =
+      StartAndWaitForFirstStep(**cluster, LongRequest(), /*seconds=*/120);
 
   v1::GenerateResponse response;
   auto waiting_context = ContextWithDeadline(3);
@@ -127,9 +126,7 @@ TEST(ConnectionLimitsTest, CallsBeyondTheStreamLimitWaitInTheClient) {
   ASSERT_TRUE(metrics.ok()) << metrics.status();
   EXPECT_EQ(MetricValue(*metrics, "ditserve_requests_total", {}), 0)
       << "the second call never reached the host";
-  running_context->TryCancel();
-  while (running->Read(&message)) {
-  }
+  running.CancelAndDrain();
 }
 
 // A request whose image, or each preview, is 3 MiB (1024² RGB8).
@@ -352,6 +349,41 @@ TEST(ConnectionLimitsTest, ClientKeepalivePingsDuringARunAreTaken) {
       << client_status.error_message();
 }
 
+// How ditctl ended, run through a relay with 10 s keepalive pings answered
+// within 1 s, `--timeout=timeout_s` and `generate_arguments`; the relay stalls
+// once `until_stall` returns.
+struct StalledDitctl {
+  local_cluster::ShellResult result;
+  double seconds_after_stall = 0;
+};
+
+StalledDitctl RunDitctlThroughAStalledRelay(
+    const ServingCluster& cluster, int timeout_s,
+    const std::string& generate_arguments,
+    absl::FunctionRef<void()> until_stall) {
+  absl::StatusOr<std::unique_ptr<StallableProxy>> proxy =
+      StallableProxy::Start(cluster.grpc_port());
+  if (!proxy.ok()) {
+    return {.result = {.exit_code = -1, .output = proxy.status().ToString()}};
+  }
+  StalledDitctl ditctl;
+  std::thread process([&] {
+    ditctl.result = local_cluster::RunShell(absl::StrCat(
+        DITSERVE_BIN_DIR, "/ditctl --server=127.0.0.1:", (*proxy)->port(),
+        " --keepalive=10 --keepalive_timeout=1 --timeout=", timeout_s,
+        " generate ", generate_arguments, " -o ", ::testing::TempDir(),
+        "/never_written.png 2>&1"));
+  });
+  until_stall();
+  (*proxy)->Stall();
+  const auto stalled = std::chrono::steady_clock::now();
+  process.join();
+  ditctl.seconds_after_stall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stalled)
+          .count();
+  return ditctl;
+}
+
 // ditctl's own keepalive against a host that goes silent in the middle of
 // a run: the stream's progress stops, and ditctl's pings find out well
 // before --timeout, about 10 s after the last frame it read. The host's
@@ -362,30 +394,17 @@ TEST(ConnectionLimitsTest, DitctlKeepaliveEndsACallToAHostThatWentSilent) {
           {.world_size = 1,
            .host_flags = {"--keepalive_time_s=1", "--keepalive_timeout_s=5"}});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  absl::StatusOr<std::unique_ptr<StallableProxy>> proxy =
-      StallableProxy::Start((*cluster)->grpc_port());
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
-  local_cluster::ShellResult result;
-  std::thread ditctl([&] {
-    result = local_cluster::RunShell(absl::StrCat(
-        DITSERVE_BIN_DIR, "/ditctl --server=127.0.0.1:", (*proxy)->port(),
-        " --keepalive=10 --keepalive_timeout=1 --timeout=120 generate ",
-        "'a long one' -W 1024 -H 1024 --steps 200 -o ", ::testing::TempDir(),
-        "/never_written.png 2>&1"));
-  });
-  EXPECT_TRUE((*cluster)->ranks().WaitForOutput(0, "run started",
-                                                std::chrono::seconds(60)));
-  (*proxy)->Stall();
-  const auto stalled = std::chrono::steady_clock::now();
-  ditctl.join();
-  const double seconds_after_stall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - stalled)
-          .count();
+  const StalledDitctl ditctl = RunDitctlThroughAStalledRelay(
+      **cluster, /*timeout_s=*/120, "'a long one' -W 1024 -H 1024 --steps 200",
+      [&] {
+        EXPECT_TRUE((*cluster)->ranks().WaitForOutput(
+            0, "run started", std::chrono::seconds(60)));
+      });
 
-  EXPECT_NE(result.exit_code, 0) << result.output;
-  EXPECT_THAT(result.output, HasSubstr("UNAVAILABLE"));
-  EXPECT_GE(seconds_after_stall, 8.0) << result.output;
-  EXPECT_LT(seconds_after_stall, 60.0) << result.output;
+  EXPECT_NE(ditctl.result.exit_code, 0) << ditctl.result.output;
+  EXPECT_THAT(ditctl.result.output, HasSubstr("UNAVAILABLE"));
+  EXPECT_GE(ditctl.seconds_after_stall, 8.0) << ditctl.result.output;
+  EXPECT_LT(ditctl.seconds_after_stall, 60.0) << ditctl.result.output;
 }
 
 // ditctl's pings while its call waits in the queue, where the host sends
@@ -398,42 +417,22 @@ TEST(ConnectionLimitsTest, DitctlKeepaliveGoesOnWhileItsCallWaitsQueued) {
   absl::StatusOr<std::unique_ptr<ServingCluster>> cluster =
       ServingCluster::Start({.world_size = 1});
   ASSERT_TRUE(cluster.ok()) << cluster.status();
-  auto running_context = ContextWithDeadline(120);
-  auto running = (*cluster)->generation().GenerateStream(running_context.get(),
-                                                         LongRequest());
-  v1::GenerateStreamResponse message;
-  while (running->Read(&message) && !message.has_progress()) {
-  }
-  absl::StatusOr<std::unique_ptr<StallableProxy>> proxy =
-      StallableProxy::Start((*cluster)->grpc_port());
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
-  local_cluster::ShellResult result;
-  std::thread ditctl([&] {
-    result = local_cluster::RunShell(absl::StrCat(
-        DITSERVE_BIN_DIR, "/ditctl --server=127.0.0.1:", (*proxy)->port(),
-        " --keepalive=10 --keepalive_timeout=1 --timeout=75 generate ",
-        "'waits its turn' --steps 2 -o ", ::testing::TempDir(),
-        "/never_run.png 2>&1"));
-  });
-  std::this_thread::sleep_for(std::chrono::seconds(25));
-  absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
-  ASSERT_TRUE(metrics.ok()) << metrics.status();
-  EXPECT_EQ(MetricValue(*metrics, "ditserve_queue_depth", {}), 1)
-      << "ditctl's call is not waiting in the queue";
-  (*proxy)->Stall();
-  const auto stalled = std::chrono::steady_clock::now();
-  ditctl.join();
-  const double seconds_after_stall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - stalled)
-          .count();
+  RunningStream running =
+      StartAndWaitForFirstStep(**cluster, LongRequest(), /*seconds=*/120);
+  const StalledDitctl ditctl = RunDitctlThroughAStalledRelay(
+      **cluster, /*timeout_s=*/75, "'waits its turn' --steps 2", [&] {
+        std::this_thread::sleep_for(std::chrono::seconds(25));
+        absl::StatusOr<std::string> metrics = (*cluster)->ScrapeMetrics();
+        ASSERT_TRUE(metrics.ok()) << metrics.status();
+        EXPECT_EQ(MetricValue(*metrics, "ditserve_queue_depth", {}), 1)
+            << "ditctl's call is not waiting in the queue";
+      });
 
-  EXPECT_NE(result.exit_code, 0) << result.output;
-  EXPECT_THAT(result.output, HasSubstr("UNAVAILABLE"));
+  EXPECT_NE(ditctl.result.exit_code, 0) << ditctl.result.output;
+  EXPECT_THAT(ditctl.result.output, HasSubstr("UNAVAILABLE"));
   // The next ping is due at most 10 s after the stall, and answered within 1.
-  EXPECT_LT(seconds_after_stall, 25.0) << result.output;
-  running_context->TryCancel();
-  while (running->Read(&message)) {
-  }
+  EXPECT_LT(ditctl.seconds_after_stall, 25.0) << ditctl.result.output;
+  running.CancelAndDrain();
 }
 
 // The HTTP API's connections get TCP keepalive from --keepalive_time_s: the
