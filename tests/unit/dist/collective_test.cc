@@ -17,6 +17,7 @@
 #include "core/dist/group_store.h"
 #include "core/dist/process_group.h"
 #include "core/dist/run_failure_board.h"
+#include "core/dist/sigpipe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -144,6 +145,7 @@ class GlooPairTest : public ::testing::Test {
       : heartbeats_(2, beating) {}
 
   void SetUp() override {
+    IgnoreSigpipe();
     std::thread second([&] { peer_ = MakeGroup(1); });
     group_ = MakeGroup(0);
     second.join();

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/config/config_digest.h"
+#include "core/dist/sigpipe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -29,6 +30,7 @@ constexpr std::chrono::milliseconds kTimeout{5000};
 class TwoRankChannelTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    IgnoreSigpipe();
     auto store = c10::make_intrusive<c10d::HashStore>();
     std::thread second([&] { groups_[1] = MakeGroup(store, 1); });
     groups_[0] = MakeGroup(store, 0);

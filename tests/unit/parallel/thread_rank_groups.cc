@@ -6,6 +6,8 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
+#include "core/dist/sigpipe.h"
+
 namespace ditserve::testing {
 
 std::vector<parallel::Group> ThreadRankGroups(const std::string& name, int size,
@@ -16,6 +18,7 @@ std::vector<parallel::Group> ThreadRankGroups(const std::string& name, int size,
   constexpr std::chrono::milliseconds kMinGlooTimeout{5000};
   const std::chrono::milliseconds gloo_timeout =
       std::max(wait, kMinGlooTimeout);
+  dist::IgnoreSigpipe();
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<parallel::Group> groups(size);
   std::vector<std::thread> threads;
