@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -319,17 +320,21 @@ at::Tensor CogVideoXTransformer3DModel::ForwardShardUnchecked(
   const models::TokenSpan& text = split.parts[0];
   const models::TokenSpan& video = split.parts[1];
   const int64_t held = text.tokens + video.tokens;
+  // A shard of padding alone can begin past the sequence's end (5 tokens
+  // over 4 ranks: shards of 2 from 0, 2, 4 and 6), where narrow refuses
+  // even an empty cut.
+  const int64_t begin = std::min(shard.begin, joint.size(1));
   // The embedding is cheap next to the blocks, so it runs on the whole
   // sequence and the shard is cut after; padding runs as zero tokens.
   Embedded shard_embedded;
   shard_embedded.temb = embedded.temb;
   shard_embedded.tokens = {
-      models::PadTokens(joint.narrow(1, shard.begin, held), 0, split.padding),
+      models::PadTokens(joint.narrow(1, begin, held), 0, split.padding),
       text.tokens};
   if (embedded.rotary.has_value()) {
     // Padding rows rotate by nothing, like the text's.
     const auto rows = [&](const at::Tensor& table, double padding_value) {
-      return at::cat({table.narrow(0, shard.begin, held),
+      return at::cat({table.narrow(0, begin, held),
                       at::full({split.padding, table.size(1)}, padding_value,
                                table.options())});
     };

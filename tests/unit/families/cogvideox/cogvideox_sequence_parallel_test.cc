@@ -133,8 +133,10 @@ TEST_P(CogVideoXShardedForwardTest, EveryRankGetsTheUnshardedForward) {
 }
 
 // Joint lengths: 2b 8 + 12 = 20 (padded by 3 ranks), 5b 7 + 12 = 19 and
-// 1.5 5 + 8 = 13 (padded by 2, 3 and 4 ranks). The models have 2 heads, so
-// Ulysses runs on 2 ranks; over 4 ranks 1.5's last shard is mostly padding.
+// 1.5 5 + 8 = 13 (padded by 2, 3, 4 and 6 ranks). The models have 2 heads,
+// so Ulysses runs on 2 ranks; over 4 ranks 1.5's last shard is mostly
+// padding, and over 6 (shards of 3, padded to 18) it is padding alone and
+// begins past the sequence's end.
 INSTANTIATE_TEST_SUITE_P(
     Shards, CogVideoXShardedForwardTest,
     ::testing::Values(ShardCase{"cogvideox_2b", Method::kRing, 3, 8},
@@ -143,7 +145,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ShardCase{"cogvideox_5b", Method::kRing, 4, 7},
                       ShardCase{"cogvideox15", Method::kRing, 3, 5},
                       ShardCase{"cogvideox15", Method::kUlysses, 2, 5},
-                      ShardCase{"cogvideox15", Method::kRing, 4, 5}),
+                      ShardCase{"cogvideox15", Method::kRing, 4, 5},
+                      ShardCase{"cogvideox15", Method::kRing, 6, 5}),
     [](const ::testing::TestParamInfo<ShardCase>& info) {
       return info.param.Name();
     });
