@@ -1,5 +1,9 @@
 #include "core/config/parallel_config.h"
 
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -15,26 +19,48 @@ std::string DescribeModelDegrees(const ParallelFlags& f) {
                       " × ulysses ", f.ulysses_degree);
 }
 
+// The product of positive `degrees`, or nullopt once it passes INT_MAX,
+// beyond any world size: four flags of up to INT_MAX each would overflow any
+// integer type, and an overflowed product of zero would divide by zero.
+std::optional<int> ProductOfDegrees(std::initializer_list<int> degrees) {
+  int64_t product = 1;
+  for (const int degree : degrees) {
+    product *= degree;
+    if (product > std::numeric_limits<int>::max()) return std::nullopt;
+  }
+  return static_cast<int>(product);
+}
+
 // The explicit --dp_degree, or world / (cfg × pipefusion × ring × ulysses).
 absl::StatusOr<int> DataParallelDegree(const ParallelFlags& flags,
                                        int world_size) {
-  const int model_ranks = flags.cfg_degree * flags.pipefusion_degree *
-                          flags.ring_degree * flags.ulysses_degree;
+  const std::optional<int> model_ranks =
+      ProductOfDegrees({flags.cfg_degree, flags.pipefusion_degree,
+                        flags.ring_degree, flags.ulysses_degree});
+  const std::optional<int> ranks =
+      ProductOfDegrees({flags.dp_degree.value_or(1), model_ranks.value_or(1)});
+  if (!model_ranks.has_value() || !ranks.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        flags.dp_degree.has_value()
+            ? absl::StrCat("dp ", *flags.dp_degree, " × ")
+            : "",
+        DescribeModelDegrees(flags), " exceeds the world size ", world_size));
+  }
   if (flags.dp_degree.has_value()) {
-    if (*flags.dp_degree * model_ranks != world_size) {
+    if (*ranks != world_size) {
       return absl::InvalidArgumentError(absl::StrCat(
           "dp ", *flags.dp_degree, " × ", DescribeModelDegrees(flags), " = ",
-          *flags.dp_degree * model_ranks, " ≠ world size ", world_size));
+          *ranks, " ≠ world size ", world_size));
     }
     return *flags.dp_degree;
   }
-  if (world_size % model_ranks != 0) {
+  if (world_size % *model_ranks != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "world size ", world_size, " is not a multiple of ",
-        DescribeModelDegrees(flags), " = ", model_ranks,
+        DescribeModelDegrees(flags), " = ", *model_ranks,
         " (--dp_degree omitted, so it would be world size / that product)"));
   }
-  return world_size / model_ranks;
+  return world_size / *model_ranks;
 }
 
 absl::Status CheckPositive(const char* flag, int value) {

@@ -55,6 +55,23 @@ TEST(ParallelConfigTest, IndivisibleWorldWithOmittedDpNamesEveryDegree) {
                         "4 × ring 1 × ulysses 1 = 4 (--dp_degree omitted"));
 }
 
+// 65536² overflows an int to 0, which the world size was then divided by
+// (SIGFPE at start-up instead of a flag error).
+TEST(ParallelConfigTest, DegreesWhoseProductOverflowsAnIntAreRefused) {
+  absl::StatusOr<v1::ParallelConfig> model_degrees =
+      MakeParallelConfig({.ring_degree = 65536, .ulysses_degree = 65536}, 1);
+  ASSERT_EQ(model_degrees.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(model_degrees.status().message(),
+            "cfg 1 × pipefusion 1 × ring 65536 × ulysses 65536 exceeds the "
+            "world size 1");
+  absl::StatusOr<v1::ParallelConfig> with_dp = MakeParallelConfig(
+      {.dp_degree = 65536, .pipefusion_degree = 2, .ulysses_degree = 32768}, 4);
+  ASSERT_EQ(with_dp.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(with_dp.status().message(),
+            "dp 65536 × cfg 1 × pipefusion 2 × ring 1 × ulysses 32768 exceeds "
+            "the world size 4");
+}
+
 TEST(ParallelConfigTest, DegreesMustBePositive) {
   absl::StatusOr<v1::ParallelConfig> config =
       MakeParallelConfig({.ring_degree = 0}, 1);
