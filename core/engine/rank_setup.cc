@@ -70,8 +70,9 @@ absl::StatusOr<RankSetup> RankSetupFromFlags(const dist::RankEnv& env) {
 absl::StatusOr<std::unique_ptr<RankRuntime>> JoinGroup(
     const RankSetup& setup, std::shared_ptr<dist::GroupStore> store,
     int64_t generation, std::function<absl::Status()> keep_waiting) {
-  absl::StatusOr<v1::StartupFacts> facts = DescribeStartup(
-      setup.parallel, setup.spec, setup.model_dir, setup.compute);
+  absl::StatusOr<v1::StartupFacts> facts =
+      DescribeStartup(setup.parallel, setup.rendezvous.collective_timeout,
+                      setup.spec, setup.model_dir, setup.compute);
   if (!facts.ok()) return Prefixed(facts.status(), "model");
   return RankRuntime::Join(std::move(store), generation, setup.parallel,
                            setup.rendezvous, *facts, std::move(keep_waiting));

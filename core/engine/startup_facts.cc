@@ -3,6 +3,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -85,7 +86,8 @@ absl::StatusOr<std::string> WeightsFingerprint(const std::string& model_dir) {
 }  // namespace
 
 absl::StatusOr<v1::StartupFacts> DescribeStartup(
-    const v1::ParallelConfig& parallel, const config::ModelSpec& spec,
+    const v1::ParallelConfig& parallel,
+    std::chrono::milliseconds collective_timeout, const config::ModelSpec& spec,
     const std::string& model_dir, const ComputeTarget& compute) {
   v1::StartupFacts facts;
   Add(facts, "build.ditserve", BuildVersion());
@@ -93,6 +95,8 @@ absl::StatusOr<v1::StartupFacts> DescribeStartup(
   Add(facts, "device", compute.device);
   Add(facts, "dtype", compute.dtype);
   AddParallelConfig(facts, parallel);
+  Add(facts, "collective_timeout_s",
+      absl::StrCat(std::chrono::duration<double>(collective_timeout).count()));
   Add(facts, "model.name", std::string(spec.defaults.name));
   const std::pair<const char*, int> dimensions[] = {
       {"num_attention_heads", spec.num_attention_heads},

@@ -73,5 +73,15 @@ TEST(StartupAgreementTest, DifferentWorldSizesFailNamingThem) {
       "world_size is 3 on rank 1 and 2 on rank 0");
 }
 
+// An idle worker whose timeout is shorter than the host's would give up on
+// the host's pings, spaced by the host's timeout, and break the group again
+// and again.
+TEST(StartupAgreementTest, DifferentCollectiveTimeoutsFailNamingThem) {
+  ExpectEveryRankFailsNaming(
+      {.world_size = 2,
+       .host_flags = {"--collective_timeout_s=300", "--ping_interval_s=100"}},
+      "collective_timeout_s is 60 on rank 1 and 300 on rank 0");
+}
+
 }  // namespace
 }  // namespace ditserve::testing
