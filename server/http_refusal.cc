@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "core/base/utf8.h"
 #include "server/http_request_rewrite.h"
+#include "server/http_server.h"
 
 namespace ditserve::server {
 namespace {
@@ -93,6 +94,16 @@ HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,
             target, " takes a JSON body (Content-Type: application/json), not ",
             sent.empty() ? "a body without a Content-Type" : sent)),
         415};
+  }
+  if (http_status == 400 && CarriesABodyOfAMethodThatTakesNone(request)) {
+    const char* framing = request.has_header("Transfer-Encoding")
+                              ? "Transfer-Encoding"
+                              : "Content-Length";
+    return {absl::InvalidArgumentError(
+                absl::StrCat(target, " came with a body (", framing, ": ",
+                             base::Shortened(request.get_header_value(framing)),
+                             "); ", request.method, " takes none here")),
+            400};
   }
   // cpp-httplib reads a body without a length to the end of the connection,
   // which a client waiting for its answer never closes: the read times out.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -21,6 +22,21 @@ namespace {
 // header of that name is dropped first.
 constexpr char kRoutedFromHeader[] = "Ditserve-Routed-From";
 
+// The methods whose body cpp-httplib reads, a DELETE's only when it has a
+// Content-Length; it reads a PRI's whole into memory.
+bool BodyIsReadFor(const std::string& method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" ||
+         method == "DELETE";
+}
+
+// Any Transfer-Encoding frames a body (RFC 9112 6.1), and so does a
+// Content-Length other than 0, even one that cannot be read.
+bool CarriesABody(const httplib::Request& request) {
+  return request.has_header("Transfer-Encoding") ||
+         (request.has_header("Content-Length") &&
+          request.get_header_value("Content-Length") != "0");
+}
+
 void DrainAndRefuse(const httplib::Request& request,
                     httplib::Response& response,
                     const httplib::ContentReader& read_body) {
@@ -32,6 +48,7 @@ void DrainAndRefuse(const httplib::Request& request,
     auto& routed = const_cast<httplib::Request&>(request);
     routed.method = routed.get_header_value(kRoutedFromHeader);
     routed.headers.erase(kRoutedFromHeader);
+    if (CarriesABodyOfAMethodThatTakesNone(routed)) response.status = 400;
   }
 }
 
@@ -62,12 +79,18 @@ void SetTcpKeepalive(socket_t socket, const TcpKeepalive& keepalive) {
 
 }  // namespace
 
+bool CarriesABodyOfAMethodThatTakesNone(const httplib::Request& request) {
+  return !BodyIsReadFor(request.method) && request.method != "PRI" &&
+         CarriesABody(request);
+}
+
 void RouteUnreadBodiesToTheDrain(httplib::Request& request) {
   request.headers.erase(kRoutedFromHeader);
   const bool unread =
       request.method == "PRI" ||
       (request.method == "DELETE" && !request.has_header("Content-Length") &&
-       request.has_header("Transfer-Encoding"));
+       request.has_header("Transfer-Encoding")) ||
+      CarriesABodyOfAMethodThatTakesNone(request);
   if (!unread) return;
   request.set_header(kRoutedFromHeader, request.method);
   request.method = "PATCH";

@@ -42,13 +42,19 @@ inline constexpr int kHttpIoTimeoutSeconds = 5;
 inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;
 
 // cpp-httplib reads the body of a PRI request (HTTP/2's preface method, for
-// which it has no route type) whole into memory before finding no route, and
-// the body of a DELETE only when it has a Content-Length, leaving a chunked
-// one to be read as the connection's next request. Both are routed as a
-// PATCH, which no server here takes, so that Start's catch-all route drains
-// the body and refuses it (404) under their own method again. Start's
-// pre-routing handler calls this; one that replaces it calls it first.
+// which it has no route type) whole into memory before finding no route, the
+// body of a DELETE only when it has a Content-Length, and none of a GET,
+// HEAD, OPTIONS, TRACE or any method but POST, PUT and PATCH, leaving it to
+// be read as the connection's next request. All are routed as a PATCH, which
+// no server here takes, so that Start's catch-all route drains the body and
+// refuses it under their own method again: 404 for PRI and DELETE (no
+// route), 400 for the methods that take no body. Start's pre-routing handler
+// calls this; one that replaces it calls it first.
 void RouteUnreadBodiesToTheDrain(httplib::Request& request);
+
+// Whether `request` carries a body although its method takes none here,
+// which RouteUnreadBodiesToTheDrain has refused with 400.
+bool CarriesABodyOfAMethodThatTakesNone(const httplib::Request& request);
 
 // TCP keepalive for connections whose handler waits long with nothing to
 // send or read, as one waiting for a generation: a peer silent for `idle`

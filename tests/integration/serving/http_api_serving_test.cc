@@ -356,6 +356,24 @@ TEST_F(HttpApiTest, RequestsNoHandlerTakesAreToldWhy) {
   EXPECT_THAT(*pri, HasSubstr("HTTP/1.1 405"));
   EXPECT_THAT(*pri, HasSubstr("PRI is not allowed on /v1/models; it takes "
                               "GET, HEAD"));
+  // A GET's body is drained and refused, naming how it was framed, rather
+  // than read as the connection's next request (HttpServerTest has the
+  // connection's later answers).
+  const std::string inner_post =
+      "POST /v1/images/generations HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+  absl::StatusOr<std::string> get_with_body =
+      SendRawHttp(cluster_->http_port(),
+                  absl::StrCat("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                               "Content-Length: ",
+                               inner_post.size(), "\r\n\r\n", inner_post));
+  ASSERT_TRUE(get_with_body.ok()) << get_with_body.status();
+  EXPECT_THAT(*get_with_body, HasSubstr("HTTP/1.1 400"));
+  EXPECT_THAT(
+      *get_with_body,
+      HasSubstr(absl::StrCat("GET /v1/models came with a body "
+                             "(Content-Length: ",
+                             inner_post.size(), "); GET takes none here")));
   // The two bodies over 1 MiB, the multipart one and the unframed one.
   EXPECT_EQ(Requests("invalid_argument"), refused_before + 4);
 }

@@ -142,5 +142,24 @@ TEST(ExplainHttpRefusalTest, APostWithoutLengthOrChunksIs411) {
   }
 }
 
+// A body on a method that takes none (refused before it could be taken for
+// the connection's next request) is named with the header that framed it.
+TEST(ExplainHttpRefusalTest, ABodyOnAMethodThatTakesNoneIs400NamingItsFraming) {
+  httplib::Request sized = Request("GET", "/v1/models");
+  sized.set_header("Content-Length", "31");
+  const HttpRefusal refusal =
+      ExplainHttpRefusal(TestRoutes(), sized, 400, kMaxBody);
+  EXPECT_EQ(refusal.http_status, 400);
+  EXPECT_EQ(refusal.status.message(),
+            "GET /v1/models came with a body (Content-Length: 31); GET takes "
+            "none here");
+  httplib::Request chunked = Request("OPTIONS", "/v1/models");
+  chunked.set_header("Transfer-Encoding", "chunked");
+  EXPECT_EQ(
+      ExplainHttpRefusal(TestRoutes(), chunked, 400, kMaxBody).status.message(),
+      "OPTIONS /v1/models came with a body (Transfer-Encoding: chunked); "
+      "OPTIONS takes none here");
+}
+
 }  // namespace
 }  // namespace ditserve::server
