@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "core/base/monotonic_clock.h"
 #include "core/base/steady_wait.h"
+#include "core/base/utf8.h"
 #include "core/config/field_error.h"
 #include "nlohmann/json.hpp"
 #include "server/http_access_log.h"
@@ -426,7 +427,7 @@ void HttpApi::GetModel(const httplib::Request& request,
   const ServedModel& model = intake_->model();
   if (id != model.spec.defaults.name) {
     ReplyError(config::WithFields(absl::NotFoundError(absl::StrCat(
-                                      "model \"", id,
+                                      "model \"", base::Shortened(id),
                                       "\" is not served here; this server "
                                       "runs \"",
                                       model.spec.defaults.name, "\"")),

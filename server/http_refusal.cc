@@ -30,15 +30,15 @@ HttpRefusal NoSuchRoute(const std::vector<HttpRoute>& routes,
   const std::vector<std::string> allowed =
       MethodsAllowedOn(routes, request.path);
   if (allowed.empty()) {
-    return {absl::NotFoundError(
-                absl::StrCat("no route ", request.method, " ", request.path,
-                             "; this server offers ", Shown(routes))),
+    return {absl::NotFoundError(absl::StrCat(
+                "no route ", request.method, " ", base::Shortened(request.path),
+                "; this server offers ", Shown(routes))),
             404};
   }
   const std::string allow = absl::StrJoin(allowed, ", ");
-  return {absl::InvalidArgumentError(
-              absl::StrCat(request.method, " is not allowed on ", request.path,
-                           "; it takes ", allow)),
+  return {absl::InvalidArgumentError(absl::StrCat(
+              request.method, " is not allowed on ",
+              base::Shortened(request.path), "; it takes ", allow)),
           405, allow};
 }
 
@@ -64,7 +64,8 @@ std::vector<std::string> MethodsAllowedOn(const std::vector<HttpRoute>& routes,
 HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,
                                const httplib::Request& request, int http_status,
                                size_t max_body_bytes) {
-  const std::string target = absl::StrCat(request.method, " ", request.path);
+  const std::string target =
+      absl::StrCat(request.method, " ", base::Shortened(request.path));
   if (http_status == 404) return NoSuchRoute(routes, request);
   if (http_status == 413) {
     uint64_t sent = 0;

@@ -162,7 +162,7 @@ absl::Status ReadSize(const Json& body, v1::GenerateRequest& request) {
   int32_t height = 0;
   if (sides.size() != 2 || !absl::SimpleAtoi(sides[0], &width) ||
       !absl::SimpleAtoi(sides[1], &height) || width <= 0 || height <= 0) {
-    return FieldError("size", absl::StrCat("\"", size,
+    return FieldError("size", absl::StrCat("\"", base::Shortened(size),
                                            "\" is not \"WIDTHxHEIGHT\" in "
                                            "pixels (e.g. \"1024x768\") or "
                                            "\"auto\""));
@@ -187,7 +187,8 @@ absl::Status ReadServersChoice(const Json& body, absl::string_view field,
     return absl::OkStatus();
   }
   return FieldError(
-      field, absl::StrCat("\"", value, "\" is not offered; allowed: \"",
+      field, absl::StrCat("\"", base::Shortened(value),
+                          "\" is not offered; allowed: \"",
                           absl::StrJoin(accepted, "\", \""), "\" (", why, ")"));
 }
 
@@ -208,7 +209,7 @@ absl::Status ReadFormats(const Json& body, v1::GenerateRequest& request) {
     } else {
       return FieldError(
           "output_format",
-          absl::StrCat("\"", format,
+          absl::StrCat("\"", base::Shortened(format),
                        "\" is not supported; allowed: \"png\", \"jpeg\", "
                        "\"webp\", \"mp4\" (video models)"));
     }

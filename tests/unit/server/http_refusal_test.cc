@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/http_request_rewrite.h"
@@ -43,6 +44,17 @@ TEST(ExplainHttpRefusalTest, AnUnknownPathListsEveryRoute) {
             "/v1/images/generations, GET /v1/models, GET /v1/models/{model}, "
             "DELETE /v1/models/{model}");
   EXPECT_EQ(refusal.allow, "");
+}
+
+// A path is the client's text, quoted cut like any other.
+TEST(ExplainHttpRefusalTest, ALongPathIsQuotedCut) {
+  const std::string path = absl::StrCat("/", std::string(8000, 'p'));
+  const HttpRefusal refusal =
+      ExplainHttpRefusal(TestRoutes(), Request("GET", path), 404, kMaxBody);
+  EXPECT_THAT(refusal.status.message(),
+              HasSubstr(absl::StrCat("no route GET /", std::string(63, 'p'),
+                                     "...; this server offers")));
+  EXPECT_LT(refusal.status.message().size(), 300U);
 }
 
 TEST(ExplainHttpRefusalTest, AKnownPathWithAnotherMethodIs405WithTheMethods) {

@@ -192,6 +192,25 @@ INSTANTIATE_TEST_SUITE_P(
                              R"(": 1})"),
                 absl::StrCat(std::string(64, 'k'), "..."),
                 absl::StrCat(std::string(64, 'k'), "...: unknown field")},
+        // A long value is quoted cut, as a long field name is.
+        BadBody{"long_size",
+                absl::StrCat(R"({"prompt": "a", "size": ")",
+                             std::string(100000, 'k'), R"("})"),
+                "size",
+                absl::StrCat("\"", std::string(64, 'k'),
+                             "...\" is not \"WIDTHxHEIGHT\"")},
+        BadBody{
+            "long_output_format",
+            absl::StrCat(R"({"prompt": "a", "output_format": ")",
+                         std::string(100000, 'k'), R"("})"),
+            "output_format",
+            absl::StrCat("\"", std::string(64, 'k'), "...\" is not supported")},
+        BadBody{
+            "long_style",
+            absl::StrCat(R"({"prompt": "a", "style": ")",
+                         std::string(100000, 'k'), R"("})"),
+            "style",
+            absl::StrCat("\"", std::string(64, 'k'), "...\" is not offered")},
         // The parser would keep the last; a proxy may have checked the first.
         BadBody{"repeated_field",
                 R"({"prompt": "a", "n": 1, "priority": 0, "n": 4})", "n",
