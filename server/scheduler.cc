@@ -112,13 +112,16 @@ void AppendTimings(const engine::StageTimings& timings, int rank,
 // use the control channel meanwhile.
 class KeepWorkersAlive {
  public:
+  // Starts as the run ends, the workers' last message until the first ping.
   KeepWorkersAlive(engine::RankLoop& loop, absl::Duration interval)
-      : thread_([this, &loop, interval] {
+      : last_message_(base::MonotonicNow()), thread_([this, &loop, interval] {
           while (!done_.WaitForNotificationWithTimeout(interval)) {
+            const absl::Time sending = base::MonotonicNow();
             if (absl::Status ping = loop.Ping(); !ping.ok()) {
               status_ = ping;
               return;
             }
+            last_message_ = sending;
           }
         }) {}
   ~KeepWorkersAlive() { Stop().IgnoreError(); }
@@ -132,9 +135,14 @@ class KeepWorkersAlive {
     return status_;
   }
 
+  // When the workers last heard from rank 0, on the monotonic clock; read
+  // after Stop.
+  absl::Time last_message() const { return last_message_; }
+
  private:
   base::SteadyNotification done_;
   absl::Status status_;
+  absl::Time last_message_;
   std::thread thread_;
 };
 
@@ -189,7 +197,7 @@ absl::Status Scheduler::group_status() const {
 }
 
 void Scheduler::Loop() {
-  absl::Time last_message = base::MonotonicNow();
+  last_message_to_workers_ = base::MonotonicNow();
   while (!stop_.load()) {
     // Read before the pop: the queue refused new jobs before the flag was
     // set, so an empty pop after it means nothing is left to run. (Polling
@@ -202,8 +210,11 @@ void Scheduler::Loop() {
     } else if (draining) {
       if (!drained_.HasBeenNotified()) drained_.Notify();
       continue;
-    } else if (base::MonotonicNow() - last_message >= options_.ping_interval) {
+    } else if (base::MonotonicNow() - last_message_to_workers_ >=
+               options_.ping_interval) {
+      const absl::Time sending = base::MonotonicNow();
       group = loop_->Ping();
+      last_message_to_workers_ = sending;
     } else {
       continue;
     }
@@ -211,7 +222,6 @@ void Scheduler::Loop() {
       FailGroup(group);
       return;
     }
-    last_message = base::MonotonicNow();
   }
   if (absl::Status shutdown = loop_->Shutdown("host shutting down");
       !shutdown.ok()) {
@@ -345,6 +355,7 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     previews.Wait();
     absl::StatusOr<v1::GenerateResponse> response = Respond(config, *ran);
     group = keep_alive.Stop();
+    last_message_to_workers_ = keep_alive.last_message();
     return response;
   }();
   previews.Wait();

@@ -96,6 +96,13 @@ class Scheduler {
   const config::ModelSpec spec_;
   const SchedulerOptions options_;
   std::atomic<bool> stop_{false};
+  // When the idle workers last heard from rank 0 (monotonic clock), from
+  // which the next ping is due: each waits a collective timeout at most.
+  // Counted from when a run's answers were sent instead, a worker could hear
+  // nothing for two ping intervals and then some, past the timeout when the
+  // interval is the largest allowed (half of it). The scheduler's thread
+  // alone uses it.
+  absl::Time last_message_to_workers_;
   // Drain's timeout passed: the running run stops after its step.
   std::atomic<bool> drain_expired_{false};
   // Set by Drain once the queue refuses new jobs.
