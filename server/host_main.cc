@@ -386,7 +386,9 @@ int RunHost() {
     group_status = absl::OkStatus();
     metrics.SetGroupGeneration((*serving)->generation());
     queue.Resume();
-    health.SetServing(true);
+    // A stop that came as the group formed drains at once, never showing
+    // SERVING between NOT_SERVING and the drain.
+    health.SetServing(!stop_requested);
   }
 
   spdlog::info("stopping: draining admitted requests");
