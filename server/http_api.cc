@@ -24,6 +24,7 @@
 #include "server/http_request_rewrite.h"
 #include "server/http_server.h"
 #include "server/log_text.h"
+#include "server/metrics.h"
 #include "server/openai_images.h"
 #include "server/peer_socket.h"
 #include "server/status_conversion.h"
@@ -137,6 +138,8 @@ class Outcome {
 // moves messages, so a large output's base64 does not hold up the next run.
 class JobReports {
  public:
+  explicit JobReports(RequestIntake* intake) : intake_(intake) {}
+
   void AddEvent(v1::GenerateStreamResponse event) {
     absl::MutexLock lock(&mu_);
     events_.push_back(std::move(event));
@@ -144,8 +147,19 @@ class JobReports {
   }
   void Finish(absl::StatusOr<v1::GenerateResponse> outcome) {
     absl::MutexLock lock(&mu_);
+    answered_ok_ = outcome.ok();
     outcome_ = std::move(outcome);
     reported_.SignalAll();
+    CountIfUndeliveredLocked();
+  }
+  // The stream ended before all of the job's events were written, for
+  // `reason` (kStreamWriteTimedOut or kStreamClientGone); the first reason
+  // given is the one counted.
+  void StreamBroke(const char* reason) {
+    absl::MutexLock lock(&mu_);
+    if (broken_because_ != nullptr) return;
+    broken_because_ = reason;
+    CountIfUndeliveredLocked();
   }
   // Waits up to `timeout` for a report; moves the events reported so far
   // into `events`, and returns the outcome once the job has finished.
@@ -170,11 +184,24 @@ class JobReports {
     return outcome_.has_value() || !events_.empty();
   }
 
+  // A job counted ok (by RequestIntake's NewJob) whose events did not all
+  // reach the connection, counted again as the gRPC streams are; it counts
+  // once, from whichever of the two calls comes second. A client that leaves
+  // before its run is answered has it cancelled instead (Scheduler::Answer).
+  void CountIfUndeliveredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (answered_ok_ && broken_because_ != nullptr) {
+      intake_->CountUndeliveredStream(broken_because_);
+    }
+  }
+
+  RequestIntake* const intake_;
   mutable absl::Mutex mu_;
   base::SteadyCondVar reported_;
   std::vector<v1::GenerateStreamResponse> events_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::StatusOr<v1::GenerateResponse>> outcome_
       ABSL_GUARDED_BY(mu_);
+  bool answered_ok_ ABSL_GUARDED_BY(mu_) = false;
+  const char* broken_because_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace
@@ -336,7 +363,7 @@ void HttpApi::StreamImages(const httplib::Request& request,
                            v1::InputConfig config, const std::string& client,
                            absl::Time received,
                            httplib::Response& response) const {
-  auto reports = std::make_shared<JobReports>();
+  auto reports = std::make_shared<JobReports>(intake_);
   std::shared_ptr<Job> job = intake_->NewJob(
       std::move(config), client, received,
       [reports](v1::GenerateStreamResponse event) {
@@ -366,9 +393,17 @@ void HttpApi::StreamImages(const httplib::Request& request,
       // job, so the stream ends.
       [reports, socket, last_write = base::MonotonicNow()](
           size_t, httplib::DataSink& sink) mutable {
-        const auto send = [&sink, &last_write](const std::string& event) {
+        const auto send = [&sink, &last_write,
+                           &reports](const std::string& event) {
           last_write = base::MonotonicNow();
-          return sink.write(event.data(), event.size());
+          if (sink.write(event.data(), event.size())) return true;
+          // cpp-httplib gives up on a write after its write timeout, and at
+          // once on a connection the client closed.
+          const bool stalled = base::MonotonicNow() - last_write >=
+                               absl::Seconds(kHttpIoTimeoutSeconds) / 2;
+          reports->StreamBroke(stalled ? kStreamWriteTimedOut
+                                       : kStreamClientGone);
+          return false;
         };
         std::vector<v1::GenerateStreamResponse> events;
         std::optional<absl::StatusOr<v1::GenerateResponse>> outcome =
@@ -397,8 +432,11 @@ void HttpApi::StreamImages(const httplib::Request& request,
       },
       // A client that left stops the run at its next step. cpp-httplib
       // calls this once the response is done with, sent or not.
-      [this, job](bool complete) {
-        if (!complete) intake_->Abandon(job);
+      [this, job, reports](bool complete) {
+        if (!complete) {
+          intake_->Abandon(job);
+          reports->StreamBroke(kStreamClientGone);
+        }
         open_streams_.fetch_sub(1);
       });
 }

@@ -80,6 +80,14 @@ class HttpApiTest : public ::testing::Test {
                        {absl::StrCat("status=\"", status, "\"")});
   }
 
+  static double UndeliveredStreams(const std::string& reason) {
+    absl::StatusOr<std::string> metrics = cluster_->ScrapeMetrics();
+    EXPECT_TRUE(metrics.ok()) << metrics.status();
+    return MetricValue(metrics.value_or(""),
+                       "ditserve_undelivered_streams_total",
+                       {absl::StrCat("reason=\"", reason, "\"")});
+  }
+
   // Waits up to a minute for ditserve_requests_total{status="cancelled"}.
   static void ExpectCancelledCountToReach(double count) {
     const auto give_up =
@@ -619,6 +627,43 @@ TEST_F(HttpApiTest, AStreamThatIsDroppedCancelsItsRun) {
   EXPECT_THAT(seen, HasSubstr("\"step\":1")) << "dropped after one step";
 
   ExpectCancelledCountToReach(cancelled_before + 1);
+}
+
+// A client that stops reading before its images arrive: with a 4 KiB
+// receive buffer, the host's write of two 1024² images (about 8 MB of
+// base64, past what the sockets buffer) gives up after the 5 s write
+// timeout. The run was counted ok when answered; the stream is counted as
+// undelivered too, as a gRPC stream is.
+TEST_F(HttpApiTest, AStreamWhoseClientStopsReadingIsCountedUndelivered) {
+  const double ok_before = Requests("ok");
+  const double timed_out_before = UndeliveredStreams("write_timeout");
+  const double gone_before = UndeliveredStreams("client_gone");
+  nlohmann::json body = SmallBody(2);
+  body["size"] = "1024x1024";
+  body["num_inference_steps"] = 1;
+  body["stream"] = true;
+  httplib::Client client("127.0.0.1", cluster_->http_port());
+  client.set_read_timeout(120, 0);
+  // Else the kernel grows its buffer to hold the images.
+  client.set_socket_options([](socket_t socket) {
+    const int bytes = 4096;
+    setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+  });
+  bool counted = false;
+  PostStreamed(client, body, [&](const std::string&) {
+    // Reads nothing more until the host has given up on the stream.
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!counted && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      counted = UndeliveredStreams("write_timeout") > timed_out_before;
+    }
+    return false;
+  });
+  EXPECT_TRUE(counted);
+  EXPECT_EQ(Requests("ok"), ok_before + 1);
+  EXPECT_EQ(UndeliveredStreams("write_timeout"), timed_out_before + 1);
+  EXPECT_EQ(UndeliveredStreams("client_gone"), gone_before);
 }
 
 // SIGTERM drains the running stream's job, and the stream still ends with
