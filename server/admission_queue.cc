@@ -15,13 +15,13 @@ namespace ditserve::server {
 namespace {
 
 // The answer to a queued job whose client cancelled or whose deadline
-// passed (Job::StopCode's `stop`).
+// passed (Job::StopCode's `stop`); `monotonic_now` on the job's clock.
 absl::Status StoppedWhileQueued(const Job& job, absl::StatusCode stop,
-                                absl::Time now) {
+                                absl::Time monotonic_now) {
   if (stop == absl::StatusCode::kDeadlineExceeded) {
     return absl::DeadlineExceededError(absl::StrCat(
-        "deadline passed after ", absl::FormatDuration(now - job.enqueued()),
-        " in the queue"));
+        "deadline passed after ",
+        absl::FormatDuration(monotonic_now - job.enqueued()), " in the queue"));
   }
   return absl::CancelledError("cancelled by the client while queued");
 }
@@ -144,10 +144,9 @@ std::shared_ptr<Job> AdmissionQueue::Pop(absl::Duration timeout) {
       NotifyDepthLocked();
     }
     // Finish abandoned jobs outside the lock: their callbacks talk to gRPC.
-    const absl::Time now = absl::Now();
-    const std::optional<absl::StatusCode> stop = job->StopCode(now);
+    const std::optional<absl::StatusCode> stop = job->StopCode(absl::Now());
     if (!stop.has_value()) return job;
-    job->Finish(StoppedWhileQueued(*job, *stop, now));
+    job->Finish(StoppedWhileQueued(*job, *stop, base::MonotonicNow()));
   }
 }
 
@@ -170,12 +169,13 @@ std::vector<std::shared_ptr<Job>> AdmissionQueue::TakeMatching(
   return taken;
 }
 
-int AdmissionQueue::ExpireWaiting(absl::Duration limit, absl::Time now) {
+int AdmissionQueue::ExpireWaiting(absl::Duration limit) {
+  const absl::Time monotonic_now = base::MonotonicNow();
   std::vector<std::shared_ptr<Job>> expired;
   {
     absl::MutexLock lock(&mu_);
     for (auto it = jobs_.begin(); it != jobs_.end();) {
-      if (now - (*it)->enqueued() > limit) {
+      if (monotonic_now - (*it)->enqueued() > limit) {
         expired.push_back(std::move(*it));
         it = jobs_.erase(it);
       } else {
@@ -187,16 +187,17 @@ int AdmissionQueue::ExpireWaiting(absl::Duration limit, absl::Time now) {
   int refused = 0;
   for (const std::shared_ptr<Job>& job : expired) {
     // A job its client already gave up on is answered and counted for that.
-    if (const std::optional<absl::StatusCode> stop = job->StopCode(now)) {
-      job->Finish(StoppedWhileQueued(*job, *stop, now));
+    if (const std::optional<absl::StatusCode> stop =
+            job->StopCode(absl::Now())) {
+      job->Finish(StoppedWhileQueued(*job, *stop, monotonic_now));
       continue;
     }
     ++refused;
-    job->Finish(absl::ResourceExhaustedError(
-        absl::StrCat("waited ", absl::FormatDuration(now - job->enqueued()),
-                     " in the queue, longer than --max_queue_wait_s ",
-                     absl::ToDoubleSeconds(limit),
-                     "; the server is overloaded, retry later or elsewhere")));
+    job->Finish(absl::ResourceExhaustedError(absl::StrCat(
+        "waited ", absl::FormatDuration(monotonic_now - job->enqueued()),
+        " in the queue, longer than --max_queue_wait_s ",
+        absl::ToDoubleSeconds(limit),
+        "; the server is overloaded, retry later or elsewhere")));
   }
   return refused;
 }

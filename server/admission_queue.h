@@ -73,13 +73,13 @@ class AdmissionQueue {
   std::vector<std::shared_ptr<Job>> TakeMatching(
       const std::function<bool(const Job&)>& joins);
 
-  // Takes out the jobs that have waited longer than `limit` at `now` and
-  // finishes them RESOURCE_EXHAUSTED naming --max_queue_wait_s: an
-  // overloaded host answers at once what it could only answer late, and the
-  // client may retry elsewhere. A job whose client cancelled or whose
-  // deadline passed is answered as such instead. Returns how many were
-  // refused for overload.
-  int ExpireWaiting(absl::Duration limit, absl::Time now);
+  // Takes out the jobs that have waited longer than `limit` (on the monotonic
+  // clock, as Job::enqueued is) and finishes them RESOURCE_EXHAUSTED naming
+  // --max_queue_wait_s: an overloaded host answers at once what it could only
+  // answer late, and the client may retry elsewhere. A job whose client
+  // cancelled or whose deadline passed is answered as such instead. Returns how
+  // many were refused for overload.
+  int ExpireWaiting(absl::Duration limit);
 
   // Takes out every queued job and finishes it with `why` (those cancelled
   // or past their deadline with their own reason, as Pop does). Returns how

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/base/monotonic_clock.h"
 #include "core/base/status_macros.h"
 #include "core/config/field_error.h"
 #include "core/config/freeze.h"
@@ -371,7 +372,7 @@ GenerationService::GenerationService(RequestIntake* intake,
 grpc::ServerUnaryReactor* GenerationService::Generate(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
     grpc::ByteBuffer* response_bytes) {
-  const absl::Time received = absl::Now();
+  const absl::Time received = base::MonotonicNow();
   auto call = std::make_shared<UnaryCall>(context, intake_, response_bytes);
   call->ownership().Bind(call);
   absl::StatusOr<v1::GenerateRequest> request =
@@ -425,7 +426,7 @@ grpc::ServerUnaryReactor* GenerationService::Generate(
 grpc::ServerWriteReactor<grpc::ByteBuffer>* GenerationService::GenerateStream(
     grpc::CallbackServerContext* context,
     const grpc::ByteBuffer* request_bytes) {
-  const absl::Time received = absl::Now();
+  const absl::Time received = base::MonotonicNow();
   auto call =
       std::make_shared<StreamCall>(context, intake_, stream_write_timeout_);
   call->ownership().Bind(call);

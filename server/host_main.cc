@@ -214,8 +214,7 @@ int RunHost() {
       absl::Seconds(absl::GetFlag(FLAGS_max_queue_wait_s));
   const auto shed_overdue = [&] {
     if (max_queue_wait <= absl::ZeroDuration()) return;
-    if (const int shed = queue.ExpireWaiting(max_queue_wait, absl::Now());
-        shed > 0) {
+    if (const int shed = queue.ExpireWaiting(max_queue_wait); shed > 0) {
       spdlog::warn(
           "refused {} queued requests that waited longer than "
           "--max_queue_wait_s {}",

@@ -313,7 +313,7 @@ void HttpApi::AddRoutes(httplib::Server& server) const {
 void HttpApi::GenerateImages(const httplib::Request& request,
                              const std::string& body, const std::string& client,
                              httplib::Response& response) const {
-  const absl::Time received = absl::Now();
+  const absl::Time received = base::MonotonicNow();
   absl::StatusOr<ImagesRequest> parsed =
       ParseImagesRequest(body, intake_->model().options.max_batch);
   absl::StatusOr<v1::InputConfig> config =

@@ -30,7 +30,9 @@ class Job {
 
   // `client`: the name of the caller's bearer token, kNoClient for none
   // (bearer_auth.h); `received`: when the RPC arrived; `enqueued`: when it
-  // was frozen and admitted.
+  // was frozen and admitted. Both are on the monotonic clock
+  // (base::MonotonicNow), for durations: a wall-clock step would otherwise
+  // refuse every queued job past --max_queue_wait_s at once, or none.
   Job(v1::InputConfig config, std::string client, absl::Time received,
       absl::Time enqueued, EventFn on_event, DoneFn on_done);
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/base/monotonic_clock.h"
 #include "core/base/status_macros.h"
 #include "core/config/field_error.h"
 #include "core/config/freeze.h"
@@ -77,7 +78,7 @@ std::shared_ptr<Job> RequestIntake::NewJob(
   Metrics* metrics = metrics_;
   const std::string counted_client = client;
   return std::make_shared<Job>(
-      std::move(config), std::move(client), received, absl::Now(),
+      std::move(config), std::move(client), received, base::MonotonicNow(),
       std::move(on_event),
       [metrics, counted_client, on_done = std::move(on_done),
        deliverable = std::move(deliverable)](

@@ -295,7 +295,9 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     return absl::OkStatus();
   }
   const v1::InputConfig& config = *merged;
-  const absl::Time started = absl::Now();
+  // Durations are on the monotonic clock, so that a wall-clock step does
+  // not skew them; deadlines are wall-clock times, as gRPC gives them.
+  const absl::Time started = base::MonotonicNow();
   metrics_->SetRequestsRunning(static_cast<int>(jobs.size()));
   metrics_->ObserveRunBatch(static_cast<int>(jobs.size()));
   spdlog::info(
@@ -308,7 +310,7 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
   absl::Time last_step = started;
   PartialImageDecoder previews(config, jobs, prompt_counts, encode_, *metrics_);
   const auto decide = [&](int step, int total_steps) {
-    const absl::Time now = absl::Now();
+    const absl::Time now = base::MonotonicNow();
     metrics_->ObserveDenoiseStep(absl::ToDoubleSeconds(now - last_step));
     last_step = now;
     v1::GenerateStreamResponse event;
@@ -324,9 +326,10 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
     for (const std::shared_ptr<Job>& job : jobs) {
       if (job->finished()) continue;
       job->ReportEvent(event);
-      std::optional<absl::Status> reason = StopReason(
-          *job, now, absl::StrCat("after step ", step, " of ", total_steps),
-          drain_expired);
+      std::optional<absl::Status> reason =
+          StopReason(*job, absl::Now(),
+                     absl::StrCat("after step ", step, " of ", total_steps),
+                     drain_expired);
       if (!reason.has_value()) {
         ++live;
         continue;
@@ -341,7 +344,7 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
                          : v1::STEP_DECISION_DEADLINE;
   };
   StepDecider decider(
-      previews, [&] { last_step = absl::Now(); }, decide);
+      previews, [&] { last_step = base::MonotonicNow(); }, decide);
   absl::StatusOr<engine::RequestOutcome> ran =
       loop_->RunOnAllRanks(config, &decider);
   absl::Status group = ran.status();
@@ -361,7 +364,7 @@ absl::Status Scheduler::Run(const std::vector<std::shared_ptr<Job>>& jobs) {
   previews.Wait();
 
   metrics_->SetRequestsRunning(0);
-  const absl::Time finished = absl::Now();
+  const absl::Time finished = base::MonotonicNow();
   spdlog::info("request_id={} sequence={} finished status={} in {}",
                config.request_id(), config.sequence_number(),
                StatusLabel(outcome.status().code()),
@@ -403,9 +406,10 @@ void Scheduler::Answer(Job& job, v1::GenerateResponse response,
   if (job.finished()) return;
   // A client that left, or whose deadline passed, while rank 0 decoded and
   // encoded never gets these outputs: it must not count as served.
-  if (std::optional<absl::Status> reason = StopReason(
-          job, finished, "after the last step, while its outputs were decoded",
-          /*drain_expired=*/false)) {
+  if (std::optional<absl::Status> reason =
+          StopReason(job, absl::Now(),
+                     "after the last step, while its outputs were decoded",
+                     /*drain_expired=*/false)) {
     // The run's "finished" line said ok; this request's own outcome differs.
     spdlog::info("request_id={} sequence={} status={}: {}",
                  job.config().request_id(), job.config().sequence_number(),

@@ -83,7 +83,8 @@ class Scheduler {
   absl::StatusOr<v1::GenerateResponse> Respond(
       const v1::InputConfig& config, const engine::RequestOutcome& outcome);
   // Completes a successful `response` with the job's own config and timings,
-  // records its metrics and answers the client.
+  // records its metrics and answers the client; `started` and `finished`
+  // (the run's) are on the monotonic clock, as the job's times are.
   void Answer(Job& job, v1::GenerateResponse response, absl::Time started,
               absl::Time finished);
   // Ends the thread's service after the group broke with `status`.

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "absl/time/clock.h"
+#include "core/base/monotonic_clock.h"
 #include "gtest/gtest.h"
 #include "server/job.h"
 
@@ -17,7 +17,7 @@ struct Call {
 
 std::shared_ptr<Job> JobHolding(const std::shared_ptr<Call>& call) {
   return std::make_shared<Job>(
-      v1::InputConfig(), "", absl::Now(), absl::Now(),
+      v1::InputConfig(), "", base::MonotonicNow(), base::MonotonicNow(),
       [call](v1::GenerateStreamResponse) {},
       [call](absl::StatusOr<v1::GenerateResponse>) {});
 }

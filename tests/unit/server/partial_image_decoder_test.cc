@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
+#include "core/base/monotonic_clock.h"
 #include "gtest/gtest.h"
 #include "prometheus/metric_family.h"
 #include "server/metrics.h"
@@ -35,7 +35,7 @@ std::shared_ptr<Job> MakeJob(int prompts, const std::vector<int>& steps,
   for (int i = 0; i < prompts; ++i) config.add_prompt(absl::StrCat("p", i));
   config.mutable_partial_image_steps()->Add(steps.begin(), steps.end());
   return std::make_shared<Job>(
-      std::move(config), "", absl::Now(), absl::Now(),
+      std::move(config), "", base::MonotonicNow(), base::MonotonicNow(),
       [&received](v1::GenerateStreamResponse event) {
         absl::MutexLock lock(&received.mutex);
         received.previews.push_back(event.partial_image());
