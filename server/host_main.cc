@@ -21,6 +21,7 @@
 #include "core/base/crash_report.h"
 #include "core/base/end_by_signal.h"
 #include "core/base/logging.h"
+#include "core/base/monotonic_clock.h"
 #include "core/base/openmp_wait_policy.h"
 #include "core/config/model_defaults.h"
 #include "core/dist/group_store.h"
@@ -117,13 +118,14 @@ std::unique_ptr<ServingGeneration> ReformGroup(
     }
     spdlog::info("waiting up to {} ms for every rank to join generation {}",
                  setup.rendezvous.connect_timeout.count(), *generation);
-    const absl::Time started = absl::Now();
+    const absl::Time started = base::MonotonicNow();
     absl::StatusOr<std::unique_ptr<ServingGeneration>> formed =
         ServingGeneration::Form(setup, store, *generation, shared,
                                 keep_waiting);
     if (formed.ok()) {
       spdlog::info("rank group generation {} formed in {}; serving again",
-                   *generation, absl::FormatDuration(absl::Now() - started));
+                   *generation,
+                   absl::FormatDuration(base::MonotonicNow() - started));
       return *std::move(formed);
     }
     spdlog::warn("rank group generation {} did not form: {}", *generation,

@@ -8,7 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
+#include "core/base/monotonic_clock.h"
 #include "server/bearer_auth.h"
 #include "server/log_text.h"
 #include "spdlog/spdlog.h"
@@ -26,7 +26,9 @@ thread_local AccessRecord current_request;
 
 }  // namespace
 
-void StartHttpAccessTimer() { current_request = {absl::Now(), kNoClient}; }
+void StartHttpAccessTimer() {
+  current_request = {base::MonotonicNow(), kNoClient};
+}
 
 void SetHttpAccessClient(const std::string& client) {
   current_request.client = client;
@@ -41,7 +43,8 @@ void LogHttpAccess(const httplib::Request& request,
   // A request cpp-httplib refused before routing has no start.
   const std::string took =
       start.has_value()
-          ? absl::StrCat(" in ", absl::FormatDuration(absl::Now() - *start))
+          ? absl::StrCat(" in ",
+                         absl::FormatDuration(base::MonotonicNow() - *start))
           : "";
   const std::string size =
       absl::StrContains(response.get_header_value("Content-Type"),

@@ -8,9 +8,9 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/base/guarded.h"
+#include "core/base/monotonic_clock.h"
 #include "core/engine/stage_timings.h"
 #include "server/request_batch.h"
 #include "spdlog/spdlog.h"
@@ -41,7 +41,7 @@ PartialImageDecoder::PartialImageDecoder(
 PartialImageDecoder::~PartialImageDecoder() { Wait(); }
 
 void PartialImageDecoder::Decode(int step, at::Tensor latents) {
-  const absl::Time handed_over = absl::Now();
+  const absl::Time handed_over = base::MonotonicNow();
   latest_ = std::thread([this, step, handed_over, latents = std::move(latents),
                          before = std::move(latest_)]() mutable {
     if (before.joinable()) before.join();
@@ -62,7 +62,7 @@ void PartialImageDecoder::Decode(int step, at::Tensor latents) {
     metrics_.CountPartialImage(result);
     if (std::string_view(result) == kPartialImageSent) {
       metrics_.ObservePartialImageDelay(
-          absl::ToDoubleSeconds(absl::Now() - handed_over));
+          absl::ToDoubleSeconds(base::MonotonicNow() - handed_over));
     }
   });
 }
