@@ -225,22 +225,26 @@ const std::string kChunkedSmuggledPing =
 const std::string kLengthOfSmuggledPing =
     absl::StrCat("Content-Length: ", kSmuggledPing.size());
 
+// A server whose one route, GET /ping, answers "pong".
+absl::StatusOr<std::unique_ptr<HttpServer>> StartPingServer() {
+  return HttpServer::Start("127.0.0.1", 0, 2, [](httplib::Server& routes) {
+    routes.Get("/ping",
+               [](const httplib::Request&, httplib::Response& response) {
+                 response.set_content("pong", "text/plain");
+               });
+  });
+}
+
 // The body of each request is read as that request's, and refused: a request
 // inside it would otherwise be answered as the connection's next, which
 // lets a client hide a request from a proxy in front, and shifts every later
 // answer on a connection the proxy shares by one. cpp-httplib leaves unread
 // a chunked DELETE's body and any body of a method it does not read one for
-// (GET, HEAD, OPTIONS, TRACE or a method it does not know); an answer to a
-// PRI before its body would too. PRI and DELETE have no route (404); the
+// (GET, HEAD, OPTIONS, TRACE, CONNECT); an answer to a PRI before its body
+// would too. PRI and DELETE have no route (404); the
 // others take no body here (400).
 TEST(HttpServerTest, UnreadBodiesAreNotTakenForTheNextRequest) {
-  absl::StatusOr<std::unique_ptr<HttpServer>> server =
-      HttpServer::Start("127.0.0.1", 0, 2, [](httplib::Server& routes) {
-        routes.Get("/ping",
-                   [](const httplib::Request&, httplib::Response& response) {
-                     response.set_content("pong", "text/plain");
-                   });
-      });
+  absl::StatusOr<std::unique_ptr<HttpServer>> server = StartPingServer();
   ASSERT_TRUE(server.ok()) << server.status();
   const std::vector<UnreadBodyCase> cases = {
       {"PRI", kChunked, kChunkedSmuggledPing, "HTTP/1.1 404"},
@@ -278,13 +282,7 @@ TEST(HttpServerTest, UnreadBodiesAreNotTakenForTheNextRequest) {
 // An empty body is no body: a GET with Content-Length: 0, as some clients
 // send, is answered as one without.
 TEST(HttpServerTest, AnEmptyBodyOnAGetIsServed) {
-  absl::StatusOr<std::unique_ptr<HttpServer>> server =
-      HttpServer::Start("127.0.0.1", 0, 2, [](httplib::Server& routes) {
-        routes.Get("/ping",
-                   [](const httplib::Request&, httplib::Response& response) {
-                     response.set_content("pong", "text/plain");
-                   });
-      });
+  absl::StatusOr<std::unique_ptr<HttpServer>> server = StartPingServer();
   ASSERT_TRUE(server.ok()) << server.status();
   const int fd = local_cluster::ConnectToLoopback((*server)->port());
   ASSERT_GE(fd, 0);

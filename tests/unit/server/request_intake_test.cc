@@ -23,15 +23,21 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// What a host's handlers hand requests to: the intake, its queue and
+// metrics.
+struct Host {
+  Metrics metrics{"flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"}};
+  AdmissionQueue queue{4, 0, /*hidden_size=*/64, nullptr};
+  const ServedModel model;
+  RequestIntake intake{&model, &queue, &metrics};
+};
+
 // A response the client cannot receive (over Generate's message limit) is
 // answered with that error and counted as it, not as the run's "ok".
 TEST(RequestIntakeTest, AnUndeliverableResponseIsAnsweredAndCountedAsItsError) {
-  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
-  AdmissionQueue queue(4, 0, /*hidden_size=*/64, nullptr);
-  const ServedModel model;
-  RequestIntake intake(&model, &queue, &metrics);
+  Host host;
   std::optional<absl::Status> answered;
-  std::shared_ptr<Job> job = intake.NewJob(
+  std::shared_ptr<Job> job = host.intake.NewJob(
       v1::InputConfig(), kNoClient, base::MonotonicNow(), nullptr,
       [&answered](absl::StatusOr<v1::GenerateResponse> outcome) {
         answered = outcome.status();
@@ -43,7 +49,7 @@ TEST(RequestIntakeTest, AnUndeliverableResponseIsAnsweredAndCountedAsItsError) {
   ASSERT_TRUE(answered.has_value());
   EXPECT_EQ(answered->code(), absl::StatusCode::kResourceExhausted);
 
-  absl::StatusOr<int> port = metrics.Serve("127.0.0.1", 0);
+  absl::StatusOr<int> port = host.metrics.Serve("127.0.0.1", 0);
   ASSERT_TRUE(port.ok()) << port.status();
   absl::StatusOr<std::string> body = local_cluster::HttpGet(*port, "/metrics");
   ASSERT_TRUE(body.ok()) << body.status();
@@ -59,24 +65,21 @@ struct QueuedJob {
 
 // Queues a job as the gRPC and HTTP handlers make one: received and
 // timed by RequestIntake.
-void QueueAJob(RequestIntake& intake, AdmissionQueue& queue, QueuedJob& out) {
-  out.job =
-      intake.NewJob(v1::InputConfig(), kNoClient, base::MonotonicNow(), nullptr,
-                    [&out](absl::StatusOr<v1::GenerateResponse> outcome) {
-                      out.answer = outcome.status();
-                    });
-  ASSERT_TRUE(queue.Push(out.job).ok());
+void QueueAJob(Host& host, QueuedJob& out) {
+  out.job = host.intake.NewJob(
+      v1::InputConfig(), kNoClient, base::MonotonicNow(), nullptr,
+      [&out](absl::StatusOr<v1::GenerateResponse> outcome) {
+        out.answer = outcome.status();
+      });
+  ASSERT_TRUE(host.queue.Push(out.job).ok());
 }
 
 TEST(RequestIntakeTest, AJobThatWaitedPastTheQueueLimitIsRefused) {
-  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
-  AdmissionQueue queue(4, 0, /*hidden_size=*/64, nullptr);
-  const ServedModel model;
-  RequestIntake intake(&model, &queue, &metrics);
+  Host host;
   QueuedJob queued;
-  QueueAJob(intake, queue, queued);
+  QueueAJob(host, queued);
   absl::SleepFor(absl::Milliseconds(50));
-  EXPECT_EQ(queue.ExpireWaiting(absl::Milliseconds(10)), 1);
+  EXPECT_EQ(host.queue.ExpireWaiting(absl::Milliseconds(10)), 1);
   ASSERT_TRUE(queued.answer.has_value());
   EXPECT_EQ(queued.answer->code(), absl::StatusCode::kResourceExhausted);
 }
@@ -112,18 +115,15 @@ class WallClockStepTest : public ::testing::Test {
 // the job's times and the queue's limit are on the monotonic clock. On the
 // wall clock, every job in the queue had waited an hour at once.
 TEST_F(WallClockStepTest, AStepAheadRefusesNoQueuedJobForItsWait) {
-  Metrics metrics("flux-dev", 1, {"0.1.0", "1.13.1", "cpu", "float32"});
-  AdmissionQueue queue(4, 0, /*hidden_size=*/64, nullptr);
-  const ServedModel model;
-  RequestIntake intake(&model, &queue, &metrics);
+  Host host;
   QueuedJob queued;
-  QueueAJob(intake, queue, queued);
+  QueueAJob(host, queued);
   const absl::Time before = absl::Now();
   StepWallClockTo("+1h");
   ASSERT_GT(absl::Now() - before, absl::Minutes(59)) << "the step did not take";
-  EXPECT_EQ(queue.ExpireWaiting(absl::Seconds(30)), 0);
+  EXPECT_EQ(host.queue.ExpireWaiting(absl::Seconds(30)), 0);
   EXPECT_FALSE(queued.answer.has_value());
-  EXPECT_EQ(queue.depth(), 1);
+  EXPECT_EQ(host.queue.depth(), 1);
 }
 
 }  // namespace
