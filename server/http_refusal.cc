@@ -96,6 +96,15 @@ HttpRefusal ExplainHttpRefusal(const std::vector<HttpRoute>& routes,
             sent.empty() ? "a body without a Content-Type" : sent)),
         415};
   }
+  if (http_status == 416) {
+    // cpp-httplib refuses a Range it cannot parse before any handler runs;
+    // one it can parse is dropped (RewriteRequestHeaders).
+    return {absl::InvalidArgumentError(absl::StrCat(
+                target,
+                ": its Range header could not be read; this API ignores Range "
+                "and sends whole answers, so leave it out")),
+            416};
+  }
   if (http_status == 400 && CarriesABodyOfAMethodThatTakesNone(request)) {
     const char* framing = request.has_header("Transfer-Encoding")
                               ? "Transfer-Encoding"

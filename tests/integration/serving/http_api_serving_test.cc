@@ -418,7 +418,10 @@ TEST_F(HttpApiTest, HeadersAndBodiesCannotSteerTheHttpLibrary) {
       client->Get("/v1/models", {{"Range", "bytes=0-,0-,2-1"}});
   ASSERT_TRUE(unparsable);
   EXPECT_EQ(unparsable->status, 416);
-  EXPECT_TRUE(nlohmann::json::accept(unparsable->body)) << unparsable->body;
+  ASSERT_TRUE(nlohmann::json::accept(unparsable->body)) << unparsable->body;
+  EXPECT_THAT(nlohmann::json::parse(unparsable->body)["error"]["message"]
+                  .get<std::string>(),
+              HasSubstr("GET /v1/models: its Range header could not be read"));
 
   // A body for a path no route takes is drained under the body limit and
   // told the routes, whatever its length (a Content-Length over the limit

@@ -46,6 +46,15 @@ TEST(ExplainHttpRefusalTest, AnUnknownPathListsEveryRoute) {
   EXPECT_EQ(refusal.allow, "");
 }
 
+TEST(ExplainHttpRefusalTest, AnUnreadableRangeIs416SayingToLeaveItOut) {
+  const HttpRefusal refusal = ExplainHttpRefusal(
+      TestRoutes(), Request("POST", "/v1/images/generations"), 416, kMaxBody);
+  EXPECT_EQ(refusal.http_status, 416);
+  EXPECT_EQ(refusal.status.message(),
+            "POST /v1/images/generations: its Range header could not be read; "
+            "this API ignores Range and sends whole answers, so leave it out");
+}
+
 // A path is the client's text, quoted cut like any other.
 TEST(ExplainHttpRefusalTest, ALongPathIsQuotedCut) {
   const std::string path = absl::StrCat("/", std::string(8000, 'p'));
