@@ -6,9 +6,11 @@
 //   ditctl generate "a lighthouse" -o lighthouse.jpg --quality 85
 //   ditctl info
 //   ditctl health
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -22,6 +24,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
@@ -101,13 +104,22 @@ namespace {
 
 constexpr int kMaxMessageBytes = 256 << 20;
 
-// The contents of `path`; exits naming `flag` when it cannot be read.
-std::string ReadFileOrExit(const char* flag, const std::string& path) {
-  std::ifstream file(path);
+// The PEM contents of `path`; exits naming `flag` when it cannot be read
+// or holds no PEM block: gRPC would take an empty CA for its default roots
+// and fail the handshake later, as an unreachable server.
+std::string ReadPemOrExit(const char* flag, const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
   std::stringstream contents;
-  contents << file.rdbuf();
-  if (!file) {
-    std::cerr << "ditctl: --" << flag << " " << path << " cannot be read\n";
+  // Nothing inserted (an empty file, a folder) fails `contents`.
+  if (file) contents << file.rdbuf();
+  if (!file || !contents) {
+    std::cerr << "ditctl: --" << flag << " " << path << " cannot be read ("
+              << (file ? "empty, or a folder" : std::strerror(errno)) << ")\n";
+    std::exit(2);
+  }
+  if (!absl::StrContains(contents.str(), "-----BEGIN ")) {
+    std::cerr << "ditctl: --" << flag << " " << path
+              << " is not PEM (no -----BEGIN line)\n";
     std::exit(2);
   }
   return contents.str();
@@ -118,13 +130,12 @@ std::shared_ptr<grpc::ChannelCredentials> Credentials() {
     return grpc::InsecureChannelCredentials();
   }
   grpc::SslCredentialsOptions options;
-  options.pem_root_certs =
-      ReadFileOrExit("tls_ca", absl::GetFlag(FLAGS_tls_ca));
+  options.pem_root_certs = ReadPemOrExit("tls_ca", absl::GetFlag(FLAGS_tls_ca));
   if (!absl::GetFlag(FLAGS_tls_client_cert).empty()) {
     options.pem_cert_chain =
-        ReadFileOrExit("tls_client_cert", absl::GetFlag(FLAGS_tls_client_cert));
+        ReadPemOrExit("tls_client_cert", absl::GetFlag(FLAGS_tls_client_cert));
     options.pem_private_key =
-        ReadFileOrExit("tls_client_key", absl::GetFlag(FLAGS_tls_client_key));
+        ReadPemOrExit("tls_client_key", absl::GetFlag(FLAGS_tls_client_key));
   }
   return grpc::SslCredentials(options);
 }
@@ -242,6 +253,11 @@ int Generate(const std::vector<std::string>& prompts) {
   const std::string output_path = absl::GetFlag(FLAGS_o).empty()
                                       ? DefaultOutputPath(*format)
                                       : absl::GetFlag(FLAGS_o);
+  if (const absl::Status writable = CheckOutputPath(output_path);
+      !writable.ok() && !absl::GetFlag(FLAGS_validate_only)) {
+    std::cerr << "ditctl: " << writable.message() << "\n";
+    return 2;
+  }
   if (auto q = absl::GetFlag(FLAGS_quality)) request.set_output_quality(*q);
   request.set_validate_only(absl::GetFlag(FLAGS_validate_only));
   request.set_request_id(absl::GetFlag(FLAGS_request_id));
@@ -265,6 +281,8 @@ int Generate(const std::vector<std::string>& prompts) {
   bool stopped = false;
   // Ends the run on the host too; Read returns false next.
   const auto stop = [&](const std::string& why) {
+    if (progress_shown) std::cerr << "\n";
+    progress_shown = false;
     if (!why.empty()) std::cerr << "ditctl: " << why << "\n";
     context.TryCancel();
     stopped = true;
@@ -311,8 +329,9 @@ int Generate(const std::vector<std::string>& prompts) {
         const std::string path =
             WithSuffix(OutputPath(output_path, partial.image(), accepted),
                        absl::StrCat("-step", partial.step()));
-        if (!WriteOutput(path, data)) {
-          stop("");
+        if (const absl::Status written = WriteOutputFile(path, data);
+            !written.ok()) {
+          stop(std::string(written.message()));
           break;
         }
         std::cerr << (progress_shown ? "\n" : "") << "preview after step "

@@ -1,5 +1,9 @@
 #include "clients/ditctl/output_files.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -71,11 +75,45 @@ std::string DefaultOutputPath(v1::OutputFormat format) {
   }
 }
 
+absl::Status CheckOutputPath(const std::string& path) {
+  const auto refused = [&path](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat("-o ", path, ": ", why));
+  };
+  std::error_code ignored;
+  const std::filesystem::file_status existing =
+      std::filesystem::status(path, ignored);
+  if (std::filesystem::is_directory(existing)) {
+    return refused("is a folder; name a file in it");
+  }
+  if (std::filesystem::exists(existing) &&
+      !std::filesystem::is_regular_file(existing)) {
+    if (::access(path.c_str(), W_OK) == 0) return absl::OkStatus();
+    return refused(
+        absl::StrCat("cannot be written to (", std::strerror(errno), ")"));
+  }
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  if (!std::filesystem::is_directory(folder, ignored)) {
+    return refused(
+        absl::StrCat("its folder ", folder.string(), " does not exist"));
+  }
+  // Outputs are written beside their final name first (`path`.part).
+  if (::access(folder.c_str(), W_OK) != 0) {
+    return refused(absl::StrCat("its folder ", folder.string(),
+                                " cannot be written to (", std::strerror(errno),
+                                ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WriteOutputFile(const std::string& path, absl::string_view data) {
-  const auto write = [&data](const std::string& to) {
+  // Why the last write failed, as the system said.
+  std::string reason;
+  const auto write = [&data, &reason](const std::string& to) {
     std::ofstream out(to, std::ios::binary);
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
     out.close();
+    if (!out) reason = absl::StrCat(": ", std::strerror(errno));
     return static_cast<bool>(out);
   };
   const auto cannot = [&path](const std::string& why) {
@@ -88,7 +126,7 @@ absl::Status WriteOutputFile(const std::string& path, absl::string_view data) {
   // renaming over it would replace it.
   if (std::filesystem::exists(existing) &&
       !std::filesystem::is_regular_file(existing)) {
-    return write(path) ? absl::OkStatus() : cannot("");
+    return write(path) ? absl::OkStatus() : cannot(reason);
   }
   const std::string partial = absl::StrCat(path, ".part");
   std::error_code renamed;
@@ -97,7 +135,7 @@ absl::Status WriteOutputFile(const std::string& path, absl::string_view data) {
     if (!renamed) return absl::OkStatus();
   }
   std::filesystem::remove(partial, ignored);
-  return cannot(renamed ? absl::StrCat(": ", renamed.message()) : "");
+  return cannot(renamed ? absl::StrCat(": ", renamed.message()) : reason);
 }
 
 }  // namespace ditserve::ditctl

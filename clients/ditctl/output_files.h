@@ -23,10 +23,18 @@ absl::StatusOr<v1::OutputFormat> ParseOutputFormat(const std::string& name,
 // land in a file named as an image.
 std::string DefaultOutputPath(v1::OutputFormat format);
 
+// OK when outputs can be written at `path` and beside it (the -P, -fNNN and
+// -stepN names): `path` is no folder and its folder exists and can be
+// written to, or `path` is an existing link, device or FIFO that can be
+// written to. INVALID_ARGUMENT naming -o otherwise, checked before a
+// generation runs for outputs that could not be kept.
+absl::Status CheckOutputPath(const std::string& path);
+
 // Writes `data` to `path` through `path`.part, renamed once whole: a failed
 // write (a full disk) leaves the file that was there, or none, never a
 // cut-short output. A `path` that is a symbolic link, device or FIFO is
-// written to directly. UNAVAILABLE naming `path` when it cannot.
+// written to directly. UNAVAILABLE naming `path` and the system's reason
+// when it cannot.
 absl::Status WriteOutputFile(const std::string& path, absl::string_view data);
 
 }  // namespace ditserve::ditctl

@@ -222,6 +222,28 @@ TEST_F(TlsAuthTest, DitctlConnectsWithTlsCaClientCertificateAndToken) {
   EXPECT_THAT(refused.output, HasSubstr("UNAUTHENTICATED"));
 }
 
+// A TLS file ditctl cannot use is refused before it connects, naming the
+// flag: a folder or an empty file read as no CA, which gRPC took for its
+// default roots, and the call then failed as an unreachable server.
+TEST(DitctlTlsFlagsTest, AnUnreadableOrNonPemFileIsRefusedNamingTheFlag) {
+  const std::string folder = ::testing::TempDir();
+  const std::string not_pem = absl::StrCat(folder, "/not_pem.crt");
+  std::ofstream(not_pem) << "not a certificate\n";
+  const std::string ditctl =
+      absl::StrCat(DITSERVE_BIN_DIR, "/ditctl --server=127.0.0.1:1 --tls_ca=");
+  const std::pair<std::string, std::string> cases[] = {
+      {folder, "--tls_ca " + folder + " cannot be read (empty, or a folder)"},
+      {"/nonexistent.crt",
+       "--tls_ca /nonexistent.crt cannot be read (No such file or directory)"},
+      {not_pem, "--tls_ca " + not_pem + " is not PEM (no -----BEGIN line)"}};
+  for (const auto& [path, message] : cases) {
+    const local_cluster::ShellResult refused =
+        local_cluster::RunShell(absl::StrCat(ditctl, path, " info 2>&1"));
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_THAT(refused.output, HasSubstr(message));
+  }
+}
+
 TEST_F(TlsAuthTest, TokensAppearInNoLog) {
   ASSERT_TRUE(Generate(cluster_->generation(), kToken).ok());
   ASSERT_FALSE(Generate(cluster_->generation(), kWrongToken).ok());

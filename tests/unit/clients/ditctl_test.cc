@@ -243,8 +243,28 @@ TEST(OutputFilesTest, AFailedWriteLeavesTheFileThatWasThere) {
   std::filesystem::create_directories(path.string() + ".part/blocked");
   const absl::Status written = WriteOutputFile(path.string(), "fox");
   EXPECT_EQ(written.code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(written.message(), HasSubstr("cannot write " + path.string()));
+  EXPECT_THAT(written.message(),
+              HasSubstr("cannot write " + path.string() + ": Is a directory"));
   EXPECT_EQ(ReadFile(path), "an older fox");
+}
+
+// -o is checked before the request is sent: a generation is not run for
+// outputs that could not be kept.
+TEST(OutputFilesTest, AnOutputPathThatCannotBeWrittenIsRefusedNamingIt) {
+  const std::filesystem::path folder = FreshFolder();
+  EXPECT_TRUE(CheckOutputPath((folder / "fox.png").string()).ok());
+  EXPECT_TRUE(CheckOutputPath("fox.png").ok()) << "the working folder";
+  EXPECT_TRUE(CheckOutputPath("/dev/null").ok()) << "a device, written to";
+  const absl::Status into_folder = CheckOutputPath(folder.string());
+  EXPECT_EQ(into_folder.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      into_folder.message(),
+      absl::StrCat("-o ", folder.string(), ": is a folder; name a file in it"));
+  const std::string missing = (folder / "no_such_folder" / "fox.png").string();
+  EXPECT_EQ(
+      CheckOutputPath(missing).message(),
+      absl::StrCat("-o ", missing, ": its folder ",
+                   (folder / "no_such_folder").string(), " does not exist"));
 }
 
 // -o link.png writes the file the link names; the link stays a link.
