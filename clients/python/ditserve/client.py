@@ -25,6 +25,9 @@ _LONGEST_KEEPALIVE_SECONDS = 2_000_000
 # not close the connection for pinging too often.
 _DEFAULT_KEEPALIVE_SECONDS = 360
 _SHORTEST_KEEPALIVE_TIMEOUT_SECONDS = 0.001
+# As ditctl's --timeout: gRPC turns a timeout of 0, a negative one or NaN
+# into a deadline already passed, and inf into one past its clock.
+_LONGEST_TIMEOUT_SECONDS = 1_000_000
 
 Prompts = Union[str, Iterable[str]]
 Progress = generation_pb2.GenerateStreamResponse.Progress
@@ -96,6 +99,13 @@ class Client:
         keepalive: Optional[float] = _DEFAULT_KEEPALIVE_SECONDS,
         keepalive_timeout: float = 20,
     ):
+        if timeout is not None and not (0 < timeout
+                                        <= _LONGEST_TIMEOUT_SECONDS):
+            raise ValueError(
+                f"timeout {timeout}: allowed above 0 and at most "
+                f"{_LONGEST_TIMEOUT_SECONDS} seconds, or None to wait as "
+                "long as the call takes"
+            )
         options = [("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES)]
         options += _keepalive_options(keepalive, keepalive_timeout)
         if (tls_cert is None) != (tls_key is None):

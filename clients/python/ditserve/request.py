@@ -23,8 +23,14 @@ def build_request(
         a value of the wrong type or range; the message names the field.
     """
     request = generation_pb2.GenerateRequest()
-    # A lone string would otherwise become one prompt per character.
-    request.prompt.extend([prompts] if isinstance(prompts, str) else prompts)
+    if isinstance(prompts, (bytes, bytearray)):
+        raise TypeError("prompt: pass text (str), not bytes; decode them first")
+    try:
+        # A lone string would otherwise become one prompt per character.
+        request.prompt.extend(
+            [prompts] if isinstance(prompts, str) else prompts)
+    except (TypeError, ValueError) as error:
+        raise _naming("prompt", error) from error
     by_name = generation_pb2.GenerateRequest.DESCRIPTOR.fields_by_name
     for name, value in fields.items():
         if name == "prompt":
@@ -54,7 +60,15 @@ def _set_field(
         else:
             setattr(request, field.name, value)
     except (TypeError, ValueError) as error:
-        raise type(error)(f"{field.name}: {error}") from error
+        raise _naming(field.name, error) from error
+
+
+def _naming(field_name: str, error: Exception) -> Exception:
+    """`error` as a TypeError or ValueError whose message starts with the
+    field's name; a subclass such as UnicodeEncodeError (text that is not
+    valid Unicode) cannot be rebuilt from a message."""
+    kind = TypeError if isinstance(error, TypeError) else ValueError
+    return kind(f"{field_name}: {error}")
 
 
 def _enum_number(field: FieldDescriptor, name: str) -> int:

@@ -27,5 +27,19 @@ class KeepaliveArgumentsTest(unittest.TestCase):
             Client("127.0.0.1:1", keepalive_timeout=0)
 
 
+class TimeoutArgumentTest(unittest.TestCase):
+    def test_a_timeout_grpc_would_expire_at_once_is_refused(self):
+        for timeout in (0, -1, float("nan"), float("inf")):
+            with self.subTest(timeout=timeout):
+                with self.assertRaisesRegex(
+                        ValueError,
+                        r"^timeout .*: allowed above 0 and at most 1000000"):
+                    Client("127.0.0.1:1", timeout=timeout)
+
+    def test_a_timeout_in_range_or_none_makes_a_client(self):
+        Client("127.0.0.1:1", timeout=0.5).close()
+        Client("127.0.0.1:1", timeout=None).close()
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -55,6 +55,16 @@ class BuildRequestTest(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "^use_dynamic_cfg: "):
             build_request("x", {"use_dynamic_cfg": "yes"})
 
+    def test_a_prompt_of_the_wrong_type_names_the_prompt(self):
+        with self.assertRaisesRegex(TypeError, "^prompt: pass text"):
+            build_request(b"\xff\xfe", {})
+        with self.assertRaisesRegex(TypeError, "^prompt: 1 has type int"):
+            build_request([1], {})
+        with self.assertRaisesRegex(ValueError, "^prompt: .*surrogates"):
+            build_request("\ud800", {})
+        with self.assertRaisesRegex(ValueError, "^negative_prompt: "):
+            build_request("x", {"negative_prompt": "\ud800"})
+
     def test_out_of_range_names_the_field(self):
         with self.assertRaisesRegex(ValueError, "^seed: .*-1"):
             build_request("x", {"seed": -1})
