@@ -1,5 +1,6 @@
 """Writes generated outputs (PNG, JPEG and WebP images, MP4 videos) to files."""
 
+import contextlib
 import os
 from typing import Sequence
 
@@ -45,7 +46,11 @@ def save_outputs(outputs: Sequence[bytes], path: str) -> list:
     the extension (one per prompt, or per frame of a video in PNG or JPEG
     frames). Without an extension, the one the data needs is added; with
     one, it must match the data (".png"; ".jpg" or ".jpeg"; ".webp"; ".mp4").
+    Each file is written whole or not at all: a failed write (a full disk)
+    raises OSError and leaves the file that was there, or none.
     """
+    if os.path.isdir(path) or not os.path.basename(os.fspath(path)):
+        raise ValueError(f"path {path} is a folder; name a file in it")
     stem, extension = os.path.splitext(os.fspath(path))
     targets = []
     # Every output is checked before any file is written.
@@ -62,6 +67,18 @@ def save_outputs(outputs: Sequence[bytes], path: str) -> list:
         suffix = f"-{index}" if len(outputs) > 1 else ""
         targets.append(f"{stem}{suffix}{extension or allowed[0]}")
     for target, data in zip(targets, outputs):
-        with open(target, "wb") as file:
-            file.write(data)
+        _write_whole(target, data)
     return targets
+
+
+def _write_whole(target: str, data: bytes) -> None:
+    """Writes `data` to `target` through `target`.part, renamed once whole."""
+    partial = f"{target}.part"
+    try:
+        with open(partial, "wb") as file:
+            file.write(data)
+        os.replace(partial, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+        raise

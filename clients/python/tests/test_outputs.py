@@ -53,6 +53,25 @@ class SaveOutputsTest(unittest.TestCase):
             save_outputs([_PNG, _MP4], path)
         self.assertEqual(os.listdir(self.dir), [])
 
+    def test_a_failed_write_leaves_the_file_that_was_there(self):
+        path = os.path.join(self.dir, "fox.png")
+        with open(path, "wb") as file:
+            file.write(b"an older fox")
+        # Here the partial file cannot be made; on a user's machine, a full
+        # disk stops the write.
+        os.makedirs(path + ".part/blocked")
+        with self.assertRaises(OSError):
+            save_outputs([_PNG], path)
+        self.assertEqual(self._read(path), b"an older fox")
+
+    def test_a_folder_is_refused_naming_it(self):
+        for folder in (self.dir, self.dir + "/"):
+            with self.subTest(folder=folder):
+                with self.assertRaisesRegex(
+                        ValueError, r"is a folder; name a file in it"):
+                    save_outputs([_PNG], folder)
+        self.assertEqual(os.listdir(self.dir), [])
+
     def test_jpeg_and_webp_get_their_extensions(self):
         written = save_outputs([_JPEG, _WEBP], os.path.join(self.dir, "out"))
         self.assertEqual(
