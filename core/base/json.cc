@@ -1,8 +1,10 @@
 #include "core/base/json.h"
 
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <system_error>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -59,6 +61,15 @@ absl::StatusOr<nlohmann::json> ParsePythonJson(absl::string_view text,
 }
 
 absl::StatusOr<nlohmann::json> ReadJsonFile(const std::string& path) {
+  // A FIFO in the file's place would hold the read until a writer came.
+  std::error_code ignored;
+  const std::filesystem::file_status status =
+      std::filesystem::status(path, ignored);
+  if (std::filesystem::exists(status) &&
+      !std::filesystem::is_regular_file(status)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("JSON file ", path, " is not a regular file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(absl::StrCat("cannot read JSON file ", path));

@@ -1,6 +1,8 @@
 #include "core/config/checkpoint_spec.h"
 
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "absl/status/status.h"
@@ -19,8 +21,31 @@ absl::StatusOr<int> PositiveInt(const nlohmann::json& json, const char* key,
         absl::StrCat(path, ": \"", key, "\" must be a positive integer, got ",
                      it == json.end() ? "nothing" : it->dump()));
   }
+  if (it->get<int64_t>() > std::numeric_limits<int>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": \"", key, "\" must be at most ",
+                     std::numeric_limits<int>::max(), ", got ", it->dump()));
+  }
   return it->get<int>();
 }
+
+namespace {
+
+// The string at `key`, "" when absent; INVALID_ARGUMENT naming the file and
+// the key when it is something else.
+absl::StatusOr<std::string> OptionalString(const nlohmann::json& json,
+                                           const char* key,
+                                           const std::string& path) {
+  const auto it = json.find(key);
+  if (it == json.end()) return std::string();
+  if (!it->is_string()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": \"", key, "\" must be a string, got ", it->dump()));
+  }
+  return it->get<std::string>();
+}
+
+}  // namespace
 
 absl::StatusOr<CheckpointConfigs> ReadCheckpointConfigs(
     const std::string& model_dir) {
@@ -32,12 +57,15 @@ absl::StatusOr<CheckpointConfigs> ReadCheckpointConfigs(
   ASSIGN_OR_RETURN(configs.transformer,
                    base::ReadJsonObjectFile(configs.transformer_path));
   ASSIGN_OR_RETURN(configs.vae, base::ReadJsonObjectFile(configs.vae_path));
-  configs.pipeline_class = index.value("_class_name", "");
+  ASSIGN_OR_RETURN(configs.pipeline_class,
+                   OptionalString(index, "_class_name", index_path));
   configs.scheduler_path = model_dir + "/scheduler/scheduler_config.json";
   if (std::filesystem::exists(configs.scheduler_path)) {
     ASSIGN_OR_RETURN(configs.scheduler,
                      base::ReadJsonObjectFile(configs.scheduler_path));
-    configs.scheduler_class = configs.scheduler.value("_class_name", "");
+    ASSIGN_OR_RETURN(configs.scheduler_class,
+                     OptionalString(configs.scheduler, "_class_name",
+                                    configs.scheduler_path));
   }
 
   const nlohmann::json& transformer = configs.transformer;

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/base/guarded.h"
 #include "core/base/status_macros.h"
 #include "core/engine/family_rank_program.h"
 #include "core/engine/family_registry.h"
@@ -95,7 +96,12 @@ absl::StatusOr<LoadedModel> LoadOwnShare(const RankSetup& setup,
 absl::StatusOr<LoadedModel> LoadModel(
     const RankSetup& setup, RankRuntime& runtime,
     std::function<absl::Status()> keep_waiting) {
-  absl::StatusOr<LoadedModel> loaded = LoadOwnShare(setup, runtime);
+  // A module allocates its weights from config.json before they are
+  // compared with the checkpoint's, so a config with absurd sizes throws
+  // (bad_alloc, c10::Error) here.
+  absl::StatusOr<LoadedModel> loaded =
+      base::Guarded(absl::StrCat("loading the model from ", setup.model_dir),
+                    [&] { return LoadOwnShare(setup, runtime); });
   const dist::RankPhase phase{.key = "model_loaded",
                               .description = "loading the model",
                               .timeout = setup.rendezvous.load_timeout,

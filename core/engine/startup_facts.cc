@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -44,17 +45,31 @@ void AddParallelConfig(v1::StartupFacts& facts,
   }
 }
 
-// Relative paths of the safetensors files under `model_dir`, sorted.
+// Relative paths of the safetensors files under `model_dir`, sorted. Linked
+// folders are followed (a component linked in from elsewhere), each folder
+// once: two links to a parent made the walk grow without end. An entry that
+// cannot be resolved (a link to itself) is left out, for the loader to name.
 absl::StatusOr<std::vector<std::string>> WeightFiles(
     const std::string& model_dir) {
   std::vector<std::string> files;
   std::error_code error;
+  std::set<fs::path> folders_entered = {fs::canonical(model_dir, error)};
   fs::recursive_directory_iterator it(
       model_dir, fs::directory_options::follow_directory_symlink, error);
   for (; !error && it != fs::recursive_directory_iterator();
        it.increment(error)) {
-    if (it->path().extension() == ".safetensors" && it->is_regular_file()) {
-      files.push_back(fs::relative(it->path(), model_dir).string());
+    std::error_code unresolved;
+    if (it->is_directory(unresolved)) {
+      if (!folders_entered.insert(fs::canonical(it->path(), unresolved))
+               .second ||
+          unresolved) {
+        it.disable_recursion_pending();
+      }
+      continue;
+    }
+    if (it->path().extension() == ".safetensors" &&
+        it->is_regular_file(unresolved)) {
+      files.push_back(it->path().lexically_relative(model_dir).string());
     }
   }
   if (error) {

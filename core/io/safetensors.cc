@@ -37,7 +37,9 @@ namespace ditserve::io {
 class Mapping {
  public:
   static absl::StatusOr<std::shared_ptr<Mapping>> Map(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // Non-blocking, so that a FIFO in a file's place is refused below
+    // instead of waiting for a writer for ever.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       return absl::NotFoundError(absl::StrCat(
           "cannot open safetensors file ", path, ": ", std::strerror(errno)));

@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -218,6 +220,36 @@ TEST_F(BrokenCheckpointTest, NonPositiveDimensionIsNamed) {
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(),
               HasSubstr("\"num_layers\" must be a positive integer, got 0"));
+}
+
+TEST_F(BrokenCheckpointTest, ADimensionPastAnIntIsNamed) {
+  Write("transformer/config.json",
+        R"({"num_layers": 2, "num_attention_heads": 4294967298,
+            "patch_size": 2, "attention_head_dim": 8})");
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("\"num_attention_heads\" must be at most 2147483647, "
+                        "got 4294967298"));
+}
+
+TEST_F(BrokenCheckpointTest, AClassNameThatIsNoStringIsNamed) {
+  Write("model_index.json", R"({"_class_name": 5})");
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("model_index.json: \"_class_name\" must be a "
+                        "string, got 5"));
+}
+
+// A FIFO in a file's place would hold the read until a writer came.
+TEST_F(BrokenCheckpointTest, AFifoForAConfigIsRefusedNotWaitedOn) {
+  std::filesystem::remove(dir_ / "vae/config.json");
+  ASSERT_EQ(::mkfifo((dir_ / "vae/config.json").c_str(), 0600), 0);
+  absl::StatusOr<ModelSpec> spec = engine::ReadModelSpec(dir_.string());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(),
+              HasSubstr("vae/config.json is not a regular file"));
 }
 
 TEST_F(BrokenCheckpointTest, NonPositiveVaeWidthIsNamed) {

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -137,6 +138,14 @@ TEST_F(SafetensorsTest, MissingFileIsNotFound) {
   auto file = SafetensorsFile::Open(PathOf("absent.safetensors"));
   EXPECT_EQ(file.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(file.status().message(), HasSubstr("absent.safetensors"));
+}
+
+// Opening a FIFO for reading waited for a writer, for ever.
+TEST_F(SafetensorsTest, AFifoIsRefusedNotWaitedOn) {
+  ASSERT_EQ(::mkfifo(PathOf("fifo.safetensors").c_str(), 0600), 0);
+  auto file = SafetensorsFile::Open(PathOf("fifo.safetensors"));
+  EXPECT_EQ(file.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(file.status().message(), HasSubstr("is not a regular file"));
 }
 
 TEST_F(SafetensorsTest, TruncatedFileIsAnError) {
