@@ -30,6 +30,11 @@ std::string ListNames(const std::vector<std::string>& names) {
   return text;
 }
 
+bool IsFloating(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 ||
+         dtype == DType::kBF16 || dtype == DType::kF64;
+}
+
 bool Contains(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
@@ -71,6 +76,9 @@ absl::StatusOr<LoadReport> LoadStateDict(torch::nn::Module& module,
 
   std::vector<std::string> missing;
   std::vector<std::string> misshaped;
+  // Integers or booleans where the module holds a floating-point tensor:
+  // a cast would load them as weights without a word.
+  std::vector<std::string> mistyped;
   for (const auto& [name, target] : targets) {
     auto it = sources.find(name);
     if (it == sources.end()) {
@@ -83,8 +91,14 @@ absl::StatusOr<LoadReport> LoadStateDict(torch::nn::Module& module,
                                        ShapeString(info->shape), ", module ",
                                        ShapeString(target.sizes()), ")"));
     }
+    if (target.is_floating_point() && !IsFloating(info->dtype)) {
+      mistyped.push_back(
+          absl::StrCat(name, " (checkpoint ", DTypeName(info->dtype),
+                       ", module ", c10::toString(target.scalar_type()), ")"));
+    }
   }
-  if (!missing.empty() || !unexpected.empty() || !misshaped.empty()) {
+  if (!missing.empty() || !unexpected.empty() || !misshaped.empty() ||
+      !mistyped.empty()) {
     std::vector<std::string> problems;
     if (!missing.empty()) {
       problems.push_back(
@@ -97,6 +111,10 @@ absl::StatusOr<LoadReport> LoadStateDict(torch::nn::Module& module,
     if (!misshaped.empty()) {
       problems.push_back(absl::StrCat(
           misshaped.size(), " wrongly shaped: ", ListNames(misshaped)));
+    }
+    if (!mistyped.empty()) {
+      problems.push_back(absl::StrCat(
+          mistyped.size(), " not floating point: ", ListNames(mistyped)));
     }
     return absl::InvalidArgumentError(
         absl::StrCat("checkpoint ", source.path(),

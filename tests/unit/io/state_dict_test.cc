@@ -118,6 +118,20 @@ TEST_F(StateDictTest, MissingUnexpectedAndMisshapedAreListedInOneError) {
                       "module [2, 3])")));
 }
 
+// Integers where the module holds weights would load cast, without a word.
+TEST_F(StateDictTest, IntegersForFloatingPointWeightsAreRefusedNamingThem) {
+  TinyModel model;
+  TensorMap weights = TinyModelWeights();
+  weights["blocks.0.proj.weight"] =
+      weights["blocks.0.proj.weight"].to(torch::kInt32);
+  auto checkpoint = Checkpoint(weights);
+  auto report = LoadStateDict(model, *checkpoint);
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(report.status().message(),
+              HasSubstr("1 not floating point: blocks.0.proj.weight "
+                        "(checkpoint I32, module Float)"));
+}
+
 TEST_F(StateDictTest, FailedLoadLeavesTheModuleUntouched) {
   TinyModel model;
   at::Tensor before =
