@@ -44,8 +44,9 @@ inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;
 // cpp-httplib reads the body of a PRI request (HTTP/2's preface method, for
 // which it has no route type) whole into memory before finding no route, the
 // body of a DELETE only when it has a Content-Length, and none of a GET,
-// HEAD, OPTIONS, TRACE or any method but POST, PUT and PATCH, leaving it to
-// be read as the connection's next request. All are routed as a PATCH, which
+// HEAD, OPTIONS, TRACE or CONNECT, leaving it to be read as the connection's
+// next request. (A method it does not know it refuses before any handler, its
+// body unread: README says so.) All are routed as a PATCH, which
 // no server here takes, so that Start's catch-all route drains the body and
 // refuses it under their own method again: 404 for PRI and DELETE (no
 // route), 400 for the methods that take no body. Start's pre-routing handler
